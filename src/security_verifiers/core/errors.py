@@ -1,0 +1,52 @@
+"""One vocabulary of infrastructure errors, attributed at each boundary.
+
+A failed rollout is data: the runner records its :class:`ErrorKind` and message and leaves the
+reward empty, so the failure never looks like a model's wrong answer (a reward of 0). Code at a
+boundary wraps its work in :func:`boundary`, which turns any exception into an :class:`InfraError`
+carrying the kind of that boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+
+
+class ErrorKind(StrEnum):
+    PROVIDER = "provider"  # the model endpoint failed (HTTP error, connection, bad response)
+    TIMEOUT = "timeout"  # a request or tool call exceeded its time limit
+    TOOL = "tool"  # a tool (scanner, policy engine) crashed
+    SANDBOX = "sandbox"  # the sandbox could not start or run
+    SCORER = "scorer"  # the scorer itself failed: a bug or a broken checker, never the model's fault
+
+
+class InfraError(Exception):
+    """An infrastructure failure, recorded with the rollout and kept out of the model's score."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(f"{kind.value}: {message}")
+        self.kind = kind
+        self.message = message
+
+
+@contextmanager
+def boundary(kind: ErrorKind) -> Iterator[None]:
+    """Attribute any exception raised inside to ``kind`` (timeouts keep their own kind)."""
+    try:
+        yield
+    except InfraError:
+        raise
+    except (TimeoutError, asyncio.TimeoutError) as err:
+        raise InfraError(ErrorKind.TIMEOUT, str(err) or "timed out") from err
+    except Exception as err:  # noqa: BLE001 - this is the one place that classifies them
+        raise InfraError(kind, f"{type(err).__name__}: {err}") from err
+
+
+class ConfigError(ValueError):
+    """A user-facing configuration problem (unknown option, bad value); the CLI prints it and exits 2."""
+
+
+class DatasetError(ValueError):
+    """A dataset that cannot be trusted: a malformed file, a hash mismatch, an unknown split."""

@@ -1,0 +1,124 @@
+"""The environment protocol every task family follows, and the registry of environments.
+
+An environment is a dataset + a prompt + optional tools + one scorer + metrics over the scorer's
+outcomes + baseline policies. It holds no trainer or framework code: adapters (verifiers, TRL)
+and the harness drive it through these methods only. Constructors only store a validated config.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from security_verifiers.core.datasets import Dataset
+from security_verifiers.core.errors import ConfigError
+from security_verifiers.core.types import Item, Message, Score, Transcript
+from security_verifiers.models.base import Policy
+
+
+class EnvConfig(BaseModel):
+    """Base of every environment's config: unknown fields are errors, never ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Toolbox(ABC):
+    """Tools offered to the model in one episode, with their budgets. ``None`` from ``tools()`` = no tools."""
+
+    @abstractmethod
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function-calling schemas of the tools."""
+
+    @abstractmethod
+    async def call(self, name: str, arguments: str) -> str:
+        """Run one tool call and return its JSON result text (budget errors are results, not raises)."""
+
+
+class Environment(ABC):
+    """One task family. Subclasses set ``name``, ``version`` and ``config_class`` and implement the methods."""
+
+    name: ClassVar[str]
+    #: Changes whenever scoring changes, so runs from different scorers are never compared silently.
+    version: ClassVar[str]
+    config_class: ClassVar[type[EnvConfig]] = EnvConfig
+    #: Metric keys shown in the leaderboard, best first; ``(key, higher_is_better)``.
+    headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (("reward_mean", True),)
+    #: Splits that ``dataset()`` accepts; the public mini splits are marked in ``public_splits``.
+    splits: ClassVar[tuple[str, ...]] = ()
+    public_splits: ClassVar[tuple[str, ...]] = ()
+    #: Max assistant turns in one episode (more than one only when the environment offers tools).
+    max_turns: ClassVar[int] = 1
+
+    def __init__(self, config: EnvConfig | None = None) -> None:
+        self.config = config if config is not None else self.config_class()
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> Environment:
+        """Build from user options; an unknown or invalid option is a :class:`ConfigError`."""
+        try:
+            return cls(cls.config_class.model_validate(options))
+        except ValidationError as err:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in err.errors()
+            )
+            raise ConfigError(f"invalid options for environment {cls.name}: {problems}") from err
+
+    def describe(self) -> dict[str, Any]:
+        """What rebuilds this environment: name, version and config (written to metadata.json)."""
+        return {"name": self.name, "version": self.version, "config": self.config.model_dump(mode="json")}
+
+    @abstractmethod
+    def dataset(self, split: str, n: int | None = None, seed: int | None = None) -> Dataset:
+        """The items of ``split``. Public splits load committed files and assert their hash."""
+
+    @abstractmethod
+    def prompt(self, item: Item) -> list[Message]:
+        """The messages that open an episode on ``item``."""
+
+    def tools(self, item: Item) -> Toolbox | None:
+        """The tools the model may call on ``item``; ``None`` for none."""
+        return None
+
+    @abstractmethod
+    def score(self, item: Item, transcript: Transcript) -> Score:
+        """The one scorer: reward, components, outcome and parse status. Never raises on bad model output."""
+
+    @abstractmethod
+    def metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Metrics computed from the scorer's outcomes only (so a report can be rebuilt from results)."""
+
+    def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
+        """Write the environment's report plots (PNG) into ``out_dir``; returns their paths."""
+        return []
+
+    @abstractmethod
+    def baselines(self) -> dict[str, Callable[[], Policy]]:
+        """Factories of the built-in baseline policies, by name (``reference`` must be among them)."""
+
+
+_REGISTRY: dict[str, type[Environment]] = {}
+
+
+def register(cls: type[Environment]) -> type[Environment]:
+    """Class decorator adding an environment to the registry under its ``name``."""
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise ValueError(f"environment {cls.name!r} registered twice")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def registry() -> dict[str, type[Environment]]:
+    import security_verifiers.envs  # noqa: F401  (registers the built-in environments)
+
+    return dict(_REGISTRY)
+
+
+def get_env(name: str, options: dict[str, Any] | None = None) -> Environment:
+    envs = registry()
+    if name not in envs:
+        raise ConfigError(f"unknown environment {name!r}; known: {', '.join(sorted(envs))}")
+    return envs[name].from_options(options or {})

@@ -1,0 +1,165 @@
+"""E1 ``network-logs``: classify a network flow, given its host's recent flows, as Malicious or Benign.
+
+Reward = ``decision_weight`` * (cost-profile reward of the label) + ``brier_weight`` * (1 - Brier of
+``p_malicious``). Both parts are maximised in expectation by the truthful probability and its Bayes
+action, and they are separable, so the sum is too (tests check this numerically).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from security_verifiers.core.datasets import Dataset, read_jsonl
+from security_verifiers.core.errors import DatasetError
+from security_verifiers.core.parsing import ParseFailure, parse_answer
+from security_verifiers.core.scoring import Action, CostProfile, brier_score
+from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
+from security_verifiers.envs.base import EnvConfig, Environment, register
+from security_verifiers.models.base import Policy
+
+DATA_DIR = Path(__file__).parent / "data"
+LABEL_TO_ACTION: dict[str, Action] = {"Malicious": "positive", "Benign": "negative", "Abstain": "abstain"}
+
+
+class Answer(BaseModel):
+    """The answer grammar stated in the system prompt."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    label: Literal["Malicious", "Benign", "Abstain"]
+    p_malicious: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    rationale: str | None = None
+
+
+class NetworkLogsConfig(EnvConfig):
+    costs: CostProfile = Field(default_factory=CostProfile, description="Decision costs of the task.")
+    decision_weight: float = Field(0.7, ge=0, le=1, description="Weight of the cost-profile part.")
+    brier_weight: float = Field(0.3, ge=0, le=1, description="Weight of the Brier part on p_malicious.")
+    window: int = Field(20, ge=0, le=200, description="Preceding flows of the host shown in the prompt.")
+
+    @model_validator(mode="after")
+    def _weights_sum_to_one(self) -> NetworkLogsConfig:
+        if abs(self.decision_weight + self.brier_weight - 1.0) > 1e-9:
+            raise ValueError("decision_weight + brier_weight must equal 1 so the reward stays in [0, 1]")
+        return self
+
+
+SYSTEM_PROMPT = """You are a network security analyst. You are shown one network connection (a Zeek conn.log \
+record) and the connections that the same host opened just before it. Decide whether the connection is part \
+of malicious activity.
+
+Answer with a single JSON object, and nothing after it:
+{{"label": "Malicious" | "Benign" | "Abstain", "p_malicious": <number from 0 to 1>, "rationale": "<optional, short>"}}
+
+- p_malicious is your probability that the connection is malicious. It is scored with the Brier rule, so \
+report your honest belief.
+- The label is scored with a cost profile: a missed attack (Benign when it is Malicious) costs {missed}, a \
+false alarm (Malicious when it is Benign) costs {false_alarm}, Abstain costs {abstain}, a correct label costs 0.
+- So the least costly choice is Malicious when p_malicious > {hi}, Benign when p_malicious < {lo}, and Abstain \
+in between.
+"""
+
+FIELDS = ("ts", "id.orig_h", "id.orig_p", "id.resp_h", "id.resp_p", "proto", "service", "duration",
+          "orig_bytes", "resp_bytes", "conn_state", "history", "orig_pkts", "resp_pkts")
+
+
+def _row(flow: dict[str, Any]) -> str:
+    return "\t".join("-" if flow.get(f) is None else str(flow.get(f)) for f in FIELDS)
+
+
+@register
+class NetworkLogs(Environment):
+    name: ClassVar[str] = "network-logs"
+    version: ClassVar[str] = "1.0.0"
+    config_class: ClassVar[type[EnvConfig]] = NetworkLogsConfig
+    headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
+        ("reward_mean", True), ("expected_cost", False), ("f1", True), ("brier", False), ("abstain_rate", False),
+    )
+    splits: ClassVar[tuple[str, ...]] = ("train", "dev", "test", "ood")
+    public_splits: ClassVar[tuple[str, ...]] = ("test", "ood")
+    config: NetworkLogsConfig
+
+    # -- data ---------------------------------------------------------------------------------
+    def dataset(self, split: str, n: int | None = None, seed: int | None = None) -> Dataset:
+        """Public splits (test, ood) load the committed mini sets; train/dev are generated from ``seed``."""
+        if split not in self.splits:
+            raise DatasetError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        if split in self.public_splits:
+            if seed is not None:
+                raise DatasetError(f"split {split!r} is the committed public set; it takes no seed "
+                                   "(use `sv data build` to generate a new one)")
+            manifest = json.loads((DATA_DIR / "manifest.json").read_text())
+            entry = manifest["splits"][split]
+            ds = read_jsonl(DATA_DIR / entry["file"], f"{self.name}/{split}@{entry['hash'][7:19]}", entry["hash"])
+            return ds.head(n)
+        from security_verifiers.envs.network_logs.generator import generate
+
+        seed = 0 if seed is None else seed
+        items = generate(split, 1000 if n is None else n, seed)
+        return Dataset(id=f"{self.name}/{split}/seed{seed}/n{len(items)}", items=items, splits=(split,))
+
+    # -- episode ------------------------------------------------------------------------------
+    def prompt(self, item: Item) -> list[Message]:
+        costs = self.config.costs
+        lo, hi = costs.abstain_band()
+        system = SYSTEM_PROMPT.format(missed=costs.missed, false_alarm=costs.false_alarm,
+                                      abstain=costs.abstain, lo=round(lo, 4), hi=round(hi, 4))
+        host = item.input["host"]
+        window = item.input["window"][-self.config.window:] if self.config.window else []
+        header = "\t".join(FIELDS)
+        lines = [f"Host {host['ip']} (device role: {host['role']}).", ""]
+        lines.append(f"Preceding connections from this host ({len(window)}, oldest first):")
+        lines.append(header)
+        lines.extend(_row(f) for f in window)
+        lines += ["", "Connection to classify:", header, _row(item.input["flow"])]
+        return [Message(role="system", content=system), Message(role="user", content="\n".join(lines))]
+
+    # -- the one scorer ------------------------------------------------------------------------
+    def score(self, item: Item, transcript: Transcript) -> Score:
+        cfg = self.config
+        y = 1 if item.target["label"] == "Malicious" else 0
+        base = {"y": y, "family": item.target["family"], "split": item.split,
+                "difficulty": item.meta.get("difficulty", "unknown")}
+        parsed = parse_answer(transcript.final_text, Answer)
+        if isinstance(parsed, ParseFailure):
+            cost = cfg.costs.max_cost
+            outcome = {**base, "valid": False, "action": None, "p": None, "cost": cost, "brier": None,
+                       "reward": 0.0}
+            return Score(reward=0.0, components={"decision": 0.0, "calibration": 0.0}, outcome=outcome,
+                         parse_status=parsed.status, parse_error=parsed.message)
+        answer = parsed.value
+        action = LABEL_TO_ACTION[answer.label]
+        decision = cfg.costs.decision_reward(action, y)
+        brier = brier_score(answer.p_malicious, y)
+        reward = cfg.decision_weight * decision + cfg.brier_weight * (1.0 - brier)
+        outcome = {**base, "valid": True, "action": action, "p": answer.p_malicious,
+                   "cost": cfg.costs.cost(action, y), "brier": brier, "reward": reward}
+        return Score(reward=reward, components={"decision": decision, "calibration": 1.0 - brier},
+                     outcome=outcome, parse_status=ParseStatus.OK)
+
+    def metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        from security_verifiers.envs.network_logs.metrics import network_logs_metrics
+
+        return network_logs_metrics(outcomes, self.config.costs)
+
+    def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
+        from security_verifiers.envs.network_logs.metrics import network_logs_plots
+
+        return network_logs_plots(outcomes, out_dir)
+
+    def baselines(self) -> dict[str, Callable[[], Policy]]:
+        from security_verifiers.envs.network_logs import baselines as b
+
+        return {
+            "reference": b.ReferenceBaseline,
+            "heuristic": b.HeuristicBaseline,
+            "gbdt": b.GBDTBaseline,
+            "always-malicious": lambda: b.ConstantBaseline("Malicious"),
+            "always-benign": lambda: b.ConstantBaseline("Benign"),
+            "always-abstain": lambda: b.ConstantBaseline("Abstain"),
+        }

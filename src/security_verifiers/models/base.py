@@ -1,0 +1,61 @@
+"""The policy protocol: a model backend or a built-in baseline, interchangeable in the harness."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from security_verifiers.core.types import Completion, Item, Message
+
+
+class Sampling(BaseModel):
+    """Sampling parameters sent to a model; part of the response-cache key and of the run metadata."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature.")
+    max_tokens: int = Field(1024, gt=0, description="Maximum tokens in one reply.")
+    top_p: float | None = Field(None, gt=0.0, le=1.0, description="Nucleus sampling cut-off.")
+    seed: int | None = Field(None, description="Seed passed to the endpoint, where it supports one.")
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Anything that answers an episode's messages.
+
+    ``item`` is passed so that baselines can be written as plain functions of the task (the
+    ``reference`` baseline reads the target); model backends must ignore it.
+    """
+
+    name: str
+
+    def describe(self) -> dict[str, Any]:
+        """What rebuilds this policy (written to metadata.json); no secrets."""
+        ...
+
+    async def respond(
+        self, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None, sample: int
+    ) -> Completion:
+        """The next assistant reply. ``sample`` distinguishes repeated rollouts of one item."""
+        ...
+
+
+class Baseline:
+    """Base of built-in baselines: a synchronous ``answer(item, messages)`` wrapped as a policy."""
+
+    name: str = "baseline"
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "baseline", "name": self.name}
+
+    def prepare(self, items: list[Item]) -> None:  # noqa: B027 - optional hook
+        """Optional batch hook called once before a run, e.g. to predict all items at once."""
+
+    def answer(self, item: Item, messages: list[Message]) -> str:
+        raise NotImplementedError
+
+    async def respond(
+        self, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None, sample: int
+    ) -> Completion:
+        return Completion(text=self.answer(item, messages), finish_reason="stop")
