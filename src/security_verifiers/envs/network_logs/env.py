@@ -32,7 +32,7 @@ class Answer(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     label: Literal["Malicious", "Benign", "Abstain"]
-    p_malicious: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    p_malicious: float = Field(ge=0.0, le=1.0, allow_inf_nan=False, strict=True)
     rationale: str | None = None
 
 

@@ -1,0 +1,301 @@
+"""The ``sv`` command line: eval, report, bench, data, envs.
+
+Options that configure sampling and run execution are derived from the pydantic configs
+(:class:`Sampling`, :class:`RunConfig`), so their help and validation are written once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from security_verifiers.core.errors import ConfigError, DatasetError
+
+EXIT_USAGE = 2
+EXIT_ERROR_RATE = 3
+
+
+# -- options derived from configs ---------------------------------------------------------------
+def add_config_options(parser: argparse.ArgumentParser, model: type[BaseModel], title: str) -> None:
+    """One ``--kebab-case`` option per field of ``model``, with the field's description as help."""
+    group = parser.add_argument_group(title)
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        kind: Any = str
+        for candidate in (bool, int, float):
+            if annotation is candidate or candidate in getattr(annotation, "__args__", ()):
+                kind = candidate
+                break
+        flag = "--" + name.replace("_", "-")
+        help_text = f"{field.description} (default: {field.default})"
+        if kind is bool:
+            group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=help_text)
+        else:
+            group.add_argument(flag, dest=name, type=kind, default=None, help=help_text)
+
+
+def config_from_args(model: type[BaseModel], args: argparse.Namespace) -> Any:
+    values = {k: getattr(args, k) for k in model.model_fields if getattr(args, k, None) is not None}
+    try:
+        return model.model_validate(values)
+    except ValidationError as err:
+        problems = "; ".join(f"--{'.'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in err.errors())
+        raise ConfigError(problems) from err
+
+
+def parse_env_options(pairs: list[str]) -> dict[str, Any]:
+    """``key=value`` pairs; values are read as JSON when they parse, else as strings."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--env-option expects key=value, got {pair!r}")
+        try:
+            options[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[key] = raw
+    return options
+
+
+# -- commands ------------------------------------------------------------------------------------
+def _load_dataset(env: Any, args: argparse.Namespace) -> Any:
+    from security_verifiers.core.datasets import read_jsonl
+
+    if args.data is not None:
+        ds = read_jsonl(Path(args.data), dataset_id=Path(args.data).stem, expected_hash=args.data_hash)
+        return ds.head(args.n)
+    splits = [s.strip() for s in args.split.split(",") if s.strip()]
+    if not splits:
+        raise ConfigError("--split is empty")
+    dataset = None
+    for split in splits:
+        part = env.dataset(split, n=args.n, seed=args.data_seed)
+        dataset = part if dataset is None else dataset + part
+    return dataset
+
+
+def _print_metrics(summary: dict[str, Any], env: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{summary['env']['name']} · {summary.get('model')}")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("95% CI", justify="right")
+    metrics = summary.get("metrics", {})
+    intervals = summary.get("intervals", {})
+    for key, _ in env.headline_metrics:
+        value = metrics.get(key)
+        ci = intervals.get(key)
+        table.add_row(key, "—" if value is None else f"{value:.4f}",
+                      "" if not ci or None in ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]")
+    counts = summary.get("counts", {})
+    table.caption = (f"{counts.get('scored', 0)} scored, {counts.get('errors', 0)} infrastructure errors "
+                     f"(excluded), {counts.get('parse_failures', 0)} unparseable answers (scored at minimum)")
+    Console(stderr=True).print(table)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from security_verifiers.core.cache import ResponseCache
+    from security_verifiers.core.rundir import RunDir, new_run_id
+    from security_verifiers.envs.base import get_env
+    from security_verifiers.harness.runner import RunConfig, run_eval
+    from security_verifiers.models.base import Sampling
+    from security_verifiers.models.registry import resolve_policy
+    from security_verifiers.report import regenerate
+
+    env = get_env(args.env, parse_env_options(args.env_option))
+    sampling = config_from_args(Sampling, args)
+    run_config = config_from_args(RunConfig, args)
+    dataset = _load_dataset(env, args)
+    cache = None
+    if not args.model.startswith("baseline:") and not args.no_cache:
+        cache_dir = Path(args.cache_dir or os.environ.get("SV_CACHE_DIR") or Path.home() / ".cache" / "security-verifiers")
+        cache = ResponseCache(cache_dir / "responses.sqlite")
+    policy = resolve_policy(args.model, env, base_url=args.base_url, api_key_env=args.api_key_env,
+                            sampling=sampling, timeout_s=run_config.timeout_s, max_retries=args.max_retries,
+                            cache=cache)
+    root = Path(args.out)
+    if args.resume:
+        run_dir = RunDir.for_run(root, env.name, args.model, args.run_id) if args.run_id else \
+            RunDir.latest(root, env.name, args.model)
+        if run_dir is None:
+            raise ConfigError(f"--resume: no earlier run of {env.name} with {args.model} under {root}")
+    else:
+        run_dir = RunDir.for_run(root, env.name, args.model, args.run_id or new_run_id())
+    print(f"run directory: {run_dir.path}", file=sys.stderr)
+    outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, run_config, resume=args.resume,
+                                   progress=not args.quiet))
+    if cache is not None:
+        cache.close()
+    summary = regenerate(run_dir.path)
+    if not args.quiet:
+        _print_metrics(summary, env)
+    rate = outcome.errors / outcome.done if outcome.done else 0.0
+    print(f"{outcome.done}/{outcome.total} rollouts in {outcome.seconds:.2f}s "
+          f"({outcome.done - outcome.resumed} this session, {outcome.resumed} resumed); "
+          f"errors {outcome.errors} ({rate:.1%}); report: {run_dir.path / 'report.md'}", file=sys.stderr)
+    if outcome.stopped_early or rate > run_config.max_error_rate:
+        print(f"error: infrastructure error rate {rate:.1%} is above --max-error-rate "
+              f"{run_config.max_error_rate:.1%}{' (stopped early)' if outcome.stopped_early else ''}; "
+              "fix the endpoint and rerun with --resume", file=sys.stderr)
+        return EXIT_ERROR_RATE
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from security_verifiers.report import regenerate
+
+    run_dir = Path(args.run_dir)
+    if not (run_dir / "metadata.json").exists() or not (run_dir / "results.jsonl").exists():
+        raise ConfigError(f"{run_dir} is not a run directory (needs metadata.json and results.jsonl)")
+    summary = regenerate(run_dir)
+    print(json.dumps(summary.get("metrics", {}), indent=2))
+    print(f"wrote {run_dir / 'summary.json'} and {run_dir / 'report.md'}", file=sys.stderr)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from security_verifiers.harness.bench import run_bench
+
+    out = Path(args.out) if args.out else Path("outputs") / "bench" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    envs = args.env or None
+    return run_bench(out, envs)
+
+
+def cmd_data_build(args: argparse.Namespace) -> int:
+    from security_verifiers.core.datasets import write_jsonl
+    from security_verifiers.envs.base import get_env
+
+    env = get_env(args.env)
+    if args.split not in env.splits:
+        raise ConfigError(f"unknown split {args.split!r} for {env.name}; choose from {', '.join(env.splits)}")
+    if args.n <= 0:
+        raise ConfigError("--n must be positive")
+    generate = _generator(env.name)
+    t0 = time.perf_counter()
+    items = generate(args.split, args.n, args.seed)
+    digest = write_jsonl(items, Path(args.out))
+    print(json.dumps({"env": env.name, "split": args.split, "n": len(items), "seed": args.seed,
+                      "file": args.out, "hash": digest, "seconds": round(time.perf_counter() - t0, 2)}))
+    return 0
+
+
+def _generator(env_name: str) -> Any:
+    if env_name == "network-logs":
+        from security_verifiers.envs.network_logs.generator import generate
+
+        return generate
+    raise ConfigError(f"environment {env_name} has no data generator")
+
+
+def cmd_envs(args: argparse.Namespace) -> int:
+    from security_verifiers.envs.base import registry
+
+    for name, cls in sorted(registry().items()):
+        env = cls()
+        print(f"{name} (v{cls.version}): splits {', '.join(cls.splits)} (public: {', '.join(cls.public_splits)})")
+        print(f"  baselines: {', '.join('baseline:' + b for b in env.baselines())}")
+    return 0
+
+
+# -- parser --------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    from security_verifiers.harness.runner import RunConfig
+    from security_verifiers.models.base import Sampling
+
+    parser = argparse.ArgumentParser(
+        prog="sv", description="Security Verifiers: security RL environments scored by executable checks.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ev = sub.add_parser("eval", help="Evaluate a model or baseline on an environment.",
+                        description="Run one policy over an environment's items and write a run directory "
+                        "(metadata.json, results.jsonl, summary.json, report.md, plots).")
+    ev.add_argument("env", help="Environment name (see `sv envs`).")
+    ev.add_argument("--model", required=True,
+                    help="`baseline:<name>` for a built-in policy, or a model name served by an OpenAI-compatible "
+                    "endpoint (OpenAI, vLLM, Ollama, OpenRouter).")
+    ev.add_argument("--base-url", default=None,
+                    help="Endpoint base URL, e.g. http://localhost:8000/v1 (default: $OPENAI_BASE_URL or OpenAI).")
+    ev.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                    help="Name of the environment variable holding the API key (never the key itself).")
+    ev.add_argument("--max-retries", type=int, default=4,
+                    help="Retries with exponential backoff for transient endpoint errors (429, 5xx, connection).")
+    ev.add_argument("--split", default="test", help="Split(s) to evaluate, comma-separated, e.g. test,ood.")
+    ev.add_argument("--n", type=int, default=None, help="Use only the first N items of each split.")
+    ev.add_argument("--data", default=None, help="Evaluate a dataset file (JSONL from `sv data build`) instead.")
+    ev.add_argument("--data-hash", default=None, help="Expected sha256:… hash of --data; a mismatch is an error.")
+    ev.add_argument("--data-seed", type=int, default=None, help="Seed for generated (non-public) splits.")
+    ev.add_argument("--env-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="Environment config option (JSON value), repeatable; unknown keys are errors.")
+    ev.add_argument("--out", default="outputs", help="Root of run directories: OUT/evals/<env>--<model>/<run_id>/.")
+    ev.add_argument("--run-id", default=None, help="Run id (default: a UTC timestamp).")
+    ev.add_argument("--resume", action="store_true",
+                    help="Resume the run given by --run-id (or the latest of this env and model): finished "
+                    "rollouts are kept, errored ones retried.")
+    ev.add_argument("--no-cache", action="store_true", help="Do not read or write the response cache.")
+    ev.add_argument("--cache-dir", default=None,
+                    help="Response cache directory (default: $SV_CACHE_DIR or ~/.cache/security-verifiers).")
+    ev.add_argument("--quiet", action="store_true", help="No progress bar or metric table.")
+    add_config_options(ev, Sampling, "sampling")
+    add_config_options(ev, RunConfig, "execution")
+    ev.set_defaults(func=cmd_eval)
+
+    rp = sub.add_parser("report", help="Rebuild summary.json, report.md and plots from a run's results.jsonl.")
+    rp.add_argument("run_dir", help="A run directory written by `sv eval`.")
+    rp.set_defaults(func=cmd_report)
+
+    bn = sub.add_parser("bench", help="Run every environment's baselines on the public mini sets, offline.",
+                        description="The main job: every registered environment × its built-in baselines on the "
+                        "public splits; writes each run's report and a leaderboard (leaderboard.md/.json).")
+    bn.add_argument("--out", default=None, help="Output directory (default: outputs/bench/<timestamp>/).")
+    bn.add_argument("--env", action="append", default=[], help="Only these environments (repeatable).")
+    bn.set_defaults(func=cmd_bench)
+
+    data = sub.add_parser("data", help="Build datasets.")
+    data_sub = data.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
+    build = data_sub.add_parser("build", help="Generate a dataset deterministically (same seed, same hash).")
+    build.add_argument("env", help="Environment name.")
+    build.add_argument("--split", required=True, help="Split to generate (train, dev, test, ood).")
+    build.add_argument("--n", type=int, required=True, help="Number of items.")
+    build.add_argument("--seed", type=int, required=True, help="Generator seed.")
+    build.add_argument("--out", required=True, help="Output JSONL file.")
+    build.set_defaults(func=cmd_data_build)
+
+    envs = sub.add_parser("envs", help="List environments, their splits and baselines.")
+    envs.set_defaults(func=cmd_envs)
+    return parser
+
+
+def _sigterm_to_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
+    try:
+        return int(args.func(args))
+    except (ConfigError, DatasetError) as err:
+        print(f"sv: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("sv: interrupted; finished rollouts are saved, continue with --resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""The run directory: ``metadata.json`` (how the run was built) and ``results.jsonl`` (one line per rollout).
+
+Records are appended and flushed as each rollout finishes, so a run killed at any point (even by
+SIGKILL) keeps every finished rollout; at worst the last line is cut short, and the reader drops
+such a line. Resuming compacts the file first (drops cut lines, errored rollouts that will be
+retried, and duplicates), so every (item, sample) ends with exactly one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+from datetime import UTC, datetime
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from security_verifiers.core.types import RolloutRecord
+
+METADATA_SCHEMA_VERSION = 1
+_TRACKED_PACKAGES = ("security-verifiers", "pydantic", "numpy", "scipy", "scikit-learn", "openai", "matplotlib")
+
+
+def sanitise(name: str) -> str:
+    """A model or environment name as a single safe path component.
+
+    >>> sanitise("baseline:heuristic"), sanitise("meta-llama/Llama-3.1-8B")
+    ('baseline-heuristic', 'meta-llama_Llama-3.1-8B')
+    """
+    name = name.replace(":", "-").replace("/", "_")
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name).strip(".") or "unnamed"
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def code_version() -> dict[str, Any]:
+    """The package version and, when run from a git checkout, its commit and whether it was modified."""
+    info: dict[str, Any] = {"package": _version("security-verifiers"), "git_sha": None, "git_dirty": None}
+    root = Path(__file__).resolve().parents[3]
+    if (root / ".git").exists():
+        try:
+            sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                                 text=True, timeout=5, check=True).stdout.strip()
+            dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                   capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+            info.update(git_sha=sha, git_dirty=bool(dirty))
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return info
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib_metadata.version(package)
+    except importlib_metadata.PackageNotFoundError:
+        return None
+
+
+def environment_versions() -> dict[str, Any]:
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": {p: _version(p) for p in _TRACKED_PACKAGES},
+    }
+
+
+def read_records(path: Path) -> list[RolloutRecord]:
+    """Read ``results.jsonl``: a cut-short final line is dropped, a malformed line elsewhere is an error."""
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")
+    records: list[RolloutRecord] = []
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(RolloutRecord.model_validate_json(line))
+        except ValidationError as err:
+            is_last = all(not rest.strip() for rest in lines[lineno:])
+            if is_last:
+                break  # a run killed mid-write: the final line is incomplete
+            raise ValueError(f"{path}:{lineno}: malformed result record: {err.errors()[0]['msg']}") from err
+    return records
+
+
+def latest_by_key(records: list[RolloutRecord]) -> list[RolloutRecord]:
+    """One record per (item, sample): the last one written wins."""
+    by_key: dict[tuple[str, int], RolloutRecord] = {}
+    for record in records:
+        by_key[(record.item_id, record.sample)] = record
+    return list(by_key.values())
+
+
+class RunDir:
+    """Paths and writers of one run: ``<root>/evals/<env>--<model>/<run_id>/``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.results_path = path / "results.jsonl"
+        self.metadata_path = path / "metadata.json"
+        self._fh: IO[str] | None = None
+
+    @classmethod
+    def for_run(cls, root: Path, env: str, model: str, run_id: str) -> RunDir:
+        return cls(root / "evals" / f"{sanitise(env)}--{sanitise(model)}" / run_id)
+
+    @staticmethod
+    def latest(root: Path, env: str, model: str) -> RunDir | None:
+        """The most recent run of ``env`` with ``model`` under ``root`` (run ids sort by time)."""
+        parent = root / "evals" / f"{sanitise(env)}--{sanitise(model)}"
+        runs = sorted(p for p in parent.glob("*") if (p / "metadata.json").exists()) if parent.exists() else []
+        return RunDir(runs[-1]) if runs else None
+
+    def read_metadata(self) -> dict[str, Any]:
+        return json.loads(self.metadata_path.read_text(encoding="utf-8"))
+
+    def write_metadata(self, metadata: dict[str, Any]) -> None:
+        """Atomic write, so a kill never leaves a half-written metadata file."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        tmp = self.metadata_path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(metadata, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        os.replace(tmp, self.metadata_path)
+
+    def compact_for_resume(self) -> list[RolloutRecord]:
+        """Keep the finished rollouts (one per key), drop errored and cut-short ones; returns what is kept."""
+        records = latest_by_key(read_records(self.results_path))
+        kept = [r for r in records if r.ok]
+        tmp = self.results_path.with_suffix(".jsonl.tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for record in kept:
+                fh.write(record.model_dump_json())
+                fh.write("\n")
+        os.replace(tmp, self.results_path)
+        return kept
+
+    def open_results(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._fh = self.results_path.open("a", encoding="utf-8")
+
+    def append(self, record: RolloutRecord) -> None:
+        """Append one record and flush it to the OS, so it survives the process being killed."""
+        assert self._fh is not None, "open_results() first"
+        self._fh.write(record.model_dump_json() + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            self._fh = None

@@ -1,0 +1,176 @@
+"""A policy backed by any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, OpenRouter).
+
+Retries are left to the ``openai`` client (exponential backoff on 408/409/429/5xx and connection
+errors, honouring ``retry-after``), so there is one retry policy and it is the one the provider's
+SDK is tested against. Whatever still fails is raised as an :class:`InfraError`, so the runner
+records it as infrastructure and never as a wrong answer.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from typing import Any
+from urllib.parse import urlparse
+
+import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
+
+from security_verifiers.core.cache import ResponseCache
+from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError, boundary
+from security_verifiers.core.types import Completion, Item, Message, ToolCall, Usage
+from security_verifiers.models.base import Sampling
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: Sent as the key to local servers, which need none but whose clients still require one.
+LOCAL_DUMMY_KEY = "EMPTY"
+
+
+def is_loopback(base_url: str) -> bool:
+    """Whether ``base_url`` points at this machine (a local vLLM or Ollama that needs no key).
+
+    >>> is_loopback("http://localhost:8000/v1"), is_loopback("http://127.0.0.1:11434/v1")
+    (True, True)
+    >>> is_loopback("https://api.openai.com/v1")
+    False
+    """
+    host = urlparse(base_url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def as_function_tool(schema: dict[str, Any]) -> dict[str, Any]:
+    """The chat-completions ``tools`` entry for ``schema``, which may be bare or already wrapped.
+
+    >>> as_function_tool({"name": "scan", "parameters": {"type": "object"}})["type"]
+    'function'
+    """
+    if schema.get("type") == "function":
+        return schema
+    return {"type": "function", "function": schema}
+
+
+class OpenAIChatPolicy:
+    """A model answering through the chat-completions API, with an optional response cache."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        sampling: Sampling | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 4,
+        cache: ResponseCache | None = None,
+    ) -> None:
+        # ``name`` is the model as given: run directories are named after it.
+        self.name = model
+        self.model = model
+        # One spelling per endpoint, so "…/v1" and "…/v1/" share cache entries.
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.api_key_env = api_key_env
+        self.sampling = sampling if sampling is not None else Sampling()
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.cache = cache
+        self._client = openai.AsyncOpenAI(
+            base_url=self.base_url,
+            api_key=self._api_key(),
+            timeout=timeout_s,
+            max_retries=max_retries,
+        )
+
+    def _api_key(self) -> str:
+        """The key from ``api_key_env``; fail now, at configuration time, rather than on the first item."""
+        key = os.environ.get(self.api_key_env)
+        if key:
+            return key
+        if is_loopback(self.base_url):
+            return LOCAL_DUMMY_KEY
+        raise ConfigError(
+            f"environment variable {self.api_key_env} is not set; it must hold the API key for "
+            f"{self.base_url} (or name another variable as api_key_env)"
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """What rebuilds this policy. It names the key's variable, never the key."""
+        return {
+            "kind": "openai-compatible",
+            "model": self.model,
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "sampling": self.sampling.model_dump(),
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+        }
+
+    def _sampling_params(self) -> dict[str, Any]:
+        """Sampling as request parameters; unset ones are omitted so the endpoint's defaults apply."""
+        return {k: v for k, v in self.sampling.model_dump().items() if v is not None}
+
+    async def respond(
+        self, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None, sample: int
+    ) -> Completion:
+        """The model's next reply (``item`` is ignored: a model sees only the messages)."""
+        wire_messages = [m.to_openai() for m in messages]
+        # An empty tool list is sent as none: the API rejects ``tools: []``.
+        wire_tools = [as_function_tool(t) for t in tools] if tools else None
+        if self.cache is None:
+            return await self._request(wire_messages, wire_tools)
+        key = self.cache.key(
+            self.model, self.base_url, wire_messages, wire_tools, self.sampling.model_dump(), sample
+        )
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        completion = await self._request(wire_messages, wire_tools)
+        self.cache.put(key, completion)
+        return completion
+
+    async def _request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> Completion:
+        """One chat-completions call (with the client's retries), every failure as an InfraError."""
+        request: dict[str, Any] = {"model": self.model, "messages": messages, **self._sampling_params()}
+        if tools is not None:
+            request["tools"] = tools
+        with boundary(ErrorKind.PROVIDER):
+            try:
+                response = await self._client.chat.completions.create(**request)
+            except openai.APITimeoutError as err:
+                raise InfraError(
+                    ErrorKind.TIMEOUT, f"{self.model} at {self.base_url}: no reply within {self.timeout_s}s"
+                ) from err
+            return _to_completion(response)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client and its connections."""
+        await self._client.close()
+
+
+def _to_completion(response: ChatCompletion) -> Completion:
+    """Map a chat-completions response; a response without a message is the provider's fault."""
+    if not response.choices or response.choices[0].message is None:
+        raise InfraError(ErrorKind.PROVIDER, "response has no choices or no message")
+    choice = response.choices[0]
+    tool_calls = []
+    for call in choice.message.tool_calls or []:
+        if not isinstance(call, ChatCompletionMessageFunctionToolCall):
+            raise InfraError(ErrorKind.PROVIDER, f"unsupported tool call type {call.type!r}")
+        tool_calls.append(ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments))
+    # Some compatible servers omit usage or its fields; missing counts are 0, not an error.
+    usage = Usage(
+        prompt_tokens=getattr(response.usage, "prompt_tokens", None) or 0,
+        completion_tokens=getattr(response.usage, "completion_tokens", None) or 0,
+    )
+    return Completion(
+        text=choice.message.content or "",
+        tool_calls=tool_calls,
+        usage=usage,
+        finish_reason=choice.finish_reason,
+    )

@@ -1,0 +1,51 @@
+"""Turn a ``--model`` string into a policy: an environment's baseline or an OpenAI-compatible model."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from security_verifiers.core.cache import ResponseCache
+from security_verifiers.core.errors import ConfigError
+from security_verifiers.models.base import Policy, Sampling
+from security_verifiers.models.openai_compat import OpenAIChatPolicy
+
+if TYPE_CHECKING:
+    from security_verifiers.envs.base import Environment
+
+BASELINE_PREFIX = "baseline:"
+
+
+def resolve_policy(
+    model: str,
+    env: Environment,
+    *,
+    base_url: str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    sampling: Sampling | None = None,
+    timeout_s: float = 120.0,
+    max_retries: int = 4,
+    cache: ResponseCache | None = None,
+) -> Policy:
+    """``baseline:<name>`` is ``env``'s built-in baseline of that name; anything else is a model name.
+
+    Baselines are per environment (a baseline reads that environment's items), hence ``env``.
+    The endpoint options apply only to models; ``sampling=None`` means ``Sampling()``.
+    """
+    if model.startswith(BASELINE_PREFIX):
+        name = model.removeprefix(BASELINE_PREFIX)
+        factories = env.baselines()
+        if name not in factories:
+            raise ConfigError(
+                f"unknown baseline {name!r} for environment {env.name}; "
+                f"known: {', '.join(sorted(factories))}"
+            )
+        return factories[name]()
+    return OpenAIChatPolicy(
+        model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        sampling=sampling,
+        timeout_s=timeout_s,
+        max_retries=max_retries,
+        cache=cache,
+    )
