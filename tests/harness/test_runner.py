@@ -1,0 +1,79 @@
+"""The runner: one record per rollout, resume without loss or duplicates, errors kept out of scores."""
+
+import asyncio
+import json
+
+import pytest
+
+from security_verifiers.core.datasets import Dataset
+from security_verifiers.core.errors import ConfigError
+from security_verifiers.core.rundir import RunDir, read_records
+from security_verifiers.envs.network_logs import NetworkLogs
+from security_verifiers.harness.runner import RunConfig, run_eval
+from tests.helpers import ScriptedPolicy, e1_item
+
+ENV = NetworkLogs()
+DATA = Dataset(id="toy", items=[e1_item(i, "Malicious" if i % 2 else "Benign") for i in range(40)], splits=("test",))
+
+
+def truthful(item):
+    return {"label": item.target["label"], "p_malicious": item.target["p_malicious"]}
+
+
+def run(policy, run_dir, config=RunConfig(concurrency=4), resume=False, data=DATA):
+    return asyncio.run(run_eval(ENV, policy, data, run_dir, config, resume=resume, progress=False))
+
+
+def test_every_item_gets_exactly_one_record(tmp_path) -> None:
+    run_dir = RunDir(tmp_path / "run")
+    outcome = run(ScriptedPolicy(truthful), run_dir)
+    records = read_records(run_dir.results_path)
+    assert sorted(r.item_id for r in records) == sorted(i.id for i in DATA.items)
+    assert outcome.errors == 0 and all(r.reward == 1.0 for r in records)
+    meta = json.loads(run_dir.metadata_path.read_text())
+    assert meta["status"] == "finished" and meta["dataset"]["hash"] == DATA.hash
+    assert meta["dataset"]["item_ids"] == [i.id for i in DATA.items] and meta["env"]["name"] == "network-logs"
+
+
+def test_samples_multiply_rollouts(tmp_path) -> None:
+    run_dir = RunDir(tmp_path / "run")
+    run(ScriptedPolicy(truthful), run_dir, RunConfig(samples=3))
+    keys = [(r.item_id, r.sample) for r in read_records(run_dir.results_path)]
+    assert len(keys) == len(set(keys)) == 3 * len(DATA)
+
+
+def test_resume_keeps_finished_retries_errored_and_drops_a_cut_line(tmp_path) -> None:
+    run_dir = RunDir(tmp_path / "run")
+    flaky = ScriptedPolicy(lambda item: ConnectionError("down") if item.id.endswith("7") else truthful(item))
+    run(flaky, run_dir, RunConfig(max_error_rate=1.0))
+    with run_dir.results_path.open("a") as fh:
+        fh.write('{"schema_version": 1, "env": "network-logs", "item_')  # killed mid-write
+    policy = ScriptedPolicy(truthful)
+    outcome = run(policy, run_dir, RunConfig(max_error_rate=1.0), resume=True)
+    records = read_records(run_dir.results_path)
+    assert policy.calls == 4  # only the 4 errored items (ids ending in 7) were redone
+    assert sorted(r.item_id for r in records) == sorted(i.id for i in DATA.items)
+    assert all(r.error is None for r in records) and outcome.resumed == 36
+
+
+def test_resume_refuses_a_different_experiment(tmp_path) -> None:
+    run_dir = RunDir(tmp_path / "run")
+    run(ScriptedPolicy(truthful), run_dir)
+    with pytest.raises(ConfigError, match="differs"):
+        run(ScriptedPolicy(truthful, name="other-model"), run_dir, resume=True)
+
+
+def test_a_fresh_run_never_overwrites_results(tmp_path) -> None:
+    run_dir = RunDir(tmp_path / "run")
+    run(ScriptedPolicy(truthful), run_dir)
+    with pytest.raises(ConfigError, match="already holds results"):
+        run(ScriptedPolicy(truthful), run_dir)
+
+
+def test_error_rate_guard_stops_early_and_errors_are_not_scored(tmp_path) -> None:
+    run_dir = RunDir(tmp_path / "run")
+    outcome = run(ScriptedPolicy(lambda item: RuntimeError("HTTP 503")), run_dir, RunConfig(concurrency=1))
+    assert outcome.stopped_early and outcome.done < len(DATA)
+    records = read_records(run_dir.results_path)
+    assert all(r.reward is None and r.error.kind == "provider" for r in records)
+    assert json.loads(run_dir.metadata_path.read_text())["status"] == "stopped"

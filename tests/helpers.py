@@ -1,0 +1,50 @@
+"""Scripted policies and hand-made items shared by the tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from security_verifiers.core.types import Completion, Item, Message, ToolCall
+
+FLOW = {"ts": 1.0, "id.orig_h": "10.0.0.5", "id.orig_p": 5555, "id.resp_h": "10.0.0.9", "id.resp_p": 23,
+        "proto": "tcp", "service": None, "duration": None, "orig_bytes": 0, "resp_bytes": 0,
+        "conn_state": "S0", "history": "S", "orig_pkts": 1, "resp_pkts": 0}
+
+
+def e1_item(i: int, label: str = "Malicious", split: str = "test") -> Item:
+    flow = {**FLOW, "ts": float(i)}
+    return Item(id=f"nl-test{i:04d}", split=split,
+                input={"host": {"ip": "10.0.0.5", "role": "iot_camera"}, "flow": flow, "window": []},
+                target={"label": label, "family": "telnet_bruteforce" if label == "Malicious" else "benign_dns",
+                        "p_malicious": 1.0 if label == "Malicious" else 0.0})
+
+
+class ScriptedPolicy:
+    """A policy whose reply is a function of the item; it may also raise or sleep, to simulate endpoints."""
+
+    def __init__(self, reply: Callable[[Item], Any], name: str = "scripted", delay: float = 0.0) -> None:
+        self.reply = reply
+        self.name = name
+        self.delay = delay
+        self.calls = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "scripted", "name": self.name}
+
+    async def respond(self, item: Item, messages: list[Message], tools: Any, sample: int) -> Completion:
+        self.calls += 1
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        out = self.reply(item)
+        if isinstance(out, Exception):
+            raise out
+        if isinstance(out, Completion):
+            return out
+        return Completion(text=out if isinstance(out, str) else json.dumps(out))
+
+
+def tool_call(name: str, arguments: dict[str, Any], call_id: str = "c1") -> ToolCall:
+    return ToolCall(id=call_id, name=name, arguments=json.dumps(arguments))
