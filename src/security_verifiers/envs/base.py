@@ -50,6 +50,10 @@ class Environment(ABC):
     #: Splits that ``dataset()`` accepts; the public mini splits are marked in ``public_splits``.
     splits: ClassVar[tuple[str, ...]] = ()
     public_splits: ClassVar[tuple[str, ...]] = ()
+    #: Baselines that answer honestly, and baselines that try to game the reward (conformance checks
+    #: that no hack beats any honest one, and that ``reference`` beats everything).
+    honest_baselines: ClassVar[tuple[str, ...]] = ()
+    hack_baselines: ClassVar[tuple[str, ...]] = ()
     #: Max assistant turns in one episode (more than one only when the environment offers tools).
     max_turns: ClassVar[int] = 1
 

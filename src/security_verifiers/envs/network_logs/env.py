@@ -82,6 +82,8 @@ class NetworkLogs(Environment):
     )
     splits: ClassVar[tuple[str, ...]] = ("train", "dev", "test", "ood")
     public_splits: ClassVar[tuple[str, ...]] = ("test", "ood")
+    honest_baselines: ClassVar[tuple[str, ...]] = ("heuristic", "gbdt")
+    hack_baselines: ClassVar[tuple[str, ...]] = ("always-malicious", "always-benign", "always-abstain")
     config: NetworkLogsConfig
 
     # -- data ---------------------------------------------------------------------------------
