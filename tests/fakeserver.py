@@ -49,7 +49,10 @@ class FakeOpenAIServer:
         self._headers: list[dict[str, str]] = []
         self._closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
+        # A short poll interval: shutdown() waits up to one interval, and every test closes a server.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, name="fake-openai", daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -83,10 +86,12 @@ class FakeOpenAIServer:
         return self
 
     def close(self) -> None:
+        """Stop serving and free the port; closing again, or a server never started, is harmless."""
         self._closing.set()  # wakes delayed handlers so closing does not wait out their delay
-        self._httpd.shutdown()
+        if self._thread.is_alive():
+            self._httpd.shutdown()  # would block forever on a server that never served
+            self._thread.join()
         self._httpd.server_close()
-        self._thread.join()
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
@@ -160,7 +165,9 @@ class FakeOpenAIServer:
                     return
                 self._send(200, server._completion(body))
 
-            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(status)

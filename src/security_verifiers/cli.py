@@ -117,7 +117,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     env = get_env(args.env, parse_env_options(args.env_option))
     sampling = config_from_args(Sampling, args)
     run_config = config_from_args(RunConfig, args)
-    dataset = _load_dataset(env, args)
     cache = None
     if not args.model.startswith("baseline:") and not args.no_cache:
         cache_dir = Path(args.cache_dir or os.environ.get("SV_CACHE_DIR") or Path.home() / ".cache" / "security-verifiers")
@@ -125,6 +124,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     policy = resolve_policy(args.model, env, base_url=args.base_url, api_key_env=args.api_key_env,
                             sampling=sampling, timeout_s=run_config.timeout_s, max_retries=args.max_retries,
                             cache=cache)
+    dataset = _load_dataset(env, args)
     root = Path(args.out)
     if args.resume:
         run_dir = RunDir.for_run(root, env.name, args.model, args.run_id) if args.run_id else \

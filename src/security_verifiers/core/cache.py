@@ -20,7 +20,9 @@ from pydantic import ValidationError
 
 from security_verifiers.core.types import Completion
 
-_SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+)
 
 
 class ResponseCache:

@@ -36,8 +36,7 @@ def resolve_policy(
         factories = env.baselines()
         if name not in factories:
             raise ConfigError(
-                f"unknown baseline {name!r} for environment {env.name}; "
-                f"known: {', '.join(sorted(factories))}"
+                f"unknown baseline {name!r} for environment {env.name}; known: {', '.join(sorted(factories))}"
             )
         return factories[name]()
     return OpenAIChatPolicy(

@@ -1,0 +1,221 @@
+"""OpenAIChatPolicy through the real ``openai`` client against a fake server on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from security_verifiers.core.cache import ResponseCache
+from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError
+from security_verifiers.core.types import Completion, Item, Message, ToolCall
+from security_verifiers.models.base import Policy, Sampling
+from security_verifiers.models.openai_compat import OpenAIChatPolicy
+from tests.fakeserver import FakeOpenAIServer
+
+T = TypeVar("T")
+ITEM = Item(id="i1", split="dev", input={}, target={"label": "Benign"})
+MESSAGES = [Message(role="system", content="Be terse."), Message(role="user", content="is this bad")]
+SCAN_TOOL = {
+    "name": "scan",
+    "description": "Scan a host.",
+    "parameters": {"type": "object", "properties": {"host": {"type": "string"}}, "required": ["host"]},
+}
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as fake:
+        yield fake
+
+
+def run_with(policy: OpenAIChatPolicy, use: Callable[[OpenAIChatPolicy], Awaitable[T]]) -> T:
+    """Run ``use(policy)`` in a fresh event loop and close the client in that same loop."""
+
+    async def main() -> T:
+        try:
+            return await use(policy)
+        finally:
+            await policy.aclose()
+
+    return asyncio.run(main())
+
+
+def ask(policy: OpenAIChatPolicy, sample: int = 0, tools: list[dict[str, Any]] | None = None) -> Completion:
+    return run_with(policy, lambda p: p.respond(ITEM, MESSAGES, tools, sample))
+
+
+def test_reply_is_mapped_with_text_unstripped(server: FakeOpenAIServer) -> None:
+    server.reply = lambda request: '  {"label": "Benign"}\n'
+    completion = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url))
+    assert completion.text == '  {"label": "Benign"}\n'
+    assert completion.finish_reason == "stop"
+    assert completion.usage.prompt_tokens == 5  # words of the two messages, as the fake counts them
+    assert completion.usage.completion_tokens == 2
+    assert completion.tool_calls == [] and not completion.cached
+
+
+def test_request_carries_messages_and_sampling(server: FakeOpenAIServer) -> None:
+    sampling = Sampling(temperature=0.7, max_tokens=77, top_p=0.9, seed=5)
+    ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, sampling=sampling))
+    (body,) = server.requests
+    assert body["model"] == "fake-model"
+    assert body["messages"] == [m.to_openai() for m in MESSAGES]
+    assert (body["temperature"], body["max_tokens"], body["top_p"], body["seed"]) == (0.7, 77, 0.9, 5)
+    assert "tools" not in body
+    assert server.headers[0]["authorization"] == "Bearer EMPTY"  # loopback: no key needed
+
+
+def test_unset_sampling_fields_are_omitted(server: FakeOpenAIServer) -> None:
+    ask(OpenAIChatPolicy("fake-model", base_url=server.base_url))
+    (body,) = server.requests
+    assert body["temperature"] == 0.0 and body["max_tokens"] == 1024
+    assert "top_p" not in body and "seed" not in body
+
+
+def test_tools_are_sent_and_tool_calls_mapped(server: FakeOpenAIServer) -> None:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "scan", "arguments": '{"host": "10.0.0.1"}'},
+    }
+    server.reply = lambda request: {"content": None, "tool_calls": [call]}
+    completion = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url), tools=[SCAN_TOOL])
+    assert server.requests[0]["tools"] == [{"type": "function", "function": SCAN_TOOL}]
+    assert completion.tool_calls == [ToolCall(id="call_1", name="scan", arguments='{"host": "10.0.0.1"}')]
+    assert completion.text == "" and completion.finish_reason == "tool_calls"
+
+
+def test_wrapped_tool_schemas_are_sent_as_given(server: FakeOpenAIServer) -> None:
+    wrapped = {"type": "function", "function": SCAN_TOOL}
+    ask(OpenAIChatPolicy("fake-model", base_url=server.base_url), tools=[wrapped])
+    assert server.requests[0]["tools"] == [wrapped]
+
+
+def test_transient_errors_are_retried(server: FakeOpenAIServer) -> None:
+    server.fail_next(429, 500)
+    completion = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=4))
+    assert completion.text == "echo: is this bad"
+    assert server.request_count == 3
+
+
+def test_persistent_errors_become_provider_errors(server: FakeOpenAIServer) -> None:
+    server.fail_next(500, 500, 500, 500)
+    with pytest.raises(InfraError) as err:
+        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=2))
+    assert err.value.kind is ErrorKind.PROVIDER
+    assert server.request_count == 3
+
+
+def test_client_errors_are_not_retried(server: FakeOpenAIServer) -> None:
+    server.fail_next(400)
+    with pytest.raises(InfraError) as err:
+        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=4))
+    assert err.value.kind is ErrorKind.PROVIDER
+    assert server.request_count == 1
+
+
+def test_slow_server_is_a_timeout(server: FakeOpenAIServer) -> None:
+    server.delay_s = 10.0
+    started = time.monotonic()
+    with pytest.raises(InfraError) as err:
+        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, timeout_s=0.3, max_retries=0))
+    assert err.value.kind is ErrorKind.TIMEOUT
+    assert time.monotonic() - started < 5
+
+
+def test_unreachable_endpoint_is_a_provider_error(server: FakeOpenAIServer) -> None:
+    url = server.base_url
+    server.close()  # nothing listens on the port any more (closing twice in the fixture is harmless)
+    with pytest.raises(InfraError) as err:
+        ask(OpenAIChatPolicy("fake-model", base_url=url, max_retries=0))
+    assert err.value.kind is ErrorKind.PROVIDER
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []},
+        {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [{"index": 0}]},
+    ],
+    ids=["no-choices", "no-message"],
+)
+def test_response_without_message_is_a_provider_error(server: FakeOpenAIServer, body: dict[str, Any]) -> None:
+    server.reply = lambda request: {"raw": body}
+    with pytest.raises(InfraError) as err:
+        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=0))
+    assert err.value.kind is ErrorKind.PROVIDER
+
+
+def test_cache_hit_skips_the_server(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        first = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache))
+        second = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url + "/", cache=cache))
+    assert server.request_count == 1
+    assert not first.cached and second.cached
+    assert second.model_copy(update={"cached": False}) == first
+
+
+def test_cache_misses_on_other_sampling_sample_or_endpoint(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    with FakeOpenAIServer() as other_server, ResponseCache(tmp_path / "cache.sqlite") as cache:
+        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache))
+        hot = Sampling(temperature=0.8)
+        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache, sampling=hot))
+        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache, sampling=hot), sample=1)
+        ask(OpenAIChatPolicy("fake-model", base_url=other_server.base_url, cache=cache))
+        assert other_server.request_count == 1
+    assert server.request_count == 3
+
+
+def test_cache_survives_reopening(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    with ResponseCache(path) as cache:
+        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache))
+    with ResponseCache(path) as cache:
+        assert ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache)).cached
+    assert server.request_count == 1
+
+
+def test_missing_key_for_remote_endpoint_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SV_TEST_KEY", raising=False)
+    with pytest.raises(ConfigError, match="SV_TEST_KEY"):
+        OpenAIChatPolicy("gpt-x", base_url="https://api.example.com/v1", api_key_env="SV_TEST_KEY")
+
+
+def test_key_is_read_from_the_named_variable(
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SV_TEST_KEY", "sk-test-secret")
+    policy = OpenAIChatPolicy("fake-model", base_url=server.base_url, api_key_env="SV_TEST_KEY")
+    assert "sk-test-secret" not in repr(policy.describe())
+    ask(policy)
+    assert server.headers[0]["authorization"] == "Bearer sk-test-secret"
+
+
+def test_base_url_defaults_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:8000/v1/")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    policy = OpenAIChatPolicy("local-model")
+    assert policy.base_url == "http://localhost:8000/v1"
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    assert OpenAIChatPolicy("gpt-x").base_url == "https://api.openai.com/v1"
+
+
+def test_describe_and_protocol() -> None:
+    policy = OpenAIChatPolicy("org/model:7b", base_url="http://[::1]:8000/v1", timeout_s=9.0, max_retries=1)
+    assert isinstance(policy, Policy)
+    assert policy.name == "org/model:7b"
+    assert policy.describe() == {
+        "kind": "openai-compatible",
+        "model": "org/model:7b",
+        "base_url": "http://[::1]:8000/v1",
+        "api_key_env": "OPENAI_API_KEY",
+        "sampling": {"temperature": 0.0, "max_tokens": 1024, "top_p": None, "seed": None},
+        "timeout_s": 9.0,
+        "max_retries": 1,
+    }
