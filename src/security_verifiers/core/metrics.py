@@ -67,7 +67,9 @@ def _decision_arrays(
     return truth, act, ok
 
 
-def binary_decision_metrics(y: ArrayLike, action: ArrayLike, valid: ArrayLike) -> dict[str, float | int | None]:
+def binary_decision_metrics(
+    y: ArrayLike, action: ArrayLike, valid: ArrayLike
+) -> dict[str, float | int | None]:
     """Detection metrics of a binary decision with an abstain option and unparseable answers.
 
     ``y`` is the truth (1 = positive), ``action`` one of ``"positive"``/``"negative"``/``"abstain"``
@@ -141,7 +143,7 @@ def _probabilities(p: ArrayLike, y: ArrayLike) -> tuple[NDArray[np.float64], NDA
 def _bin_sums(
     p: NDArray[np.float64], y: NDArray[np.float64], n_bins: int
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Per-bin count, sum of ``p`` and sum of ``y`` over equal-width bins ``[k/n, (k+1)/n)`` (1.0 in the last)."""
+    """Per-bin count, sum of ``p`` and sum of ``y``; equal-width bins ``[k/n, (k+1)/n)``, 1.0 in the last."""
     if n_bins < 1:
         raise ValueError(f"n_bins must be at least 1, got {n_bins}")
     idx = np.clip(np.floor(p * n_bins).astype(int), 0, n_bins - 1)
@@ -163,7 +165,7 @@ def ece(p: ArrayLike, y: ArrayLike, n_bins: int = 10) -> float | None:
     prob, truth = _probabilities(p, y)
     if prob.size == 0:
         return None
-    count, sum_p, sum_y = _bin_sums(prob, truth, n_bins)
+    _, sum_p, sum_y = _bin_sums(prob, truth, n_bins)
     return float(np.sum(np.abs(sum_p - sum_y)) / prob.size)
 
 
@@ -209,13 +211,14 @@ def risk_coverage_curve(
     has one point per distinct confidence value, and a model gains nothing from ties.
 
     >>> cov, risk = risk_coverage_curve([0.9, 0.8, 0.8, 0.6], [0, 0, 1, 1])
-    >>> cov.tolist(), [round(r, 4) for r in risk]
+    >>> cov.tolist(), risk.round(4).tolist()
     ([0.25, 0.75, 1.0], [0.0, 0.3333, 0.5])
     """
     conf = np.asarray(confidence, dtype=float)
     losses = np.asarray(loss, dtype=float)
     if conf.shape != losses.shape or conf.ndim != 1:
-        raise ValueError(f"confidence and loss must be 1-D and equally long, got {conf.shape}, {losses.shape}")
+        raise ValueError(f"confidence and loss must be 1-D and equally long, got {conf.shape}, "
+                         f"{losses.shape}")
     if conf.size == 0:
         return np.empty(0), np.empty(0)
     order = np.argsort(-conf, kind="stable")

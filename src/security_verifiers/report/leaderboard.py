@@ -1,0 +1,110 @@
+"""Leaderboard: one table per environment, one row per run, ranked by mean reward.
+
+Built from ``summary.json`` files only. The columns are the environment's headline metrics as the
+summaries record them; rows of different environment versions are kept but flagged, because their
+scores come from different scorers.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from security_verifiers.envs.base import Environment
+from security_verifiers.report.markdown import fmt, md_table
+
+LEADERBOARD_SCHEMA_VERSION = 1
+RANK_KEY = "reward_mean"
+
+
+def _row(entry: dict[str, Any], columns: list[str]) -> dict[str, Any]:
+    summary = entry["summary"]
+    metrics, intervals = summary.get("metrics") or {}, summary.get("intervals") or {}
+    return {
+        "policy": entry["policy"],
+        "run_dir": str(entry["run_dir"]),
+        "model": summary.get("model"),
+        "env_version": summary["env"]["version"],
+        **{key: metrics.get(key) for key in columns},
+        "reward_ci": intervals.get(RANK_KEY),
+        "errors": summary["counts"]["errors"],
+    }
+
+
+def _rank(row: dict[str, Any]) -> tuple[bool, float, str]:
+    """Sort key: highest mean reward first, runs without one last, ties by policy name."""
+    reward = row.get(RANK_KEY)
+    return reward is None, -(reward or 0.0), str(row["policy"])
+
+
+def build_leaderboard(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The leaderboard of ``entries`` (``{"env", "policy", "run_dir", "summary"}`` each), by environment.
+
+    ``env`` is the environment's name (or the environment itself).
+    """
+    by_env: dict[str, list[dict[str, Any]]] = {}
+    for entry in entries:
+        env = entry["env"]
+        by_env.setdefault(env.name if isinstance(env, Environment) else str(env), []).append(entry)
+    envs: dict[str, Any] = {}
+    for name in sorted(by_env):
+        group = by_env[name]
+        headline = group[0]["summary"]["headline_metrics"]
+        columns = [h["key"] for h in headline]
+        rows = sorted((_row(e, columns) for e in group), key=_rank)
+        versions = sorted({r["env_version"] for r in rows})
+        envs[name] = {
+            "columns": columns,
+            "higher_is_better": {h["key"]: h["higher_is_better"] for h in headline},
+            "rows": rows,
+            "warnings": [f"rows come from versions {', '.join(versions)} of {name}; "
+                         "their scores are not comparable"] if len(versions) > 1 else [],
+        }
+    return {"schema_version": LEADERBOARD_SCHEMA_VERSION,
+            "generated_at": datetime.now(UTC).isoformat(timespec="seconds"), "envs": envs}
+
+
+def _headers(table: dict[str, Any]) -> list[str]:
+    arrows = [f"{k} {'↑' if table['higher_is_better'][k] else '↓'}" for k in table["columns"]]
+    return ["#", "policy", *arrows, "reward 95% CI", "errors", "run"]
+
+
+def _cells(table: dict[str, Any]) -> list[list[Any]]:
+    return [[rank, row["policy"], *(row[k] for k in table["columns"]), row["reward_ci"], row["errors"],
+             row["run_dir"]] for rank, row in enumerate(table["rows"], start=1)]
+
+
+def write_leaderboard(board: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
+    """Write ``leaderboard.md`` (one table per environment) and ``leaderboard.json`` into ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = ["# Leaderboard", "",
+             f"Generated {board['generated_at']}. Ranked by `{RANK_KEY}`; the interval is a 95% percentile "
+             "bootstrap. Errored rollouts are excluded from each score and counted under *errors*."]
+    for name, table in board["envs"].items():
+        lines += ["", f"## {name}", ""]
+        for warning in table["warnings"]:
+            lines += [f"> **Warning:** {warning}", ""]
+        lines.append(md_table(_headers(table), _cells(table)))
+    md_path, json_path = out_dir / "leaderboard.md", out_dir / "leaderboard.json"
+    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    json_path.write_text(json.dumps(board, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    return md_path, json_path
+
+
+def render_table(board: dict[str, Any]) -> list[Table]:
+    """One ``rich`` table per environment, for printing to a terminal."""
+    tables = []
+    for name, table in board["envs"].items():
+        caption = "; ".join(table["warnings"]) or None
+        rich_table = Table(title=f"{name} leaderboard", caption=caption)
+        for header in _headers(table):
+            rich_table.add_column(header, justify="left" if header in ("policy", "run") else "right")
+        for cells in _cells(table):
+            rich_table.add_row(*(fmt(c) for c in cells))
+        tables.append(rich_table)
+    return tables

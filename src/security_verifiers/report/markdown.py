@@ -1,0 +1,124 @@
+"""``report.md``: the human-readable form of ``summary.json``, with the plots linked next to it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from security_verifiers.envs.base import Environment
+
+#: A breakdown with more columns than this is printed transposed (metrics as rows) to stay readable.
+MAX_BREAKDOWN_COLUMNS = 10
+
+
+def fmt(value: Any) -> str:
+    """One table cell: floats to 4 decimals, ``None`` as a dash, a pair as an interval.
+
+    >>> fmt(0.123456), fmt(None), fmt(3), fmt([0.1, 0.25])
+    ('0.1235', '–', '3', '[0.1000, 0.2500]')
+    """
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return f"[{fmt(value[0])}, {fmt(value[1])}]"
+    return str(value)
+
+
+def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A GitHub-flavoured markdown table; pipes inside cells are escaped.
+
+    >>> print(md_table(["a", "b"], [[1, None]]))
+    | a | b |
+    |---|---|
+    | 1 | – |
+    """
+    def line(cells: Iterable[Any]) -> str:
+        return "| " + " | ".join(fmt(c).replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(headers), "|" + "|".join("---" for _ in headers) + "|", *(line(r) for r in rows)])
+
+
+def _breakdown_table(groups: dict[str, dict[str, Any]]) -> str:
+    keys = list(dict.fromkeys(k for row in groups.values() for k in row))
+    if len(keys) > MAX_BREAKDOWN_COLUMNS:
+        return md_table(["metric", *groups], ([k, *(row.get(k) for row in groups.values())] for k in keys))
+    return md_table(["group", *keys], ([name, *(row.get(k) for k in keys)] for name, row in groups.items()))
+
+
+def _header(env: Environment, summary: dict[str, Any]) -> list[str]:
+    config, dataset = summary["env"].get("config"), summary.get("dataset") or {}
+    lines = [f"# {env.name} {env.version} — {summary.get('model') or 'unknown model'}", "",
+             f"- Environment: `{env.name}` version {env.version}",
+             f"- Model: `{summary.get('model')}`",
+             f"- Run id: `{summary.get('run_id')}` (status: {summary.get('status') or 'unknown'})"]
+    lines += [f"- Dataset {key}: `{', '.join(map(str, value)) if isinstance(value, list) else value}`"
+              for key, value in dataset.items()]
+    if config:
+        lines.append(f"- Config: `{config}`")
+    return lines
+
+
+def _counts(summary: dict[str, Any]) -> list[str]:
+    c = summary["counts"]
+    lines = ["", "## Counts", "",
+             f"{c['rollouts']} rollouts: {c['scored']} scored, {c['errors']} errored "
+             f"(error rate {fmt(c['error_rate'])}).",
+             "",
+             "Errored rollouts are infrastructure failures (provider, timeout, tool, sandbox, scorer). "
+             "They are **excluded from every metric below**, not scored as wrong answers. "
+             "Answers that could not be parsed are the model's fault: they are scored at the minimum reward "
+             f"({c['parse_failures']} parse failures)."]
+    if c["errors_by_kind"]:
+        lines += ["", md_table(["error kind", "count"], c["errors_by_kind"].items())]
+    if c["parse_failures_by_status"]:
+        lines += ["", md_table(["parse status", "count"], c["parse_failures_by_status"].items())]
+    return lines
+
+
+def _metrics(summary: dict[str, Any]) -> list[str]:
+    metrics, intervals = summary["metrics"], summary["intervals"]
+    if not metrics:
+        return ["", "## Metrics", "", summary.get("note", "No metrics.")]
+    headline = [
+        [h["key"], "↑" if h["higher_is_better"] else "↓", metrics.get(h["key"]), intervals.get(h["key"])]
+        for h in summary["headline_metrics"]
+    ]
+    return ["", "## Headline metrics", "", "95% intervals: percentile bootstrap over rollouts.", "",
+            md_table(["metric", "better", "value", "95% CI"], headline),
+            "", "## All metrics", "",
+            md_table(["metric", "value", "95% CI"], ([k, v, intervals.get(k)] for k, v in metrics.items()))]
+
+
+def _breakdowns(summary: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for name, groups in summary["breakdowns"].items():
+        if groups:
+            lines += ["", f"### By {name}", "", _breakdown_table(groups)]
+    return ["", "## Breakdowns", *lines] if lines else []
+
+
+def write_report(run_dir: Path, env: Environment, summary: dict[str, Any], plots: list[Path]) -> Path:
+    """Write ``run_dir/report.md`` from ``summary``; plots are linked relative to ``run_dir``."""
+    run_dir = Path(run_dir)
+    lines = _header(env, summary)
+    if summary.get("warnings"):
+        lines += ["", "## Warnings", "", *(f"- {w}" for w in summary["warnings"])]
+    lines += _counts(summary) + _metrics(summary) + _breakdowns(summary)
+    if plots:
+        lines += ["", "## Plots", ""]
+        for plot in plots:
+            rel = Path(os.path.relpath(Path(plot).resolve(), run_dir.resolve())).as_posix()
+            lines += [f"![{Path(plot).stem}]({rel})", ""]
+    u, lat = summary["usage"], summary["latency_s"]
+    lines += ["", "## Usage", "",
+              f"{u['prompt_tokens']} prompt tokens, {u['completion_tokens']} completion tokens "
+              "(all rollouts, errored ones included). "
+              f"Latency of uncached rollouts: mean {fmt(lat['mean'])} s, p50 {fmt(lat['p50'])} s, "
+              f"p95 {fmt(lat['p95'])} s.", ""]
+    path = run_dir / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path

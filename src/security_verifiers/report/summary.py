@@ -1,0 +1,107 @@
+"""``summary.json``: a run's counts, metrics, intervals and breakdowns, rebuilt from ``results.jsonl`` alone.
+
+Errored rollouts (infrastructure failures, ``record.error`` set) are excluded from every metric and
+counted instead, so a flaky endpoint can neither lower nor raise a model's score. Parse failures are
+the model's own fault: they are scored (at the minimum reward) and also counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from security_verifiers.core.metrics import ratio
+from security_verifiers.core.rundir import latest_by_key, read_records
+from security_verifiers.core.types import ParseStatus, RolloutRecord
+from security_verifiers.envs.base import Environment
+
+#: Version of the ``summary.json`` layout. Bump it when a field changes meaning.
+SUMMARY_SCHEMA_VERSION = 1
+NO_SCORED_NOTE = ("no scored rollouts: every rollout errored or the results file is empty, "
+                  "so there are no metrics")
+
+
+def read_results(path: Path) -> list[RolloutRecord]:
+    """The records of a ``results.jsonl``, one per ``(item_id, sample)``: the last one written wins.
+
+    A run killed mid-write leaves its final line cut short; that line is dropped. A malformed line
+    anywhere else means a corrupt file and raises ``ValueError`` naming the line. Repeats come from a
+    resumed run redoing a rollout, so the later record is the one that counts. A missing file reads as
+    no records (a run killed before its first rollout). The reading itself is
+    :mod:`security_verifiers.core.rundir`'s, so the runner and the report agree on what a run holds.
+    """
+    return latest_by_key(read_records(Path(path)))
+
+
+def _latency(records: list[RolloutRecord]) -> dict[str, float | None]:
+    """Mean and percentiles of the latency of uncached rollouts (a cache hit says nothing of speed)."""
+    seconds = np.array([r.latency_s for r in records if not r.cached], dtype=float)
+    if seconds.size == 0:
+        return {"mean": None, "p50": None, "p95": None}
+    p50, p95 = np.percentile(seconds, [50, 95])
+    return {"mean": float(seconds.mean()), "p50": float(p50), "p95": float(p95)}
+
+
+def _counts(records: list[RolloutRecord], ok: list[RolloutRecord]) -> dict[str, Any]:
+    errors = Counter(r.error.kind for r in records if r.error is not None)
+    parse_failures = Counter(
+        str(r.parse_status) for r in ok if r.parse_status is not None and r.parse_status != ParseStatus.OK
+    )
+    return {
+        "rollouts": len(records),
+        "scored": len(ok),
+        "errors": sum(errors.values()),
+        "errors_by_kind": dict(sorted(errors.items())),
+        "error_rate": ratio(sum(errors.values()), len(records)),
+        "parse_failures": sum(parse_failures.values()),
+        "parse_failures_by_status": dict(sorted(parse_failures.items())),
+        "cached": sum(r.cached for r in records),
+    }
+
+
+def _warnings(env: Environment, records: list[RolloutRecord]) -> list[str]:
+    """Records scored by another version of the environment are reported, never mixed in silently."""
+    versions = sorted({r.env_version for r in records} - {env.version})
+    if not versions:
+        return []
+    return [f"records were scored by {env.name} version(s) {', '.join(versions)}, but the metrics are "
+            f"computed by version {env.version}; their outcomes may not mean the same thing"]
+
+
+def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict[str, Any]) -> dict[str, Any]:
+    """The summary of one run: counts over all records, metrics over the records without an error.
+
+    ``env.metrics`` must return ``{"metrics": {...flat...}, "intervals": {...}, "breakdowns": {...}}``.
+    Usage counts every record (errored calls still spent tokens).
+    """
+    foreign = sorted({r.env for r in records} - {env.name})
+    if foreign:
+        raise ValueError(f"records of environment(s) {', '.join(foreign)} cannot be summarised as {env.name}")
+    ok = [r for r in records if r.error is None]
+    computed = env.metrics([r.outcome for r in ok]) if ok else {}
+    summary: dict[str, Any] = {
+        "schema_version": SUMMARY_SCHEMA_VERSION,
+        "env": {"name": env.name, "version": env.version, "config": env.config.model_dump(mode="json")},
+        "model": metadata.get("model"),
+        "run_id": metadata.get("run_id"),
+        "status": metadata.get("status"),
+        # The item ids stay in metadata.json: the summary describes the dataset, it does not list it.
+        "dataset": {k: v for k, v in (metadata.get("dataset") or {}).items() if k != "item_ids"},
+        "headline_metrics": [{"key": key, "higher_is_better": up} for key, up in env.headline_metrics],
+        "counts": _counts(records, ok),
+        "metrics": computed.get("metrics", {}),
+        "intervals": computed.get("intervals", {}),
+        "breakdowns": computed.get("breakdowns", {}),
+        "usage": {"prompt_tokens": sum(r.usage.prompt_tokens for r in records),
+                  "completion_tokens": sum(r.usage.completion_tokens for r in records)},
+        "latency_s": _latency(records),
+        "warnings": _warnings(env, records),
+    }
+    if not ok:
+        summary["note"] = NO_SCORED_NOTE
+    json.dumps(summary, allow_nan=False)  # fail here, not in a reader, if a NaN or non-JSON value slipped in
+    return summary

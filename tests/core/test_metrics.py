@@ -1,0 +1,181 @@
+"""The shared metrics against hand-computed values."""
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+from security_verifiers.core.metrics import (
+    aurc,
+    binary_decision_metrics,
+    bootstrap_ci,
+    breakdown,
+    confusion_matrix,
+    decision_confidence_loss,
+    ece,
+    mean_or_none,
+    reliability_bins,
+    risk_coverage_curve,
+)
+
+P, N, A = "positive", "negative", "abstain"
+
+DECISION_CASES = [
+    # Known confusion: tp=2, fn=1, fp=1, tn=2, everything covered.
+    ([1, 1, 1, 0, 0, 0], [P, P, N, P, N, N], [1] * 6,
+     {"tp": 2, "fn": 1, "fp": 1, "tn": 2, "tpr": 2 / 3, "fnr": 1 / 3, "fpr": 1 / 3, "precision": 2 / 3,
+      "f1": 2 / 3, "accuracy": 4 / 6, "coverage": 1.0, "abstain_rate": 0.0, "format_valid_rate": 1.0}),
+    # Abstentions leave tpr/fpr (covered only) but count in abstain_rate and lower coverage.
+    ([1, 1, 0, 0], [P, A, A, N], [1] * 4,
+     {"tpr": 1.0, "fpr": 0.0, "accuracy": 1.0, "n_abstain": 2, "abstain_rate": 0.5, "coverage": 0.5,
+      "format_valid_rate": 1.0}),
+    # Invalid answers: out of every rate, in format_valid_rate; an action on an invalid answer is ignored.
+    ([1, 1, 0, 0], [P, None, N, P], [1, 0, 1, 0],
+     {"tpr": 1.0, "fpr": 0.0, "n_valid": 2, "format_valid_rate": 0.5, "coverage": 0.5, "abstain_rate": 0.0}),
+    # No negatives: fpr undefined (None, not 0); all positives missed: f1 is 0, precision undefined.
+    ([1, 1], [N, N], [1, 1], {"tpr": 0.0, "fnr": 1.0, "fpr": None, "precision": None, "f1": 0.0}),
+    # Everything abstained: every covered-only rate is undefined, the all-item rates are not.
+    ([1, 0], [A, A], [1, 1], {"tpr": None, "fpr": None, "f1": None, "accuracy": None, "coverage": 0.0,
+                              "abstain_rate": 1.0}),
+    # No items at all: every rate undefined.
+    ([], [], [], {"n": 0, "tpr": None, "coverage": None, "abstain_rate": None, "format_valid_rate": None}),
+]
+
+
+@pytest.mark.parametrize(("y", "action", "valid", "expected"), DECISION_CASES)
+def test_binary_decision_metrics(y, action, valid, expected) -> None:
+    got = binary_decision_metrics(y, action, valid)
+    for key, value in expected.items():
+        assert got[key] == (pytest.approx(value) if value is not None else None), key
+    json.dumps(got, allow_nan=False)
+
+
+def test_decision_rates_partition_the_items() -> None:
+    rng = np.random.default_rng(3)
+    action = rng.choice([P, N, A], size=200)
+    m = binary_decision_metrics(rng.integers(0, 2, 200), action, rng.random(200) > 0.2)
+    assert m["coverage"] + m["abstain_rate"] + (1 - m["format_valid_rate"]) == pytest.approx(1.0)
+    assert all(type(v) in (int, float) or v is None for v in m.values())
+
+
+def test_mismatched_lengths_raise() -> None:
+    with pytest.raises(ValueError, match="equally long"):
+        binary_decision_metrics([1, 0], [P], [1, 1])
+
+
+def test_confusion_matrix_counts_every_item_once() -> None:
+    # Rows: truth negative, positive; columns: negative, abstain, positive, invalid.
+    got = confusion_matrix([0, 0, 0, 1, 1, 1, 1], [N, P, None, A, P, P, N], [1, 1, 0, 1, 1, 1, 1])
+    assert got == [[1, 0, 1, 1], [1, 1, 2, 0]]
+
+
+ECE_CASES = [
+    # Perfectly calibrated bins: forecast 0.25 with 1 in 4 positive, forecast 0.75 with 3 in 4.
+    ([0.25] * 4 + [0.75] * 4, [1, 0, 0, 0, 1, 1, 1, 0], 0.0),
+    # One bin, always wrong with full confidence: gap 1.
+    ([1.0, 1.0], [0, 0], 1.0),
+    # Two bins of two: |0.1 - 0.5| and |0.9 - 0.5|, each weight 1/2 -> 0.4.
+    ([0.1, 0.1, 0.9, 0.9], [0, 1, 0, 1], 0.4),
+    # No forecasts: undefined.
+    ([], [], None),
+]
+
+
+@pytest.mark.parametrize(("p", "y", "expected"), ECE_CASES)
+def test_ece(p, y, expected) -> None:
+    got = ece(p, y)
+    assert got == (pytest.approx(expected) if expected is not None else None)
+
+
+def test_ece_rejects_out_of_range_probabilities() -> None:
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        ece([0.5, 1.2], [0, 1])
+
+
+def test_reliability_bins_keep_empty_bins_and_put_one_in_the_last() -> None:
+    bins = reliability_bins([0.0, 1.0, 1.0], [0, 1, 0], n_bins=4)
+    assert [b["count"] for b in bins] == [1, 0, 0, 2]
+    assert bins[1]["mean_p"] is None and bins[3]["frac_positive"] == 0.5
+
+
+AURC_CASES = [
+    # No errors: risk 0 at every coverage.
+    ([0.9, 0.7, 0.6], [0, 0, 0], 0.0),
+    # Perfect ranker, 1 error in 3, ranked last: risks 0, 0, 1/3 -> area 1/9 (the minimum at this error rate).
+    ([0.9, 0.8, 0.6], [0, 0, 1], 1 / 9),
+    # Worst ranker, the error first: risks 1, 1/2, 1/3 -> area (1 + 1/2 + 1/3) / 3.
+    ([0.6, 0.8, 0.9], [0, 0, 1], (1 + 1 / 2 + 1 / 3) / 3),
+    # All tied: one point at full coverage, so area = overall error rate, whatever the order.
+    ([0.7, 0.7, 0.7, 0.7], [1, 0, 0, 0], 0.25),
+    # Empty: undefined.
+    ([], [], None),
+]
+
+
+@pytest.mark.parametrize(("confidence", "loss", "expected"), AURC_CASES)
+def test_aurc(confidence, loss, expected) -> None:
+    got = aurc(confidence, loss)
+    assert got == (pytest.approx(expected) if expected is not None else None)
+
+
+def test_perfect_ranker_beats_any_other_order() -> None:
+    rng = np.random.default_rng(0)
+    loss = (rng.random(50) < 0.3).astype(float)
+    perfect = 1.0 - loss + rng.random(50) * 0.1  # every error less confident than every correct answer
+    assert aurc(perfect, loss) <= aurc(rng.random(50), loss)
+
+
+def test_risk_coverage_curve_groups_ties() -> None:
+    coverage, risk = risk_coverage_curve([0.9, 0.5, 0.5], [0, 1, 0])
+    assert coverage.tolist() == pytest.approx([1 / 3, 1.0])
+    assert risk.tolist() == pytest.approx([0.0, 1 / 3])
+
+
+def test_decision_confidence_loss() -> None:
+    # p >= 0.5 decides positive; 0.5 is the least confident forecast.
+    conf, loss = decision_confidence_loss([0.5, 0.5, 0.1, 0.95], [1, 0, 1, 1])
+    assert conf.tolist() == pytest.approx([0.5, 0.5, 0.9, 0.95])
+    assert loss.tolist() == [0.0, 1.0, 1.0, 0.0]
+
+
+def test_bootstrap_ci_contains_estimate_and_is_deterministic() -> None:
+    values = np.random.default_rng(1).random(500)
+
+    def mean(idx: np.ndarray) -> float | None:
+        return mean_or_none(values[idx])
+
+    lo, hi = bootstrap_ci(len(values), mean, n_boot=300, seed=7)
+    assert lo < float(values.mean()) < hi
+    assert hi - lo < 0.1
+    assert bootstrap_ci(len(values), mean, n_boot=300, seed=7) == (lo, hi)
+    assert bootstrap_ci(len(values), mean, n_boot=300, seed=8) != (lo, hi)
+
+
+BOOT_EDGE_CASES = [
+    # No items: no interval.
+    (0, lambda idx: 1.0, (None, None)),
+    # A statistic that is never defined: no interval.
+    (5, lambda idx: None, (None, None)),
+    # A constant statistic: a zero-width interval at the constant.
+    (5, lambda idx: 2.0, (2.0, 2.0)),
+]
+
+
+@pytest.mark.parametrize(("n", "stat", "expected"), BOOT_EDGE_CASES)
+def test_bootstrap_ci_edge_cases(n, stat, expected) -> None:
+    assert bootstrap_ci(n, stat, n_boot=50) == expected
+
+
+def test_bootstrap_ci_is_fast_for_10k_items() -> None:
+    y = np.random.default_rng(2).integers(0, 2, 10_000).astype(float)
+    start = time.perf_counter()
+    bootstrap_ci(y.size, lambda idx: mean_or_none(y[idx]), n_boot=1000)
+    assert time.perf_counter() - start < 3.0
+
+
+def test_breakdown_groups_sorted_with_unknown() -> None:
+    rows = [{"family": "b", "r": 1.0}, {"family": "a", "r": 0.0}, {"family": "b", "r": 0.0}, {"family": None}]
+    got = breakdown(rows, "family", lambda g: {"n": len(g)})
+    assert list(got) == ["a", "b", "unknown"]
+    assert got["b"] == {"n": 2}
