@@ -119,7 +119,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     run_config = config_from_args(RunConfig, args)
     cache = None
     if not args.model.startswith("baseline:") and not args.no_cache:
-        cache_dir = Path(args.cache_dir or os.environ.get("SV_CACHE_DIR") or Path.home() / ".cache" / "security-verifiers")
+        default_dir = Path.home() / ".cache" / "security-verifiers"
+        cache_dir = Path(args.cache_dir or os.environ.get("SV_CACHE_DIR") or default_dir)
         cache = ResponseCache(cache_dir / "responses.sqlite")
     policy = resolve_policy(args.model, env, base_url=args.base_url, api_key_env=args.api_key_env,
                             sampling=sampling, timeout_s=run_config.timeout_s, max_retries=args.max_retries,

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from security_verifiers.core.parsing import ParseFailure, Parsed, final_json_object, parse_answer
+from security_verifiers.core.parsing import Parsed, ParseFailure, final_json_object, parse_answer
 from security_verifiers.core.types import ParseStatus
 
 

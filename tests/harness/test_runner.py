@@ -20,7 +20,8 @@ def truthful(item):
     return {"label": item.target["label"], "p_malicious": item.target["p_malicious"]}
 
 
-def run(policy, run_dir, config=RunConfig(concurrency=4), resume=False, data=DATA):
+def run(policy, run_dir, config=None, resume=False, data=DATA):
+    config = config or RunConfig(concurrency=4)
     return asyncio.run(run_eval(ENV, policy, data, run_dir, config, resume=resume, progress=False))
 
 

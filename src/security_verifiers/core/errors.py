@@ -8,7 +8,6 @@ carrying the kind of that boundary.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -38,7 +37,7 @@ def boundary(kind: ErrorKind) -> Iterator[None]:
         yield
     except InfraError:
         raise
-    except (TimeoutError, asyncio.TimeoutError) as err:
+    except TimeoutError as err:
         raise InfraError(ErrorKind.TIMEOUT, str(err) or "timed out") from err
     except Exception as err:  # noqa: BLE001 - this is the one place that classifies them
         raise InfraError(kind, f"{type(err).__name__}: {err}") from err
