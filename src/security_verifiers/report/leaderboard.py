@@ -102,9 +102,9 @@ def render_table(board: dict[str, Any]) -> list[Table]:
     for name, table in board["envs"].items():
         caption = "; ".join(table["warnings"]) or None
         rich_table = Table(title=f"{name} leaderboard", caption=caption)
-        for header in _headers(table):
-            rich_table.add_column(header, justify="left" if header in ("policy", "run") else "right")
+        for header in _headers(table)[:-1]:  # the run path is in the files, not the terminal
+            rich_table.add_column(header, justify="left" if header == "policy" else "right")
         for cells in _cells(table):
-            rich_table.add_row(*(fmt(c) for c in cells))
+            rich_table.add_row(*(fmt(c) for c in cells[:-1]))
         tables.append(rich_table)
     return tables

@@ -8,6 +8,7 @@ action, and they are separable, so the sum is too (tests check this numerically)
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -68,8 +69,16 @@ FIELDS = ("ts", "id.orig_h", "id.orig_p", "id.resp_h", "id.resp_p", "proto", "se
           "orig_bytes", "resp_bytes", "conn_state", "history", "orig_pkts", "resp_pkts")
 
 
+_FIELD_VALUES = operator.itemgetter(*FIELDS)
+
+
 def _row(flow: dict[str, Any]) -> str:
-    return "\t".join("-" if flow.get(f) is None else str(flow.get(f)) for f in FIELDS)
+    """One Zeek-style TSV row; ``-`` marks an unset field, as in Zeek logs."""
+    try:
+        values = _FIELD_VALUES(flow)
+    except KeyError:
+        values = tuple(flow.get(f) for f in FIELDS)
+    return "\t".join(["-" if v is None else str(v) for v in values])
 
 
 @register
