@@ -136,7 +136,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         run_dir = RunDir.for_run(root, env.name, args.model, args.run_id or new_run_id())
     print(f"run directory: {run_dir.path}", file=sys.stderr)
     outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, run_config, resume=args.resume,
-                                   progress=not args.quiet))
+                                   model_name=args.model, progress=not args.quiet))
     if cache is not None:
         cache.close()
     summary = regenerate(run_dir.path)

@@ -46,7 +46,7 @@ def run_bench(out: Path, env_names: list[str] | None = None) -> int:
                 run_dir = RunDir.for_run(out, env.name, model, split)
                 t0 = time.perf_counter()
                 outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, RunConfig(concurrency=1),
-                                               progress=False, extra_metadata={"bench": True}))
+                                               model_name=model, progress=False, extra_metadata={"bench": True}))
                 summary = regenerate(run_dir.path)
                 failures += outcome.errors
                 reward = summary.get("metrics", {}).get("reward_mean")

@@ -87,10 +87,14 @@ async def run_eval(
     config: RunConfig,
     *,
     resume: bool = False,
+    model_name: str | None = None,
     extra_metadata: dict[str, Any] | None = None,
     progress: bool = True,
 ) -> RunOutcome:
-    """Run every (item, sample) not yet finished in ``run_dir`` and record each rollout as it ends."""
+    """Run every (item, sample) not yet finished in ``run_dir`` and record each rollout as it ends.
+
+    ``model_name`` is the name the user gave (``baseline:gbdt``, ``gpt-4o-mini``); default: the policy's.
+    """
     metadata: dict[str, Any] = {
         "schema_version": METADATA_SCHEMA_VERSION,
         "run_id": run_dir.path.name,
@@ -100,7 +104,7 @@ async def run_eval(
         "dataset": {"id": dataset.id, "hash": dataset.hash, "splits": list(dataset.splits),
                     "source": dataset.source, "n": len(dataset), "item_ids": [i.id for i in dataset.items]},
         "policy": policy.describe(),
-        "model": policy.name,
+        "model": model_name or policy.name,
         "run": config.model_dump(mode="json"),
         "versions": environment_versions(),
         **(extra_metadata or {}),
