@@ -78,3 +78,37 @@ def test_error_rate_guard_stops_early_and_errors_are_not_scored(tmp_path) -> Non
     records = read_records(run_dir.results_path)
     assert all(r.reward is None and r.error.kind == "provider" for r in records)
     assert json.loads(run_dir.metadata_path.read_text())["status"] == "stopped"
+
+
+class BatchedEnv(type(ENV)):
+    score_batch_size = 8
+
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+        self.fail = fail
+
+    def score_many(self, items, transcripts):
+        self.batches.append(len(items))
+        if self.fail:
+            raise RuntimeError("semgrep crashed")
+        return super().score_many(items, transcripts)
+
+
+def test_batched_scoring_scores_every_rollout_once(tmp_path) -> None:
+    env = BatchedEnv()
+    run_dir = RunDir(tmp_path / "run")
+    asyncio.run(run_eval(env, ScriptedPolicy(truthful), DATA, run_dir, RunConfig(concurrency=3), progress=False))
+    records = read_records(run_dir.results_path)
+    assert sorted(r.item_id for r in records) == sorted(i.id for i in DATA.items)
+    assert all(r.reward == 1.0 for r in records)
+    assert sum(env.batches) == len(DATA) and max(env.batches) <= 8 + 2  # a batch may gain in-flight rollouts
+
+
+def test_a_failed_batch_is_a_scorer_error_for_each_rollout(tmp_path) -> None:
+    env = BatchedEnv(fail=True)
+    run_dir = RunDir(tmp_path / "run")
+    asyncio.run(run_eval(env, ScriptedPolicy(truthful), DATA, run_dir, RunConfig(max_error_rate=1.0),
+                         progress=False))
+    records = read_records(run_dir.results_path)
+    assert len(records) == len(DATA) and all(r.error.kind == "scorer" and r.reward is None for r in records)

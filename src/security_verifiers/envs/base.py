@@ -54,6 +54,8 @@ class Environment(ABC):
     #: that no hack beats any honest one, and that ``reference`` beats everything).
     honest_baselines: ClassVar[tuple[str, ...]] = ()
     hack_baselines: ClassVar[tuple[str, ...]] = ()
+    #: Rollouts scored together by ``score_many`` (> 1 when a checker is cheaper in batches, e.g. semgrep).
+    score_batch_size: ClassVar[int] = 1
     #: Max assistant turns in one episode (more than one only when the environment offers tools).
     max_turns: ClassVar[int] = 1
 
@@ -90,6 +92,10 @@ class Environment(ABC):
     @abstractmethod
     def score(self, item: Item, transcript: Transcript) -> Score:
         """The one scorer: reward, components, outcome and parse status. Never raises on bad model output."""
+
+    def score_many(self, items: Sequence[Item], transcripts: Sequence[Transcript]) -> list[Score]:
+        """Score several rollouts; the same verdicts as ``score`` one by one, possibly computed in one batch."""
+        return [self.score(item, transcript) for item, transcript in zip(items, transcripts, strict=True)]
 
     @abstractmethod
     def metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -10,15 +10,19 @@ import asyncio
 import time
 
 from security_verifiers.core.errors import ErrorKind, InfraError, boundary
-from security_verifiers.core.types import ErrorRecord, Item, Message, RolloutRecord, Transcript, Usage
+from security_verifiers.core.types import ErrorRecord, Item, Message, RolloutRecord, Score, Transcript, Usage
 from security_verifiers.envs.base import Environment
 from security_verifiers.models.base import Policy
 
 
-async def run_episode(
+async def play_episode(
     env: Environment, policy: Policy, item: Item, sample: int = 0, timeout_s: float = 120.0
-) -> RolloutRecord:
-    """Play one episode of ``env`` on ``item`` with ``policy`` and score it."""
+) -> tuple[RolloutRecord, Transcript | None]:
+    """Run the dialogue of one episode (policy turns and tool calls), without scoring it.
+
+    Returns the record so far and the transcript to score, or ``None`` when an infrastructure
+    error ended the episode (the record then carries the error and no reward).
+    """
     messages: list[Message] = env.prompt(item)
     toolbox = env.tools(item)
     schemas = toolbox.schemas() if toolbox is not None else None
@@ -45,21 +49,56 @@ async def run_episode(
                 tool_seconds += time.perf_counter() - t0
                 tool_calls += 1
                 messages.append(Message(role="tool", content=result, tool_call_id=call.id))
-        transcript = Transcript(messages=messages, tool_calls=tool_calls, tool_seconds=tool_seconds)
-        with boundary(ErrorKind.SCORER):
-            score = env.score(item, transcript)
     except InfraError as err:
-        record.transcript = Transcript(messages=messages, tool_calls=tool_calls, tool_seconds=tool_seconds)
         record.error = ErrorRecord(kind=err.kind.value, message=err.message)
-        record.usage = usage
-        record.latency_s = time.perf_counter() - start
+        transcript = None
+    else:
+        transcript = Transcript(messages=messages, tool_calls=tool_calls, tool_seconds=tool_seconds)
+    record.transcript = Transcript(messages=messages, tool_calls=tool_calls, tool_seconds=tool_seconds)
+    record.usage = usage
+    record.cached = all_cached and record.error is None
+    record.latency_s = time.perf_counter() - start
+    return record, transcript
+
+
+def apply_score(record: RolloutRecord, score: Score | InfraError) -> RolloutRecord:
+    """Fill a played record with its score, or with the scorer's infrastructure error."""
+    if isinstance(score, InfraError):
+        record.error = ErrorRecord(kind=score.kind.value, message=score.message)
         return record
-    record.transcript = transcript
     record.reward = score.reward
     record.components = score.components
     record.outcome = score.outcome
     record.parse_status = score.parse_status
-    record.usage = usage
-    record.latency_s = time.perf_counter() - start
-    record.cached = all_cached
     return record
+
+
+def score_one(env: Environment, item: Item, transcript: Transcript) -> Score | InfraError:
+    try:
+        with boundary(ErrorKind.SCORER):
+            return env.score(item, transcript)
+    except InfraError as err:
+        return err
+
+
+def score_batch(env: Environment, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]:
+    """Score several rollouts at once (an environment may batch its checkers); a failure of the whole
+    batch is attributed to every rollout in it."""
+    try:
+        with boundary(ErrorKind.SCORER):
+            scores = env.score_many(items, transcripts)
+    except InfraError as err:
+        return [err] * len(items)
+    if len(scores) != len(items):
+        return [InfraError(ErrorKind.SCORER, "score_many returned the wrong number of scores")] * len(items)
+    return scores
+
+
+async def run_episode(
+    env: Environment, policy: Policy, item: Item, sample: int = 0, timeout_s: float = 120.0
+) -> RolloutRecord:
+    """Play one episode of ``env`` on ``item`` with ``policy`` and score it."""
+    record, transcript = await play_episode(env, policy, item, sample, timeout_s)
+    if transcript is None:
+        return record
+    return apply_score(record, score_one(env, item, transcript))

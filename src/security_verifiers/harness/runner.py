@@ -24,9 +24,9 @@ from security_verifiers.core.rundir import (
     environment_versions,
     now_iso,
 )
-from security_verifiers.core.types import Item, RolloutRecord, Usage
+from security_verifiers.core.types import Item, RolloutRecord, Transcript, Usage
 from security_verifiers.envs.base import Environment
-from security_verifiers.harness.episode import run_episode
+from security_verifiers.harness.episode import apply_score, play_episode, run_episode, score_batch
 from security_verifiers.models.base import Policy
 
 
@@ -142,26 +142,52 @@ async def run_eval(
 
     progress_bar, task_id = _make_progress(progress, f"{env.name} · {policy.name}", total, len(kept))
 
-    async def worker() -> None:
+    def record_done(record: RolloutRecord) -> None:
         nonlocal finished, usage, stopped_early
+        run_dir.append(record)
+        finished += 1
+        usage = usage + record.usage
+        if record.error is not None:
+            errors[record.error.kind] += 1
+            if finished >= _EARLY_STOP_MIN and sum(errors.values()) / finished > config.max_error_rate:
+                stopped_early = True
+        if progress_bar is not None:
+            progress_bar.update(task_id, advance=1)
+
+    batch_size = env.score_batch_size
+    to_score: list[tuple[Item, RolloutRecord, Transcript]] = []
+    score_lock = asyncio.Lock()
+
+    async def flush() -> None:
+        """Score what is waiting in one batch, in a thread, so other episodes keep playing meanwhile."""
+        async with score_lock:
+            chunk = to_score[:]
+            to_score.clear()
+            if not chunk:
+                return
+            scores = await asyncio.to_thread(score_batch, env, [c[0] for c in chunk], [c[2] for c in chunk])
+            for (_item, record, _transcript), score in zip(chunk, scores, strict=True):
+                record_done(apply_score(record, score))
+
+    async def worker() -> None:
         while pending and not stopped_early:
             item, sample = pending.popleft()
-            record = await run_episode(env, policy, item, sample, config.timeout_s)
-            run_dir.append(record)
-            finished += 1
-            usage = usage + record.usage
-            if record.error is not None:
-                errors[record.error.kind] += 1
-                n_err = sum(errors.values())
-                if finished >= _EARLY_STOP_MIN and n_err / finished > config.max_error_rate:
-                    stopped_early = True
-            if progress_bar is not None:
-                progress_bar.update(task_id, advance=1)
+            if batch_size == 1:
+                record_done(await run_episode(env, policy, item, sample, config.timeout_s))
+                continue
+            record, transcript = await play_episode(env, policy, item, sample, config.timeout_s)
+            if transcript is None:
+                record_done(record)
+            else:
+                to_score.append((item, record, transcript))
+            if len(to_score) >= batch_size:
+                await flush()
 
     try:
         if progress_bar is not None:
             progress_bar.start()
         await asyncio.gather(*(worker() for _ in range(min(config.concurrency, max(1, len(pending))))))
+        await flush()
     finally:
         if progress_bar is not None:
             progress_bar.stop()
