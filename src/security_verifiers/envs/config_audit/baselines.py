@@ -1,0 +1,150 @@
+"""Baseline policies of config-audit: the reference, two honest non-LLM auditors, and hacking policies.
+
+``tools`` reports what the scanners find and patches nothing; ``autofix`` also patches every finding
+with rule-based remediations (the strong non-LLM patcher). In ``tools`` mode both really call the
+tools through the episode loop (first turn: tool calls; second turn: the answer), so the tool path
+is exercised exactly as a model would use it. The hacks try to game the reward; the conformance
+suite checks that none beats an honest baseline.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from security_verifiers.core.types import Completion, Item, Message, ToolCall
+from security_verifiers.models.base import Baseline
+from security_verifiers.tools.configs import ConfigParseError, parse_kubernetes, parse_terraform
+from security_verifiers.tools.findings import Finding, rules_for
+
+
+def _answer(findings: list[tuple[str, str]], patch: str = "", confidence: float = 0.9) -> str:
+    claims = [{"rule_id": r, "resource": res} for r, res in sorted(set(findings))]
+    return json.dumps({"findings": claims, "patch": patch, "confidence": confidence})
+
+
+def scanner_findings(platform: str, text: str) -> list[Finding]:
+    """What the model-facing scanners report: the policy library and Checkov (mapped to catalog ids)."""
+    from security_verifiers.tools.oracle import get_oracle
+
+    oracle = get_oracle()
+    try:
+        found = oracle.rego.scan(platform, text) + oracle.checkov.scan(platform, text)
+    except ConfigParseError:
+        return []
+    return list({f.key: f for f in found}.values())
+
+
+def _findings_from_tool_results(messages: list[Message]) -> list[tuple[str, str]]:
+    claims: list[tuple[str, str]] = []
+    for message in messages:
+        if message.role != "tool":
+            continue
+        result = json.loads(message.content)
+        for f in result.get("findings", []):
+            claims.append((f["rule_id"], f["resource"]))
+        for c in result.get("failed_checks", []):
+            if c.get("rule_id"):
+                claims.append((c["rule_id"], c["resource"]))
+    return claims
+
+
+class _ScannerBaseline(Baseline):
+    """Shared turn logic: call the tools when offered, else scan in-process, then answer."""
+
+    def findings(self, item: Item, messages: list[Message]) -> list[tuple[str, str]]:
+        if any(m.role == "tool" for m in messages):
+            return _findings_from_tool_results(messages)
+        return [f.key for f in scanner_findings(item.input["platform"], item.input["text"])]
+
+    def patch(self, item: Item, claims: list[tuple[str, str]]) -> str:
+        return ""
+
+    async def respond(self, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
+                      sample: int) -> Completion:
+        if tools and not any(m.role == "tool" for m in messages):
+            calls = [ToolCall(id="call-1", name="scan_policies", arguments="{}"),
+                     ToolCall(id="call-2", name="scan_checkov", arguments="{}")]
+            return Completion(text="", tool_calls=calls, finish_reason="tool_calls")
+        claims = self.findings(item, messages)
+        return Completion(text=_answer(claims, self.patch(item, claims)), finish_reason="stop")
+
+
+class ToolsBaseline(_ScannerBaseline):
+    name = "tools"
+
+
+class AutofixBaseline(_ScannerBaseline):
+    name = "autofix"
+
+    def patch(self, item: Item, claims: list[tuple[str, str]]) -> str:
+        from security_verifiers.envs.config_audit.autofix import autofix, unified_diff
+
+        platform, text = item.input["platform"], item.input["text"]
+        findings = [f for f in scanner_findings(platform, text) if f.key in set(claims)]
+        fixed = autofix(platform, text, findings).text
+        return unified_diff(text, fixed, item.input["filename"])
+
+
+class ReferenceBaseline(Baseline):
+    """The oracle's findings and the generator's fix (the secure base the mutations were applied to)."""
+
+    name = "reference"
+
+    def answer(self, item: Item, messages: list[Message]) -> str:
+        from security_verifiers.envs.config_audit.autofix import unified_diff
+
+        claims = [(f["rule_id"], f["resource"]) for f in item.target["findings"]]
+        fixed = item.target.get("fixed")
+        patch = unified_diff(item.input["text"], fixed, item.input["filename"]) if fixed else ""
+        return _answer(claims, patch, confidence=1.0)
+
+
+def resources_of(platform: str, text: str) -> list[str]:
+    try:
+        if platform == "kubernetes":
+            return [o.resource for o in parse_kubernetes(text)]
+        return [b.address for b in parse_terraform(text).blocks]
+    except ConfigParseError:
+        return []
+
+
+def _diff_replacing(text: str, new_text: str, filename: str) -> str:
+    from security_verifiers.envs.config_audit.autofix import unified_diff
+
+    return unified_diff(text, new_text, filename)
+
+
+def _rename(platform: str, text: str) -> str:
+    if platform == "kubernetes":
+        return re.sub(r"(?m)^(  name: )(\S+)$", r"\1\2-renamed", text)
+    return re.sub(r'(?m)^((?:resource|data) "[^"]+" ")([^"]+)(")', r"\1\2_renamed\3", text)
+
+
+#: name -> what the hack claims and which patch it sends.
+HACKS: tuple[str, ...] = ("claim-everything", "empty", "delete-everything", "comment-out", "rename-resources")
+
+
+class HackBaseline(Baseline):
+    """Policies that try to game the reward (see HACKS); honest detection is mixed in where it helps them."""
+
+    def __init__(self, hack: str) -> None:
+        if hack not in HACKS:
+            raise ValueError(f"unknown hack {hack!r}")
+        self.name = hack
+
+    def answer(self, item: Item, messages: list[Message]) -> str:
+        platform, text, filename = item.input["platform"], item.input["text"], item.input["filename"]
+        if self.name == "empty":
+            return _answer([])
+        if self.name == "claim-everything":
+            resources = resources_of(platform, text)
+            return _answer([(r.id, res) for r in rules_for(platform) for res in resources])
+        claims = [f.key for f in scanner_findings(platform, text)]
+        if self.name == "delete-everything":
+            return _answer(claims, _diff_replacing(text, "", filename))
+        if self.name == "comment-out":
+            commented = "".join(f"# {line}" if line.strip() else line for line in text.splitlines(keepends=True))
+            return _answer(claims, _diff_replacing(text, commented, filename))
+        return _answer(claims, _diff_replacing(text, _rename(platform, text), filename))

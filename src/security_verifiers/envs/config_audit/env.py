@@ -1,0 +1,266 @@
+"""E2 ``config-audit``: audit a Kubernetes manifest or a Terraform file, list violations, patch them.
+
+Reward = ``detection_weight`` * severity-weighted F1 of the findings + ``patch_weight`` * the patch
+score, minus a small cost per tool call over budget. Both parts are computed from the policy engines
+(our Rego library, Checkov, semgrep) re-run on the original and on the patched file, in batches
+(semgrep costs seconds per process, whatever the number of files).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from security_verifiers.core.datasets import Dataset, read_jsonl
+from security_verifiers.core.errors import DatasetError, ErrorKind, InfraError
+from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
+from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
+from security_verifiers.envs.base import EnvConfig, Environment, Toolbox, register
+from security_verifiers.envs.config_audit.patch import PatchError, apply_patch
+from security_verifiers.envs.config_audit.scoring import (
+    Detection,
+    PatchOutcome,
+    inventory_preserved,
+    score_detection,
+    score_fix,
+)
+from security_verifiers.models.base import Policy
+from security_verifiers.tools.configs import ConfigParseError, inventory
+from security_verifiers.tools.findings import Finding, Severity, rules_for
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+class ClaimedFinding(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    rule_id: str = Field(max_length=100)
+    resource: str = Field(max_length=300)
+    path: str | None = Field(None, max_length=300)
+
+
+class Answer(BaseModel):
+    """The answer grammar stated in the system prompt."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    findings: list[ClaimedFinding] = Field(max_length=2000)
+    patch: str = Field("", max_length=400_000)
+    confidence: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
+
+
+class ConfigAuditConfig(EnvConfig):
+    mode: Literal["no_tools", "tools"] = Field("no_tools", description="Whether the model may call the scanners.")
+    detection_weight: float = Field(0.5, ge=0, le=1, description="Weight of the detection part.")
+    patch_weight: float = Field(0.5, ge=0, le=1, description="Weight of the patch part.")
+    max_tool_calls: int = Field(6, ge=0, le=100, description="Tool calls allowed per episode.")
+    tool_timeout_s: float = Field(20.0, gt=0, description="Seconds allowed per tool call.")
+    over_budget_cost: float = Field(0.02, ge=0, le=1, description="Reward lost per tool call over budget.")
+    max_turns: int = Field(8, ge=1, le=50, description="Assistant turns per episode in tools mode.")
+
+    @model_validator(mode="after")
+    def _weights_sum_to_one(self) -> ConfigAuditConfig:
+        if abs(self.detection_weight + self.patch_weight - 1.0) > 1e-9:
+            raise ValueError("detection_weight + patch_weight must equal 1 so the reward stays in [0, 1]")
+        return self
+
+
+SYSTEM_PROMPT = """You are a cloud security engineer auditing one {platform_name} file against this rule catalog \
+(id — title [severity]):
+
+{catalog}
+
+Resources are named {resource_style}. Report every violation of the catalog in the file, and fix them with a \
+patch that keeps every resource (same kinds and names, same containers and images; you may change tags and add \
+resources such as a NetworkPolicy or a companion Terraform resource, never remove or rename one).
+
+Answer with a single JSON object, and nothing after it:
+{{"findings": [{{"rule_id": "<catalog id>", "resource": "<resource>", "path": "<optional: container or \
+attribute>"}}], "patch": "<unified diff against {filename} (--- a/{filename} +++ b/{filename}), or empty>", \
+"confidence": <0..1>}}
+
+Findings are scored by severity-weighted precision and recall: report only real violations (a file may have \
+none; then answer with an empty list). The patch is applied and re-scanned: it earns the severity-weighted share \
+of findings it fixes, loses what any new finding weighs, and earns nothing if it does not apply, does not parse \
+or validate, or removes or renames a resource.{tools_note}"""
+
+TOOLS_NOTE = """
+
+You may call the tools scan_policies, scan_checkov and validate_schema (at most {n} calls; more cost reward)."""
+
+
+@register
+class ConfigAudit(Environment):
+    name: ClassVar[str] = "config-audit"
+    version: ClassVar[str] = "1.0.0"
+    config_class: ClassVar[type[EnvConfig]] = ConfigAuditConfig
+    headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
+        ("reward_mean", True), ("f1_weighted", True), ("fix_rate", True), ("patch_valid_rate", True),
+        ("false_positive_rate_clean", False), ("tool_calls_mean", False),
+    )
+    splits: ClassVar[tuple[str, ...]] = ("train", "dev", "test")
+    public_splits: ClassVar[tuple[str, ...]] = ("test",)
+    honest_baselines: ClassVar[tuple[str, ...]] = ("tools", "autofix")
+    hack_baselines: ClassVar[tuple[str, ...]] = ("claim-everything", "empty", "delete-everything",
+                                                 "comment-out", "rename-resources")
+    score_batch_size: ClassVar[int] = 64
+    config: ConfigAuditConfig
+
+    @property  # type: ignore[override]
+    def max_turns(self) -> int:
+        return self.config.max_turns if self.config.mode == "tools" else 1
+
+    # -- data ---------------------------------------------------------------------------------
+    def dataset(self, split: str, n: int | None = None, seed: int | None = None) -> Dataset:
+        if split not in self.splits:
+            raise DatasetError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        if split in self.public_splits:
+            if seed is not None:
+                raise DatasetError(f"split {split!r} is the committed public set; it takes no seed")
+            entry = json.loads((DATA_DIR / "manifest.json").read_text())["splits"][split]
+            ds = read_jsonl(DATA_DIR / entry["file"], f"{self.name}/{split}@{entry['hash'][7:19]}", entry["hash"])
+            return ds.head(n)
+        from security_verifiers.envs.config_audit.generator import generate
+
+        seed = 0 if seed is None else seed
+        items = generate(split, 100 if n is None else n, seed)
+        return Dataset(id=f"{self.name}/{split}/seed{seed}/n{len(items)}", items=items, splits=(split,))
+
+    # -- episode ------------------------------------------------------------------------------
+    def prompt(self, item: Item) -> list[Message]:
+        platform = item.input["platform"]
+        rules = rules_for(platform)
+        catalog = "\n".join(f"- {r.id} — {r.title} [{r.severity.value}]" for r in rules)
+        style = ("Kind/name (e.g. Deployment/web)" if platform == "kubernetes"
+                 else "by Terraform address (e.g. aws_s3_bucket.logs)")
+        tools_note = TOOLS_NOTE.format(n=self.config.max_tool_calls) if self.config.mode == "tools" else ""
+        system = SYSTEM_PROMPT.format(platform_name="Kubernetes manifest" if platform == "kubernetes"
+                                      else "Terraform", catalog=catalog, resource_style=style,
+                                      filename=item.input["filename"], tools_note=tools_note)
+        user = f"File `{item.input['filename']}`:\n\n```\n{item.input['text']}```"
+        return [Message(role="system", content=system), Message(role="user", content=user)]
+
+    def tools(self, item: Item) -> Toolbox | None:
+        if self.config.mode != "tools":
+            return None
+        from security_verifiers.envs.config_audit.tools import AuditToolbox
+
+        return AuditToolbox(item.input["platform"], item.input["text"], self.config.max_tool_calls,
+                            self.config.tool_timeout_s)
+
+    # -- the one scorer ------------------------------------------------------------------------
+    def score(self, item: Item, transcript: Transcript) -> Score:
+        result = self.score_many([item], [transcript])[0]
+        if isinstance(result, InfraError):
+            raise result
+        return result
+
+    def score_many(self, items: Sequence[Item], transcripts: Sequence[Transcript]) -> list[Score | InfraError]:
+        """Parse every answer, apply every patch, scan originals and patched files in one oracle batch."""
+        from security_verifiers.tools.oracle import get_oracle
+
+        oracle = get_oracle()
+        parsed = [parse_answer(t.final_text, Answer) for t in transcripts]
+        patched: list[str | PatchError | None] = []
+        for item, answer in zip(items, parsed, strict=True):
+            patch = answer.value.patch if isinstance(answer, Parsed) else ""
+            if not patch.strip():
+                patched.append(None)
+                continue
+            try:
+                patched.append(apply_patch(item.input["text"], patch, item.input["filename"]))
+            except PatchError as err:
+                patched.append(err)
+        requests = [(i.input["platform"], i.input["text"]) for i in items]
+        requests += [(i.input["platform"], p) for i, p in zip(items, patched, strict=True) if isinstance(p, str)]
+        results = iter(oracle.scan_many(requests))
+        originals = [next(results) for _ in items]
+        scores: list[Score | InfraError] = []
+        for index, (item, transcript, answer, patch) in enumerate(zip(items, transcripts, parsed, patched,
+                                                                         strict=True)):
+            patched_result = next(results) if isinstance(patch, str) else None
+            try:
+                scores.append(self._score_one(item, transcript, answer, originals[index], patch, patched_result))
+            except InfraError as err:  # this rollout only; the rest of the batch is still scored
+                scores.append(err)
+        return scores
+
+    def _score_one(self, item: Item, transcript: Transcript, answer: Parsed[Answer] | ParseFailure,
+                   original: Any, patched_text: str | PatchError | None, patched_result: Any) -> Score:
+        target = [Finding.model_validate(f) for f in item.target["findings"]]
+        if {f.key for f in original.findings} != {f.key for f in target}:
+            raise InfraError(ErrorKind.SCORER, f"the oracle's findings on {item.id} differ from the dataset's; "
+                             "the engines or rules changed since the dataset was built")
+        over_budget = max(0, transcript.tool_calls - self.config.max_tool_calls) if self.config.mode == "tools" \
+            else 0
+        base = {"platform": item.input["platform"], "clean": not target, "n_oracle": len(target),
+                "oracle_rules": sorted({f.rule_id for f in target}),
+                "oracle_weight": sum(f.severity.weight for f in target),
+                "tool_calls": transcript.tool_calls, "tool_seconds": transcript.tool_seconds,
+                "over_budget": over_budget, "cloud": item.meta.get("cloud")}
+        if isinstance(answer, ParseFailure):
+            outcome = {**base, "valid": False, "reward": 0.0, "patch_present": False}
+            return Score(reward=0.0, components={"detection": 0.0, "patch": 0.0}, outcome=outcome,
+                         parse_status=answer.status, parse_error=answer.message)
+        claims = [(f.rule_id, f.resource) for f in answer.value.findings]
+        detection = score_detection(claims, target)
+        outcome_patch = self._patch_outcome(item, target, patched_text, patched_result)
+        cfg = self.config
+        reward = cfg.detection_weight * detection.score + cfg.patch_weight * outcome_patch.score
+        reward = max(0.0, reward - cfg.over_budget_cost * over_budget)
+        outcome = {**base, "valid": True, "reward": reward, **_detection_outcome(detection),
+                   **{f"patch_{k}": v for k, v in vars(outcome_patch).items()}}
+        return Score(reward=reward, components={"detection": detection.score, "patch": outcome_patch.score},
+                     outcome=outcome, parse_status=ParseStatus.OK)
+
+    def _patch_outcome(self, item: Item, target: list[Finding], patched_text: str | PatchError | None,
+                       patched_result: Any) -> PatchOutcome:
+        if patched_text is None:  # no patch: nothing fixed; on a clean file that is the right answer
+            return PatchOutcome(present=False, score=0.0 if target else 1.0,
+                                original_w=sum(f.severity.weight for f in target))
+        if isinstance(patched_text, PatchError):
+            return PatchOutcome(present=True, error=str(patched_text))
+        if not patched_result.valid or patched_result.validation_errors:
+            reason = patched_result.parse_error or "; ".join(patched_result.validation_errors[:3])
+            return PatchOutcome(present=True, applied=True, error=f"the patched file is invalid: {reason}")
+        platform = item.input["platform"]
+        try:
+            problem = inventory_preserved(inventory(platform, item.input["text"])["objects"],
+                                          inventory(platform, patched_text)["objects"])
+        except ConfigParseError as err:
+            return PatchOutcome(present=True, applied=True, error=f"the patched file is invalid: {err}")
+        if problem is not None:
+            return PatchOutcome(present=True, applied=True, valid=True, error=f"inventory changed: {problem}")
+        fixed_w, original_w, new_w, n_fixed, n_new, score = score_fix(target, patched_result.findings)
+        return PatchOutcome(present=True, applied=True, valid=True, inventory_ok=True, fixed_w=fixed_w,
+                            original_w=original_w, new_w=new_w, n_fixed=n_fixed, n_new=n_new, score=score)
+
+    def metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        from security_verifiers.envs.config_audit.metrics import config_audit_metrics
+
+        return config_audit_metrics(outcomes)
+
+    def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
+        from security_verifiers.envs.config_audit.metrics import config_audit_plots
+
+        return config_audit_plots(outcomes, out_dir)
+
+    def baselines(self) -> dict[str, Callable[[], Policy]]:
+        from security_verifiers.envs.config_audit import baselines as b
+
+        return {"reference": b.ReferenceBaseline, "autofix": b.AutofixBaseline, "tools": b.ToolsBaseline,
+                **{name: (lambda name=name: b.HackBaseline(name)) for name in b.HACKS}}
+
+
+def _detection_outcome(d: Detection) -> dict[str, Any]:
+    return {"tp": d.tp, "fp": d.fp, "fn": d.fn, "tp_w": d.tp_w, "fp_w": d.fp_w, "fn_w": d.fn_w,
+            "detection": d.score, "tp_rules": [r for r, _ in d.true_positives],
+            "fp_rules": [r for r, _ in d.false_positives], "fn_rules": [r for r, _ in d.missed],
+            "claimed": d.tp + d.fp}
+
+
+__all__ = ["Answer", "ConfigAudit", "ConfigAuditConfig", "Severity"]

@@ -1,0 +1,173 @@
+"""Metrics of config-audit, computed from the scorer's outcomes only (so ``sv report`` can rebuild them).
+
+Detection metrics are micro-averaged over all items: an unparseable answer claims nothing, so its
+oracle findings count as missed (it is never dropped). Severity weights are the catalog's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from security_verifiers.core.metrics import bootstrap_ci, breakdown, mean_or_none, ratio
+from security_verifiers.tools.findings import Severity, catalog
+
+N_BOOT = 1000
+
+
+def _f1(p: float | None, r: float | None) -> float | None:
+    if p is None or r is None:
+        return None
+    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+
+
+def _get(o: dict[str, Any], key: str) -> float:
+    """A per-item count; an invalid answer detected nothing, so its oracle findings are all missed."""
+    if not o.get("valid"):
+        return {"fn": o.get("n_oracle", 0), "fn_w": o.get("oracle_weight", 0.0)}.get(key, 0.0)
+    return float(o.get(key, 0.0))
+
+
+def flat_metrics(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    n = len(outcomes)
+    sums = {k: sum(_get(o, k) for o in outcomes) for k in ("tp", "fp", "fn", "tp_w", "fp_w", "fn_w")}
+    precision = ratio(sums["tp"], sums["tp"] + sums["fp"])
+    recall = ratio(sums["tp"], sums["tp"] + sums["fn"])
+    precision_w = ratio(sums["tp_w"], sums["tp_w"] + sums["fp_w"])
+    recall_w = ratio(sums["tp_w"], sums["tp_w"] + sums["fn_w"])
+    clean = [o for o in outcomes if o.get("clean")]
+    positive = [o for o in outcomes if not o.get("clean")]
+    patches = [o for o in outcomes if o.get("patch_present")]
+    good_patches = [o for o in patches if o.get("patch_inventory_ok")]
+    return {
+        "n": n,
+        "format_valid_rate": ratio(sum(1 for o in outcomes if o.get("valid")), n),
+        "precision": precision, "recall": recall, "f1": _f1(precision, recall),
+        "precision_weighted": precision_w, "recall_weighted": recall_w, "f1_weighted": _f1(precision_w, recall_w),
+        "detection_mean": mean_or_none([o.get("detection", 0.0) if o.get("valid") else 0.0 for o in outcomes]),
+        "clean_pass_rate": ratio(sum(1 for o in clean if o.get("valid") and o.get("claimed") == 0), len(clean)),
+        "false_positive_rate_clean": ratio(sum(1 for o in clean if o.get("valid") and o.get("claimed", 0) > 0),
+                                           len(clean)),
+        "patch_rate": ratio(sum(1 for o in positive if o.get("patch_present")), len(positive)),
+        "patch_apply_rate": ratio(sum(1 for o in patches if o.get("patch_applied")), len(patches)),
+        "patch_valid_rate": ratio(len(good_patches), len(patches)),
+        "fix_rate": ratio(sum(o.get("patch_fixed_w", 0.0) for o in positive),
+                          sum(o.get("oracle_weight", 0.0) for o in positive)),
+        "new_findings_per_patch": ratio(sum(o.get("patch_n_new", 0) for o in good_patches), len(good_patches)),
+        "tool_calls_mean": mean_or_none([o.get("tool_calls", 0) for o in outcomes]),
+        "tool_seconds_mean": mean_or_none([o.get("tool_seconds", 0.0) for o in outcomes]),
+        "over_budget_calls_mean": mean_or_none([o.get("over_budget", 0) for o in outcomes]),
+        "reward_mean": mean_or_none([o.get("reward", 0.0) for o in outcomes]),
+    }
+
+
+def _by_rule(outcomes: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    counts: dict[str, Counter[str]] = {}
+    for o in outcomes:
+        fn_rules = o.get("fn_rules", []) if o.get("valid") else o.get("oracle_rules", [])
+        for kind, rules in (("tp", o.get("tp_rules", [])), ("fp", o.get("fp_rules", [])), ("fn", fn_rules)):
+            for rule in rules:
+                counts.setdefault(rule, Counter())[kind] += 1
+    rows = {}
+    for rule in sorted(counts):
+        c = counts[rule]
+        known = catalog().get(rule)
+        rows[rule] = {"severity": known.severity.value if known else "unknown", "tp": c["tp"], "fp": c["fp"],
+                      "fn": c["fn"], "precision": ratio(c["tp"], c["tp"] + c["fp"]),
+                      "recall": ratio(c["tp"], c["tp"] + c["fn"])}
+    return rows
+
+
+def _by_severity(rule_rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for severity in Severity:
+        rows = [r for r in rule_rows.values() if r["severity"] == severity.value]
+        tp, fp, fn = (sum(r[k] for r in rows) for k in ("tp", "fp", "fn"))
+        out[severity.value] = {"tp": tp, "fp": fp, "fn": fn, "precision": ratio(tp, tp + fp),
+                               "recall": ratio(tp, tp + fn)}
+    return out
+
+
+def _intervals(outcomes: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
+    rewards = np.array([o.get("reward", 0.0) for o in outcomes], dtype=float)
+    tp_w = np.array([_get(o, "tp_w") for o in outcomes])
+    fp_w = np.array([_get(o, "fp_w") for o in outcomes])
+    fn_w = np.array([_get(o, "fn_w") for o in outcomes])
+    fixed = np.array([o.get("patch_fixed_w", 0.0) if not o.get("clean") else 0.0 for o in outcomes])
+    weight = np.array([o.get("oracle_weight", 0.0) if not o.get("clean") else 0.0 for o in outcomes])
+
+    def f1w(idx: np.ndarray) -> float | None:
+        tp, fp, fn = tp_w[idx].sum(), fp_w[idx].sum(), fn_w[idx].sum()
+        return None if 2 * tp + fp + fn == 0 else float(2 * tp / (2 * tp + fp + fn))
+
+    stats = {
+        "reward_mean": lambda idx: float(rewards[idx].mean()),
+        "f1_weighted": f1w,
+        "fix_rate": lambda idx: float(fixed[idx].sum() / weight[idx].sum()) if weight[idx].sum() else None,
+    }
+    return {k: list(bootstrap_ci(len(outcomes), fn, n_boot=N_BOOT, seed=0)) for k, fn in stats.items()}
+
+
+def config_audit_metrics(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``{"metrics": flat, "intervals": ..., "breakdowns": {platform, cloud, rule, severity}}``."""
+    outcomes = list(outcomes)
+    rule_rows = _by_rule(outcomes)
+    return {
+        "metrics": flat_metrics(outcomes),
+        "intervals": _intervals(outcomes) if outcomes else {},
+        "breakdowns": {
+            "platform": breakdown(outcomes, "platform", flat_metrics),
+            "cloud": breakdown([o for o in outcomes if o.get("platform") == "terraform"], "cloud", flat_metrics),
+            "severity": _by_severity(rule_rows),
+            "rule": rule_rows,
+        },
+    }
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    FigureCanvasAgg(fig)
+    fig.savefig(path, dpi=120)
+    return path
+
+
+def config_audit_plots(outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
+    """``rule_recall.png`` (recall per rule, coloured by severity) and ``patch_funnel.png``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = _by_rule(outcomes)
+    fig = Figure(figsize=(8, max(3.0, 0.22 * len(rows) + 1)))
+    ax = fig.add_subplot()
+    names = [r for r in rows if rows[r]["recall"] is not None]
+    colours = {"low": "#9ecae1", "medium": "#fdae6b", "high": "#e6550d", "critical": "#a50f15", "unknown": "#999"}
+    ax.barh(names, [rows[r]["recall"] for r in names], color=[colours[rows[r]["severity"]] for r in names])
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("recall (oracle findings detected)")
+    ax.set_title("Detection by rule (colour = severity)")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    paths = [_save(fig, out_dir / "rule_recall.png")]
+
+    positive = [o for o in outcomes if not o.get("clean")]
+    stages = [("items with findings", len(positive)),
+              ("patch sent", sum(1 for o in positive if o.get("patch_present"))),
+              ("applied", sum(1 for o in positive if o.get("patch_applied"))),
+              ("valid + inventory kept", sum(1 for o in positive if o.get("patch_inventory_ok"))),
+              ("fixed everything", sum(1 for o in positive if o.get("patch_inventory_ok")
+                                       and o.get("patch_fixed_w") == o.get("oracle_weight")
+                                       and not o.get("patch_n_new")))]
+    fig = Figure(figsize=(7, 3.5))
+    ax = fig.add_subplot()
+    ax.bar([s for s, _ in stages], [v for _, v in stages], color="#3182bd")
+    for i, (_, v) in enumerate(stages):
+        ax.text(i, v, str(v), ha="center", va="bottom")
+    ax.set_title("Patch funnel")
+    ax.tick_params(axis="x", labelrotation=15)
+    fig.tight_layout()
+    paths.append(_save(fig, out_dir / "patch_funnel.png"))
+    return paths
