@@ -53,7 +53,8 @@ def test_bad_patches_are_rejected(patch: str, message: str) -> None:
 
 def test_missing_final_newline_is_kept() -> None:
     original = "a = 1\nb = 2"
-    patch = "--- a/main.tf\n+++ b/main.tf\n@@ -2 +2 @@\n-b = 2\n\\ No newline at end of file\n+b = 3\n\\ No newline at end of file\n"
+    patch = ("--- a/main.tf\n+++ b/main.tf\n@@ -2 +2 @@\n-b = 2\n\\ No newline at end of file\n"
+             "+b = 3\n\\ No newline at end of file\n")
     assert apply_patch(original, patch, "main.tf") == "a = 1\nb = 3"
 
 
