@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from security_verifiers.core.datasets import Dataset
-from security_verifiers.core.errors import ConfigError
+from security_verifiers.core.errors import ConfigError, InfraError
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.models.base import Policy
 
@@ -77,6 +77,10 @@ class Environment(ABC):
         """What rebuilds this environment: name, version and config (written to metadata.json)."""
         return {"name": self.name, "version": self.version, "config": self.config.model_dump(mode="json")}
 
+    def tool_versions(self) -> dict[str, str]:
+        """Versions of the executable checkers the scorer uses (recorded in metadata.json)."""
+        return {}
+
     @abstractmethod
     def dataset(self, split: str, n: int | None = None, seed: int | None = None) -> Dataset:
         """The items of ``split``. Public splits load committed files and assert their hash."""
@@ -93,8 +97,12 @@ class Environment(ABC):
     def score(self, item: Item, transcript: Transcript) -> Score:
         """The one scorer: reward, components, outcome and parse status. Never raises on bad model output."""
 
-    def score_many(self, items: Sequence[Item], transcripts: Sequence[Transcript]) -> list[Score]:
-        """Score several rollouts; the same verdicts as ``score`` one by one, possibly computed in one batch."""
+    def score_many(self, items: Sequence[Item], transcripts: Sequence[Transcript]) -> list[Score | InfraError]:
+        """Score several rollouts; the same verdicts as ``score`` one by one, possibly computed in one batch.
+
+        A failure that concerns one rollout only (a checker crashed on its file) is returned in its place
+        as an :class:`InfraError`, so the rest of the batch is still scored.
+        """
         return [self.score(item, transcript) for item, transcript in zip(items, transcripts, strict=True)]
 
     @abstractmethod

@@ -107,6 +107,7 @@ async def run_eval(
         "model": model_name or policy.name,
         "run": config.model_dump(mode="json"),
         "versions": environment_versions(),
+        "tools": env.tool_versions(),
         **(extra_metadata or {}),
     }
     kept: list[RolloutRecord] = []

@@ -114,6 +114,11 @@ class ConfigAudit(Environment):
     def max_turns(self) -> int:
         return self.config.max_turns if self.config.mode == "tools" else 1
 
+    def tool_versions(self) -> dict[str, str]:
+        from security_verifiers.tools.oracle import get_oracle
+
+        return get_oracle().versions()
+
     # -- data ---------------------------------------------------------------------------------
     def dataset(self, split: str, n: int | None = None, seed: int | None = None) -> Dataset:
         if split not in self.splits:
