@@ -155,6 +155,13 @@ def parse_terraform(text: str) -> TerraformFile:
         raw = hcl2.loads(text)
     except Exception as err:  # noqa: BLE001 - the parser raises lark's many error types
         raise ConfigParseError(f"HCL does not parse: {type(err).__name__}: {str(err)[:300]}") from err
+    try:
+        return _terraform_file(raw)
+    except (AttributeError, TypeError, ValueError) as err:  # e.g. a resource with one label
+        raise ConfigParseError(f"malformed Terraform block: {type(err).__name__}: {err}") from err
+
+
+def _terraform_file(raw: dict[str, Any]) -> TerraformFile:
     blocks: list[TFBlock] = []
     for kind in ("resource", "data"):
         for group in raw.get(kind, []) or []:
