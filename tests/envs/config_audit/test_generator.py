@@ -1,0 +1,195 @@
+"""E2 generator: deterministic, exact, balanced items whose labels are the oracle's truth.
+
+The oracle costs ~2 s per semgrep run and ~40 ms per text, so the expensive checks share module-scoped
+fixtures: one rebuild of the public set (which also proves determinism against the committed file), one
+showcase with one item per operator, and small generated sets; balance statistics use the oracle-free
+:func:`plan`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from security_verifiers.core.datasets import content_hash, read_jsonl
+from security_verifiers.core.errors import DatasetError
+from security_verifiers.core.types import Item
+from security_verifiers.envs.config_audit.generator import (
+    FILENAMES,
+    GENERATOR_VERSION,
+    SPLITS,
+    generate,
+    operator_showcase,
+    plan,
+    self_check,
+)
+from security_verifiers.envs.config_audit.hcl import Block, heredoc, ref, render_hcl
+from security_verifiers.envs.config_audit.mutation_kit import fake_aws_key_id, fake_pem
+from security_verifiers.envs.config_audit.mutations import missing_operators, operators
+from security_verifiers.envs.config_audit.public import DATA_DIR, PUBLIC_SEED, PUBLIC_SIZES, build_public_sets
+from security_verifiers.envs.config_audit.templates_k8s import K8S_TEMPLATES
+from security_verifiers.envs.config_audit.templates_tf import TF_TEMPLATES
+from security_verifiers.tools.configs import parse_kubernetes, parse_terraform
+from security_verifiers.tools.findings import catalog
+
+MANIFEST = json.loads((DATA_DIR / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def small() -> list[Item]:
+    return generate("dev", 20, seed=11)
+
+
+@pytest.fixture(scope="module")
+def showcase() -> list[Item]:
+    return operator_showcase(seed=0)
+
+
+@pytest.fixture(scope="module")
+def rebuilt(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("public")
+    build_public_sets(out)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Contract, determinism, counts
+# --------------------------------------------------------------------------------------------------
+def test_items_follow_the_contract(small) -> None:
+    assert len(small) == 20 and len({i.id for i in small}) == 20
+    for item in small:
+        assert item.split == "dev" and item.id.startswith("ca-")
+        assert set(item.input) == {"platform", "filename", "text"}
+        assert item.input["filename"] == FILENAMES[item.input["platform"]]
+        assert set(item.target) == {"findings", "fixed", "mutations"}
+        assert set(item.meta) == {"generator_version", "template", "cloud", "n_mutations"}
+        assert item.meta["generator_version"] == GENERATOR_VERSION
+        assert (item.meta["cloud"] is None) == (item.input["platform"] == "kubernetes")
+        for f in item.target["findings"]:
+            assert set(f) == {"rule_id", "resource", "path", "severity", "engines"}
+            assert f["severity"] == catalog()[f["rule_id"]].severity.value
+        keys = [(f["rule_id"], f["resource"]) for f in item.target["findings"]]
+        assert keys == sorted(keys)
+        assert {(m["rule_id"], m["resource"]) for m in item.target["mutations"]} == set(keys)
+
+
+def test_same_seed_same_items_other_seed_or_split_differs(small) -> None:
+    assert content_hash(generate("dev", 20, seed=11)) == content_hash(small)  # served by the oracle cache
+    assert [d.key for d in plan("dev", 20, seed=12)] != [d.key for d in plan("dev", 20, seed=11)]
+    assert [d.key for d in plan("train", 20, seed=11)] != [d.key for d in plan("dev", 20, seed=11)]
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_plan_is_exact_unique_and_extends(split: str) -> None:
+    drafts = plan(split, 45, seed=3)
+    assert len(drafts) == 45 and len({d.key for d in drafts}) == 45
+    assert {d.split for d in drafts} == {split}
+    assert plan(split, 20, seed=3) == drafts[:20]
+    assert plan(split, 0, seed=3) == [] and generate(split, 0, seed=3) == []
+
+
+@pytest.mark.parametrize("split", ["validation", "", "TEST", "ood"])
+def test_unknown_split_is_an_error(split: str) -> None:
+    with pytest.raises(DatasetError, match="unknown split"):
+        generate(split, 5, seed=0)
+
+
+def test_negative_n_is_an_error() -> None:
+    with pytest.raises(DatasetError):
+        plan("train", -1, seed=0)
+
+
+def test_balance_over_200_items() -> None:
+    drafts = plan("train", 200, seed=5)
+    clean = [d for d in drafts if not d.mutations]
+    assert 0.25 <= len(clean) / 200 <= 0.35
+    platforms = Counter(d.platform for d in drafts)
+    assert platforms["kubernetes"] == platforms["terraform"] == 100
+    positives = Counter(d.platform for d in drafts if d.mutations)
+    assert positives["kubernetes"] == positives["terraform"]
+    assert all(1 <= len(d.mutations) <= 4 for d in drafts if d.mutations)
+    assert all(d.text == d.fixed for d in clean) and all(d.text != d.fixed for d in drafts if d.mutations)
+    clouds = Counter(d.cloud for d in drafts if d.platform == "terraform")
+    assert set(clouds) == {"aws", "gcp", "azure"} and max(clouds.values()) - min(clouds.values()) <= 10
+    used = {(d.platform, r) for d in drafts for r, _ in d.mutations}
+    every = {(p, r) for p in FILENAMES for r in operators(p)}
+    assert used == every, f"rules never injected in 200 items: {sorted(every - used)}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Operators and the oracle
+# --------------------------------------------------------------------------------------------------
+def test_every_catalog_rule_has_an_operator() -> None:
+    assert missing_operators() == []
+    for rule in catalog().values():
+        for platform in rule.platforms:
+            assert operators(platform)[rule.id].rule_id == rule.id
+
+
+def test_every_operator_is_detected_precisely(showcase) -> None:
+    """One item per (platform, rule), each with one mutation; operator_showcase already ran the self-check."""
+    seen = {(i.input["platform"], i.target["mutations"][0]["rule_id"]) for i in showcase}
+    assert seen == {(p, r) for p in FILENAMES for r in operators(p)}
+    for item in showcase:
+        (mutation,) = item.target["mutations"]
+        assert [(f["rule_id"], f["resource"]) for f in item.target["findings"]] == [
+            (mutation["rule_id"], mutation["resource"])]
+    assert self_check(showcase) == []
+
+
+def test_self_check_catches_a_wrong_target(small) -> None:
+    positive = next(i for i in small if i.target["mutations"])
+    clean = next(i for i in small if not i.target["mutations"])
+    forged = positive.model_copy(update={"target": {**positive.target, "mutations": []}})
+    lying = clean.model_copy(update={"target": {**clean.target, "mutations": [
+        {"rule_id": "k8s-host-pid", "resource": "Deployment/nope"}]}})
+    problems = self_check([forged, lying])
+    assert any("unexpected finding" in p for p in problems)
+    assert any("not found by the oracle" in p for p in problems)
+
+
+def test_bases_are_rendered_in_canonical_style() -> None:
+    rng = random.Random(0)
+    for name, build in TF_TEMPLATES.items():
+        text = build(rng).render()
+        parse_terraform(text)
+        assert text.endswith("}\n") and "\t" not in text and "\n\n\n" not in text, name
+        assert all((len(line) - len(line.lstrip(" "))) % 2 == 0 for line in text.splitlines()), name
+    for name, build in K8S_TEMPLATES.items():
+        objects = parse_kubernetes(build(rng).render())
+        assert objects and all(o.namespace or o.kind in ("Namespace", "ClusterRole", "ClusterRoleBinding")
+                               for o in objects), name
+
+
+def test_hcl_renderer_and_fake_secrets() -> None:
+    block = Block("resource", ("aws_x", "y"), [("a", "b"), ("n", 3), ("on", True), ("l", ["p", ref("var.q")]),
+                                               ("m", {"k": "v", "x.y": 1}), Block("inner", (), [("z", False)])])
+    assert render_hcl([block]) == ('resource "aws_x" "y" {\n  a = "b"\n  n = 3\n  on = true\n  l = ["p", var.q]\n'
+                                   '  m = {\n    k = "v"\n    "x.y" = 1\n  }\n  inner {\n    z = false\n  }\n}\n')
+    rng = random.Random(1)
+    key = fake_aws_key_id(rng)
+    assert key.startswith("AKIA") and len(key) == 20 and key.isupper() and key != "AKIAIOSFODNN7EXAMPLE"
+    pem = fake_pem(rng)
+    assert "PRIVATE KEY-----" in pem.splitlines()[0] and heredoc(pem).text.startswith("<<-EOT\n-----BEGIN")
+
+
+# --------------------------------------------------------------------------------------------------
+# Public set
+# --------------------------------------------------------------------------------------------------
+def test_committed_public_set_matches_its_manifest() -> None:
+    assert MANIFEST["generator_version"] == GENERATOR_VERSION
+    for split, n in PUBLIC_SIZES.items():
+        entry = MANIFEST["splits"][split]
+        dataset = read_jsonl(DATA_DIR / entry["file"], split, expected_hash=entry["hash"])
+        assert len(dataset) == entry["n"] == n and entry["seed"] == PUBLIC_SEED and dataset.splits == (split,)
+
+
+def test_build_reproduces_the_committed_files(rebuilt: Path) -> None:
+    for name in ("manifest.json", "test.jsonl", "DATA_CARD.md"):
+        assert (rebuilt / name).read_bytes() == (DATA_DIR / name).read_bytes(), name
+    card = (DATA_DIR / "DATA_CARD.md").read_text()
+    assert "`test`: passed on 150 items" in card and MANIFEST["splits"]["test"]["hash"] in card
