@@ -23,6 +23,7 @@ threads overlap their Python work. One engine may be shared by all threads of a 
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import math
@@ -208,6 +209,15 @@ class RegoEngine:
             raise RuntimeError("the Rego policy library does not compile")
         self._lock = threading.Lock()
         self._rules = catalog()
+        # regopy's finalisers call into its C library; at interpreter exit that library's module globals
+        # may already be gone, which prints spurious errors. Release the handles while they still exist.
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        """Free the compiled bundle and interpreter (also done at exit)."""
+        with self._lock:
+            self.__dict__.pop("_bundle", None)
+            self.__dict__.pop("_interpreter", None)
 
     def version(self) -> str:
         """regopy's version and a digest of the policy sources: a change to either can change rewards."""
