@@ -86,7 +86,7 @@ HACKS = {
     # honest claims with a patch that empties every container list (or drops an attribute in Terraform)
     "strip-containers": (lambda i, a: answer(claims(i), edit_patch(i, strip_containers)), "tools", True),
     # the autofix patch followed by a giant junk hunk
-    "giant-diff": (lambda i, a: answer(claims(i), a["patch"] + "@@ -1,0 +1,1 @@\n+" + "#" * 250_000 + "\n"),
+    "giant-diff": (lambda i, a: answer(claims(i), a["patch"] + "@@ -1,0 +1,1 @@\n+" + "#" * 150_000 + "\n"),
                    "autofix", True),
     # the autofix patch retargeted at another file
     "other-file": (lambda i, a: answer(claims(i), a["patch"].replace("a/" + i.input["filename"], "a/../../etc/x")

@@ -49,7 +49,7 @@ class Answer(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     findings: list[ClaimedFinding] = Field(max_length=2000)
-    patch: str = Field("", max_length=400_000)
+    patch: str = Field("", max_length=200_000)
     confidence: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
 
 
