@@ -179,10 +179,13 @@ def test_cache_is_bounded_lru() -> None:
     oracle.scan(*a)  # a is now the most recent
     oracle.scan(*c)  # evicts b
     assert oracle.cache_info()["size"] == 2
-    calls = rego.calls
+    calls, misses = rego.calls, oracle.cache_info()["misses"]
     oracle.scan(*a)
-    assert rego.calls == calls
-    oracle.scan(*b)
+    assert rego.calls == calls and oracle.cache_info()["misses"] == misses
+    oracle.scan(*b)  # evicted from the result cache: recomputed, but its per-file scan is still cached
+    assert oracle.cache_info()["misses"] == misses + 1 and rego.calls == calls
+    oracle.clear_cache()
+    oracle.scan(*b)  # nothing cached any more: the engines run again
     assert rego.calls == calls + 1
 
 

@@ -18,6 +18,9 @@ try:  # libyaml is several times faster; the pure-Python loader gives identical 
 except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
+#: The fastest safe YAML loader available (libyaml's, when PyYAML was built with it).
+FAST_LOADER = _Loader
+
 #: Kinds whose objects run containers, and where their pod spec lives.
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "Pod": ("spec",),

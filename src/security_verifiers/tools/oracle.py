@@ -117,6 +117,7 @@ class Oracle:
         self.semgrep: _BatchScanner = semgrep if semgrep is not None else _load_semgrep()
         self.cache_size = cache_size
         self._cache: OrderedDict[str, OracleResult] = OrderedDict()
+        self._scanner_cache: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -129,6 +130,24 @@ class Oracle:
 
         return {"rego": self.rego.version(), "checkov": self.checkov.version(), "semgrep": self.semgrep.version(),
                 "kubernetes_schema": KUBERNETES_VERSION, "kubernetes_validate": package_version("kubernetes-validate")}
+
+    def scanner_findings(self, platform: str, text: str) -> list[Finding]:
+        """Rego and Checkov findings (not merged, no semgrep), cached: what the model-facing scanners and the
+        baselines see, and the per-file part of :meth:`scan_many`, computed once per text."""
+        key = cache_key(platform, text)
+        with self._cache_lock:
+            hit = self._scanner_cache.get(key)
+            if hit is not None:
+                self._scanner_cache.move_to_end(key)
+                return list(hit)
+        found = [f if f.engines else f.model_copy(update={"engines": ("rego",)})
+                 for f in self.rego.scan(platform, text)]
+        found.extend(self.checkov.scan(platform, text))
+        with self._cache_lock:
+            self._scanner_cache[key] = tuple(found)
+            while len(self._scanner_cache) > self.cache_size:
+                self._scanner_cache.popitem(last=False)
+        return found
 
     def scan(self, platform: str, text: str) -> OracleResult:
         return self.scan_many([(platform, text)])[0]
@@ -171,6 +190,7 @@ class Oracle:
     def clear_cache(self) -> None:
         with self._cache_lock:
             self._cache.clear()
+            self._scanner_cache.clear()
 
     # ------------------------------------------------------------------------------------------ internals
 
@@ -184,9 +204,7 @@ class Oracle:
                 per_item.append(validation.errors[0] if validation.errors else "the text does not parse")
                 continue
             try:
-                found = [f if f.engines else f.model_copy(update={"engines": ("rego",)})
-                         for f in self.rego.scan(platform, text)]
-                found.extend(self.checkov.scan(platform, text))
+                found = list(self.scanner_findings(platform, text))
             except ConfigParseError as err:  # an engine's parser is stricter than ours
                 per_item.append(str(err) or "the text does not parse")
                 continue

@@ -35,7 +35,7 @@ from security_verifiers.envs.config_audit.autofix_yaml import (
     set_key,
     workload_containers,
 )
-from security_verifiers.tools.configs import image_repository
+from security_verifiers.tools.configs import FAST_LOADER, image_repository
 from security_verifiers.tools.findings import Finding
 
 #: The tag an unpinned image gets. A placeholder: the rule only rejects ``latest`` and missing tags, and an
@@ -582,7 +582,7 @@ FIX_FAMILIES = {"k8s-secret-in-env": "secrets", "k8s-secret-in-configmap": "secr
 
 def fix_kubernetes(text: str, findings: list[Finding]) -> tuple[str, list[Finding], list[Skipped]]:
     """Apply every known fixer to the flagged objects; the fixed text, the findings fixed and those skipped."""
-    original = list(yaml.safe_load_all(text))
+    original = list(yaml.load_all(text, Loader=FAST_LOADER))
     ctx = K8sContext(docs=copy.deepcopy(original))
     fixed: list[Finding] = []
     skipped: list[Skipped] = []

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from security_verifiers.tools.configs import POD_SPEC_PATHS
+from security_verifiers.tools.configs import FAST_LOADER, POD_SPEC_PATHS
 from security_verifiers.tools.findings import Finding
 
 SEPARATOR_RE = re.compile(r"^---[ \t]*(#.*)?$")
@@ -144,12 +144,13 @@ def split_documents(text: str, docs: list[Any]) -> list[str] | None:
         else:
             segments[-1].append(line)
     texts = ["".join(s) for s in segments]
-    if len(texts) > 1 and yaml.safe_load(_strip_separator(texts[0])) is None and len(texts) - 1 == len(docs):
+    first_is_empty = yaml.load(_strip_separator(texts[0]), Loader=FAST_LOADER) is None
+    if len(texts) > 1 and first_is_empty and len(texts) - 1 == len(docs):
         texts = [texts[0] + texts[1]] + texts[2:]  # a leading comment block / bare separator is no document
     if len(texts) != len(docs):
         return None
     try:
-        if any(yaml.safe_load(_strip_separator(t)) != d for t, d in zip(texts, docs, strict=True)):
+        if any(yaml.load(_strip_separator(t), Loader=FAST_LOADER) != d for t, d in zip(texts, docs, strict=True)):
             return None
     except yaml.YAMLError:
         return None

@@ -28,9 +28,8 @@ def scanner_findings(platform: str, text: str) -> list[Finding]:
     """What the model-facing scanners report: the policy library and Checkov (mapped to catalog ids)."""
     from security_verifiers.tools.oracle import get_oracle
 
-    oracle = get_oracle()
     try:
-        found = oracle.rego.scan(platform, text) + oracle.checkov.scan(platform, text)
+        found = get_oracle().scanner_findings(platform, text)
     except ConfigParseError:
         return []
     return list({f.key: f for f in found}.values())

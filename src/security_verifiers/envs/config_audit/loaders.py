@@ -25,7 +25,7 @@ from security_verifiers.core.datasets import item_id
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import Item
 from security_verifiers.envs.config_audit.generator import GENERATOR_VERSION, findings_records, scan_all
-from security_verifiers.tools.configs import ConfigParseError, parse_kubernetes, parse_terraform
+from security_verifiers.tools.configs import FAST_LOADER, ConfigParseError, parse_kubernetes, parse_terraform
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def _hidden(rel: Path) -> bool:
 def _kubernetes_skip_reason(text: str, where: str) -> str | None:
     """Why a YAML file is not a manifest to audit, or ``None`` when it is; raises on a broken one."""
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
     except yaml.YAMLError as err:
         raise DatasetError(f"{where}: YAML does not parse: {err}") from err
     objects = [d for d in docs if isinstance(d, dict) and "kind" in d and "apiVersion" in d]
