@@ -197,6 +197,10 @@ def _generator(env_name: str) -> Any:
         from security_verifiers.envs.network_logs.generator import generate
 
         return generate
+    if env_name == "config-audit":
+        from security_verifiers.envs.config_audit.generator import generate as generate_configs
+
+        return generate_configs
     raise ConfigError(f"environment {env_name} has no data generator")
 
 

@@ -181,13 +181,12 @@ def _json_key(key: Any) -> str:
 
 
 def _validate_terraform(text: str) -> ValidationResult:
-    import hcl2  # checkov's bc-python-hcl2 fork; heavy import, only when Terraform is validated
+    from security_verifiers.tools.configs import ConfigParseError, hcl_document
 
     try:
-        raw = hcl2.loads(text)
-    except Exception as err:  # noqa: BLE001 - the parser raises lark's many error types
-        return ValidationResult(ok=False, errors=[f"HCL does not parse: {type(err).__name__}: {str(err)[:300]}"],
-                                parsed=False)
+        raw = hcl_document(text)  # shared with the engines' parse of the same text; read only here
+    except ConfigParseError as err:
+        return ValidationResult(ok=False, errors=[str(err)], parsed=False)
     structural: list[str] = []
     errors: list[str] = []
     seen: dict[str, int] = {}
