@@ -329,26 +329,3 @@ def test_real_cache_hit_runs_no_engine(real: Oracle, real_results: list[OracleRe
 
 def test_module_exports() -> None:
     assert oracle_module.EngineUnavailable is EngineUnavailable and issubclass(EngineUnavailable, RuntimeError)
-
-
-def test_worker_pool_gives_the_same_results_as_in_process() -> None:
-    """The pool only moves Rego and Checkov to another process; the oracle's verdicts must not change."""
-    from pathlib import Path
-
-    fixtures = sorted(Path(__file__).parent.glob("fixtures/rules/*/fire*"))[:12]
-    items = [("kubernetes" if p.suffix == ".yaml" else "terraform", p.read_text()) for p in fixtures]
-    in_process = Oracle(workers=0).scan_many(items)
-    pooled = Oracle(workers=1)
-    assert pooled.scan_many(items) == in_process
-    assert pooled.scan_many(items) == in_process  # and again, from the cache
-    pooled._pool.shutdown()
-
-
-def test_workers_setting_is_validated(monkeypatch) -> None:
-    from security_verifiers.tools.oracle import default_workers
-
-    monkeypatch.setenv("SV_ORACLE_WORKERS", "3")
-    assert default_workers() == 3
-    monkeypatch.setenv("SV_ORACLE_WORKERS", "many")
-    with pytest.raises(ValueError, match="SV_ORACLE_WORKERS"):
-        default_workers()

@@ -111,18 +111,13 @@ class Oracle:
     """
 
     def __init__(self, rego: _Scanner | None = None, checkov: _Scanner | None = None,
-                 semgrep: _BatchScanner | None = None, cache_size: int = DEFAULT_CACHE_SIZE,
-                 workers: int = 0) -> None:
+                 semgrep: _BatchScanner | None = None, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         self.rego: _Scanner = rego if rego is not None else _load_rego()
         self.checkov: _Scanner = checkov if checkov is not None else _load_checkov()
         self.semgrep: _BatchScanner = semgrep if semgrep is not None else _load_semgrep()
         self.cache_size = cache_size
         self._cache: OrderedDict[str, OracleResult] = OrderedDict()
         self._scanner_cache: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
-        #: Processes that run Rego and Checkov on cache misses of a batch, so scoring uses another core
-        #: instead of contending for this process's GIL with the episodes (0: scan in this process).
-        self.workers = workers
-        self._pool: Any = None
         self._cache_lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -139,41 +134,20 @@ class Oracle:
     def scanner_findings(self, platform: str, text: str) -> list[Finding]:
         """Rego and Checkov findings (not merged, no semgrep), cached: what the model-facing scanners and the
         baselines see, and the per-file part of :meth:`scan_many`, computed once per text."""
-        hit = self._scanner_lookup(platform, text)
-        if hit is not None:
-            return hit
-        found = _engine_findings(self.rego, self.checkov, platform, text)
-        self._scanner_store(platform, text, found)
-        return found
-
-    def _scanner_lookup(self, platform: str, text: str) -> list[Finding] | None:
         key = cache_key(platform, text)
         with self._cache_lock:
             hit = self._scanner_cache.get(key)
-            if hit is None:
-                return None
-            self._scanner_cache.move_to_end(key)
-            return list(hit)
-
-    def _scanner_store(self, platform: str, text: str, found: list[Finding]) -> None:
+            if hit is not None:
+                self._scanner_cache.move_to_end(key)
+                return list(hit)
+        found = [f if f.engines else f.model_copy(update={"engines": ("rego",)})
+                 for f in self.rego.scan(platform, text)]
+        found.extend(self.checkov.scan(platform, text))
         with self._cache_lock:
-            self._scanner_cache[cache_key(platform, text)] = tuple(found)
+            self._scanner_cache[key] = tuple(found)
             while len(self._scanner_cache) > self.cache_size:
                 self._scanner_cache.popitem(last=False)
-
-    def _prefetch(self, items: list[tuple[str, str]]) -> None:
-        """Scan the cache misses of a batch in the worker processes (results land in the scanner cache)."""
-        misses = list({cache_key(p, t): (p, t) for p, t in items if self._scanner_lookup(p, t) is None}.values())
-        if self.workers <= 0 or len(misses) < 2:
-            return
-        if self._pool is None:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
-        for (platform, text), found in zip(misses, self._pool.map(_worker_scan, misses, chunksize=4), strict=True):
-            if isinstance(found, list):  # a parse error is left for the in-process path to report
-                self._scanner_store(platform, text, found)
+        return found
 
     def scan(self, platform: str, text: str) -> OracleResult:
         return self.scan_many([(platform, text)])[0]
@@ -223,7 +197,6 @@ class Oracle:
     def _compute(self, items: list[tuple[str, str]]) -> list[OracleResult]:
         from security_verifiers.tools.validate import validate
 
-        self._prefetch(items)
         validations: list[ValidationResult] = [validate(p, t) for p, t in items]
         per_item: list[list[Finding] | str] = []  # findings, or the parse error
         for (platform, text), validation in zip(items, validations, strict=True):
@@ -251,38 +224,6 @@ class Oracle:
                 out.append(OracleResult(valid=validation.ok, parse_error=None,
                                         validation_errors=list(validation.errors), findings=merge_findings(result)))
         return out
-
-
-def _engine_findings(rego: _Scanner, checkov: _Scanner, platform: str, text: str) -> list[Finding]:
-    found = [f if f.engines else f.model_copy(update={"engines": ("rego",)}) for f in rego.scan(platform, text)]
-    found.extend(checkov.scan(platform, text))
-    return found
-
-
-_WORKER_ENGINES: tuple[_Scanner, _Scanner] | None = None
-
-
-def _worker_scan(request: tuple[str, str]) -> list[Finding] | str:
-    """In a worker process: Rego and Checkov on one file (engines loaded once per worker)."""
-    global _WORKER_ENGINES
-    if _WORKER_ENGINES is None:
-        _WORKER_ENGINES = (_load_rego(), _load_checkov())
-    try:
-        return _engine_findings(*_WORKER_ENGINES, *request)
-    except ConfigParseError as err:
-        return str(err)
-
-
-def default_workers() -> int:
-    """Worker processes for batch scans: ``$SV_ORACLE_WORKERS``, else one when the machine has two CPUs or more."""
-    import os
-
-    configured = os.environ.get("SV_ORACLE_WORKERS")
-    if configured is not None:
-        if not configured.isdigit():
-            raise ValueError(f"SV_ORACLE_WORKERS must be a non-negative integer, got {configured!r}")
-        return int(configured)
-    return 1 if (os.cpu_count() or 1) >= 2 else 0
 
 
 def _load_rego() -> _Scanner:
@@ -323,5 +264,5 @@ def get_oracle() -> Oracle:
     global _SINGLETON
     with _SINGLETON_LOCK:
         if _SINGLETON is None:
-            _SINGLETON = Oracle(workers=default_workers())
+            _SINGLETON = Oracle()
         return _SINGLETON
