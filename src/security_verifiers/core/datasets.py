@@ -119,3 +119,15 @@ def read_jsonl(path: Path, dataset_id: str, expected_hash: str | None = None) ->
             "the file was modified or is from another version"
         )
     return dataset
+
+
+def load_public_split(env_name: str, data_dir: Path, split: str, n: int | None = None) -> Dataset:
+    """A committed public split, read through its ``manifest.json`` entry and checked against its hash."""
+    manifest_path = data_dir / "manifest.json"
+    if not manifest_path.is_file():
+        raise DatasetError(f"{env_name}: no public data manifest at {manifest_path}")
+    entry = json.loads(manifest_path.read_text(encoding="utf-8"))["splits"].get(split)
+    if entry is None:
+        raise DatasetError(f"{env_name}: split {split!r} is not in {manifest_path}")
+    dataset_id = f"{env_name}/{split}@{entry['hash'].removeprefix('sha256:')[:12]}"
+    return read_jsonl(data_dir / entry["file"], dataset_id, entry["hash"]).head(n)

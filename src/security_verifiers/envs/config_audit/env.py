@@ -8,14 +8,13 @@ score, minus a small cost per tool call over budget. Both parts are computed fro
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from security_verifiers.core.datasets import Dataset, read_jsonl
+from security_verifiers.core.datasets import Dataset, load_public_split
 from security_verifiers.core.errors import DatasetError, ErrorKind, InfraError
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
@@ -125,10 +124,9 @@ class ConfigAudit(Environment):
             raise DatasetError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
         if split in self.public_splits:
             if seed is not None:
-                raise DatasetError(f"split {split!r} is the committed public set; it takes no seed")
-            entry = json.loads((DATA_DIR / "manifest.json").read_text())["splits"][split]
-            ds = read_jsonl(DATA_DIR / entry["file"], f"{self.name}/{split}@{entry['hash'][7:19]}", entry["hash"])
-            return ds.head(n)
+                raise DatasetError(f"split {split!r} is the committed public set; it takes no seed "
+                                   "(use `sv data build` to generate a new one)")
+            return load_public_split(self.name, DATA_DIR, split, n)
         from security_verifiers.envs.config_audit.generator import generate
 
         seed = 0 if seed is None else seed

@@ -7,7 +7,6 @@ action, and they are separable, so the sum is too (tests check this numerically)
 
 from __future__ import annotations
 
-import json
 import operator
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from security_verifiers.core.datasets import Dataset, read_jsonl
+from security_verifiers.core.datasets import Dataset, load_public_split
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.parsing import ParseFailure, parse_answer
 from security_verifiers.core.scoring import Action, CostProfile, brier_score
@@ -104,10 +103,7 @@ class NetworkLogs(Environment):
             if seed is not None:
                 raise DatasetError(f"split {split!r} is the committed public set; it takes no seed "
                                    "(use `sv data build` to generate a new one)")
-            manifest = json.loads((DATA_DIR / "manifest.json").read_text())
-            entry = manifest["splits"][split]
-            ds = read_jsonl(DATA_DIR / entry["file"], f"{self.name}/{split}@{entry['hash'][7:19]}", entry["hash"])
-            return ds.head(n)
+            return load_public_split(self.name, DATA_DIR, split, n)
         from security_verifiers.envs.network_logs.generator import generate
 
         seed = 0 if seed is None else seed
