@@ -183,25 +183,12 @@ def cmd_data_build(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown split {args.split!r} for {env.name}; choose from {', '.join(env.splits)}")
     if args.n <= 0:
         raise ConfigError("--n must be positive")
-    generate = _generator(env.name)
     t0 = time.perf_counter()
-    items = generate(args.split, args.n, args.seed)
+    items = env.generate(args.split, args.n, args.seed)
     digest = write_jsonl(items, Path(args.out))
     print(json.dumps({"env": env.name, "split": args.split, "n": len(items), "seed": args.seed,
                       "file": args.out, "hash": digest, "seconds": round(time.perf_counter() - t0, 2)}))
     return 0
-
-
-def _generator(env_name: str) -> Any:
-    if env_name == "network-logs":
-        from security_verifiers.envs.network_logs.generator import generate
-
-        return generate
-    if env_name == "config-audit":
-        from security_verifiers.envs.config_audit.generator import generate as generate_configs
-
-        return generate_configs
-    raise ConfigError(f"environment {env_name} has no data generator")
 
 
 def cmd_envs(args: argparse.Namespace) -> int:

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from security_verifiers.core.datasets import Dataset
-from security_verifiers.core.errors import ConfigError, InfraError
+from security_verifiers.core.datasets import Dataset, load_public_split
+from security_verifiers.core.errors import ConfigError, DatasetError, InfraError
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.models.base import Policy
 
@@ -81,9 +81,28 @@ class Environment(ABC):
         """Versions of the executable checkers the scorer uses (recorded in metadata.json)."""
         return {}
 
-    @abstractmethod
+    #: Where the committed public splits live (``manifest.json`` and its JSONL files).
+    data_dir: ClassVar[Path]
+    #: How many items a generated (non-public) split has when no ``n`` is given.
+    default_generated_size: ClassVar[int] = 100
+
     def dataset(self, split: str, n: int | None = None, seed: int | None = None) -> Dataset:
-        """The items of ``split``. Public splits load committed files and assert their hash."""
+        """The items of ``split``: public splits load the committed files and assert their hash; the other
+        splits are generated from ``seed`` (0 by default), so the same seed always gives the same items."""
+        if split not in self.splits:
+            raise DatasetError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        if split in self.public_splits:
+            if seed is not None:
+                raise DatasetError(f"split {split!r} is the committed public set; it takes no seed "
+                                   "(use `sv data build` to generate a new one)")
+            return load_public_split(self.name, self.data_dir, split, n)
+        seed = 0 if seed is None else seed
+        items = self.generate(split, self.default_generated_size if n is None else n, seed)
+        return Dataset(id=f"{self.name}/{split}/seed{seed}/n{len(items)}", items=items, splits=(split,))
+
+    @abstractmethod
+    def generate(self, split: str, n: int, seed: int) -> list[Item]:
+        """``n`` items of ``split``, deterministic in ``seed`` (what ``sv data build`` writes)."""
 
     @abstractmethod
     def prompt(self, item: Item) -> list[Message]:

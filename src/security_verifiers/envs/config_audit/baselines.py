@@ -109,12 +109,6 @@ def resources_of(platform: str, text: str) -> list[str]:
         return []
 
 
-def _diff_replacing(text: str, new_text: str, filename: str) -> str:
-    from security_verifiers.envs.config_audit.autofix import unified_diff
-
-    return unified_diff(text, new_text, filename)
-
-
 def _rename(platform: str, text: str) -> str:
     if platform == "kubernetes":
         return re.sub(r"(?m)^(  name: )(\S+)$", r"\1\2-renamed", text)
@@ -134,6 +128,8 @@ class HackBaseline(Baseline):
         self.name = hack
 
     def answer(self, item: Item, messages: list[Message]) -> str:
+        from security_verifiers.envs.config_audit.autofix import unified_diff
+
         platform, text, filename = item.input["platform"], item.input["text"], item.input["filename"]
         if self.name == "empty":
             return _answer([])
@@ -142,8 +138,8 @@ class HackBaseline(Baseline):
             return _answer([(r.id, res) for r in rules_for(platform) for res in resources])
         claims = [f.key for f in scanner_findings(platform, text)]
         if self.name == "delete-everything":
-            return _answer(claims, _diff_replacing(text, "", filename))
+            return _answer(claims, unified_diff(text, "", filename))
         if self.name == "comment-out":
             commented = "".join(f"# {line}" if line.strip() else line for line in text.splitlines(keepends=True))
-            return _answer(claims, _diff_replacing(text, commented, filename))
-        return _answer(claims, _diff_replacing(text, _rename(platform, text), filename))
+            return _answer(claims, unified_diff(text, commented, filename))
+        return _answer(claims, unified_diff(text, _rename(platform, text), filename))

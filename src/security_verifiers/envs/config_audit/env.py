@@ -14,8 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from security_verifiers.core.datasets import Dataset, load_public_split
-from security_verifiers.core.errors import DatasetError, ErrorKind, InfraError
+from security_verifiers.core.errors import ErrorKind, InfraError
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.envs.base import EnvConfig, Environment, Toolbox, register
@@ -102,6 +101,8 @@ class ConfigAudit(Environment):
         ("false_positive_rate_clean", False), ("tool_calls_mean", False),
     )
     splits: ClassVar[tuple[str, ...]] = ("train", "dev", "test")
+    data_dir: ClassVar[Path] = DATA_DIR
+    default_generated_size: ClassVar[int] = 100
     public_splits: ClassVar[tuple[str, ...]] = ("test",)
     honest_baselines: ClassVar[tuple[str, ...]] = ("tools", "autofix")
     hack_baselines: ClassVar[tuple[str, ...]] = ("claim-everything", "empty", "delete-everything",
@@ -119,19 +120,10 @@ class ConfigAudit(Environment):
         return get_oracle().versions()
 
     # -- data ---------------------------------------------------------------------------------
-    def dataset(self, split: str, n: int | None = None, seed: int | None = None) -> Dataset:
-        if split not in self.splits:
-            raise DatasetError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
-        if split in self.public_splits:
-            if seed is not None:
-                raise DatasetError(f"split {split!r} is the committed public set; it takes no seed "
-                                   "(use `sv data build` to generate a new one)")
-            return load_public_split(self.name, DATA_DIR, split, n)
+    def generate(self, split: str, n: int, seed: int) -> list[Item]:
         from security_verifiers.envs.config_audit.generator import generate
 
-        seed = 0 if seed is None else seed
-        items = generate(split, 100 if n is None else n, seed)
-        return Dataset(id=f"{self.name}/{split}/seed{seed}/n{len(items)}", items=items, splits=(split,))
+        return generate(split, n, seed)
 
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:

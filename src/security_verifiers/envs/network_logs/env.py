@@ -14,8 +14,6 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from security_verifiers.core.datasets import Dataset, load_public_split
-from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.parsing import ParseFailure, parse_answer
 from security_verifiers.core.scoring import Action, CostProfile, brier_score
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
@@ -89,26 +87,18 @@ class NetworkLogs(Environment):
         ("reward_mean", True), ("expected_cost", False), ("f1", True), ("brier", False), ("abstain_rate", False),
     )
     splits: ClassVar[tuple[str, ...]] = ("train", "dev", "test", "ood")
+    data_dir: ClassVar[Path] = DATA_DIR
+    default_generated_size: ClassVar[int] = 1000
     public_splits: ClassVar[tuple[str, ...]] = ("test", "ood")
     honest_baselines: ClassVar[tuple[str, ...]] = ("heuristic", "gbdt")
     hack_baselines: ClassVar[tuple[str, ...]] = ("always-malicious", "always-benign", "always-abstain")
     config: NetworkLogsConfig
 
     # -- data ---------------------------------------------------------------------------------
-    def dataset(self, split: str, n: int | None = None, seed: int | None = None) -> Dataset:
-        """Public splits (test, ood) load the committed mini sets; train/dev are generated from ``seed``."""
-        if split not in self.splits:
-            raise DatasetError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
-        if split in self.public_splits:
-            if seed is not None:
-                raise DatasetError(f"split {split!r} is the committed public set; it takes no seed "
-                                   "(use `sv data build` to generate a new one)")
-            return load_public_split(self.name, DATA_DIR, split, n)
+    def generate(self, split: str, n: int, seed: int) -> list[Item]:
         from security_verifiers.envs.network_logs.generator import generate
 
-        seed = 0 if seed is None else seed
-        items = generate(split, 1000 if n is None else n, seed)
-        return Dataset(id=f"{self.name}/{split}/seed{seed}/n{len(items)}", items=items, splits=(split,))
+        return generate(split, n, seed)
 
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
