@@ -8,16 +8,7 @@ import pytest
 
 from security_verifiers.core.types import Item, Message, ParseStatus, Transcript
 from security_verifiers.envs.network_logs import NetworkLogs
-
-FLOW = {"ts": 1.0, "id.orig_h": "10.0.0.5", "id.orig_p": 5555, "id.resp_h": "10.0.0.9", "id.resp_p": 23,
-        "proto": "tcp", "service": None, "duration": None, "orig_bytes": 0, "resp_bytes": 0,
-        "conn_state": "S0", "history": "S", "orig_pkts": 1, "resp_pkts": 0}
-
-
-def make_item(label: str) -> Item:
-    return Item(id=f"t-{label}", split="test",
-                input={"host": {"ip": "10.0.0.5", "role": "iot_camera"}, "flow": FLOW, "window": [FLOW]},
-                target={"label": label, "family": "x", "p_malicious": 1.0 if label == "Malicious" else 0.0})
+from tests.helpers import e1_item
 
 
 def reply(text: str) -> Transcript:
@@ -29,7 +20,7 @@ def reward(env: NetworkLogs, item: Item, label: str, p: float) -> float:
 
 
 ENV = NetworkLogs()
-MAL, BEN = make_item("Malicious"), make_item("Benign")
+MAL, BEN = e1_item(1, "Malicious"), e1_item(2, "Benign")
 LABELS = ("Malicious", "Benign", "Abstain")
 P_GRID = np.round(np.linspace(0, 1, 101), 2)
 
