@@ -294,3 +294,27 @@ def test_identity_resolver_disambiguates_resource_and_data_by_line() -> None:
 
 def test_version(engine: CheckovEngine) -> None:
     assert engine.version() == "3.3.30"
+
+
+def test_libyaml_line_loader_builds_the_same_documents_as_checkovs_own(engine: CheckovEngine) -> None:
+    # The engine swaps checkov's pure-Python SafeLineLoader for a libyaml one; the documents, line marks
+    # included, must be exactly those of checkov's loader.
+    import yaml
+    from checkov.kubernetes.parser import k8_yaml
+
+    assert k8_yaml.SafeLineLoader.__name__ == "CSafeLineLoader"
+    assert not issubclass(k8_yaml.SafeLineLoader.replaces, yaml.CSafeLoader)
+    text = K8S_INSECURE + "---\n# empty\n---\n" + """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, labels: &l {app: web}}
+data:
+  a: "1"
+  b: |
+    multi
+    line
+  c: [x, {y: z}]
+  d: *l
+"""
+
+    assert k8_yaml.loads(text) == list(yaml.load_all(text, Loader=k8_yaml.SafeLineLoader.replaces))

@@ -29,6 +29,10 @@ class InfraError(Exception):
         self.kind = kind
         self.message = message
 
+    def __reduce__(self) -> tuple[type[InfraError], tuple[ErrorKind, str]]:
+        """Pickle as (kind, message): errors come back from scoring worker processes."""
+        return (InfraError, (self.kind, self.message))
+
 
 @contextmanager
 def boundary(kind: ErrorKind) -> Iterator[None]:

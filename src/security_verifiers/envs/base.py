@@ -56,6 +56,9 @@ class Environment(ABC):
     hack_baselines: ClassVar[tuple[str, ...]] = ()
     #: Rollouts scored together by ``score_many`` (> 1 when a checker is cheaper in batches, e.g. semgrep).
     score_batch_size: ClassVar[int] = 1
+    #: Scoring processes a run starts by default (RunConfig.score_workers overrides): > 0 when the scorer is
+    #: CPU-bound Python that would otherwise share one core with the policy (E2's engines).
+    score_workers: ClassVar[int] = 0
     #: Max assistant turns in one episode (more than one only when the environment offers tools).
     max_turns: ClassVar[int] = 1
 

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from security_verifiers.core.datasets import Dataset
-from security_verifiers.core.errors import ConfigError
+from security_verifiers.core.errors import ConfigError, InfraError
 from security_verifiers.core.rundir import (
     METADATA_SCHEMA_VERSION,
     RunDir,
@@ -24,9 +24,10 @@ from security_verifiers.core.rundir import (
     environment_versions,
     now_iso,
 )
-from security_verifiers.core.types import Item, RolloutRecord, Transcript, Usage
+from security_verifiers.core.types import Item, RolloutRecord, Score, Transcript, Usage
 from security_verifiers.envs.base import Environment
 from security_verifiers.harness.episode import apply_score, play_episode, run_episode, score_batch
+from security_verifiers.harness.scoring_pool import ScorerPool
 from security_verifiers.models.base import Policy
 
 
@@ -38,6 +39,12 @@ class RunConfig(BaseModel):
     concurrency: int = Field(8, ge=1, le=4096, description="Episodes in flight at once.")
     timeout_s: float = Field(120.0, gt=0, description="Seconds allowed for one model reply (per turn).")
     samples: int = Field(1, ge=1, le=1000, description="Rollouts per item (epochs).")
+    score_workers: int | None = Field(
+        None, ge=0, le=64,
+        description="Processes that score rollouts, beside the one that plays them (0: score in this process, "
+        "in a thread). Default: the environment's own choice (1 for config-audit, whose engines are CPU-bound; "
+        "0 for network-logs).",
+    )
     max_error_rate: float = Field(
         0.1, ge=0, le=1,
         description="Fail the run (non-zero exit) when more than this fraction of rollouts hit infrastructure "
@@ -90,10 +97,13 @@ async def run_eval(
     model_name: str | None = None,
     extra_metadata: dict[str, Any] | None = None,
     progress: bool = True,
+    scorer_pool: ScorerPool | None = None,
 ) -> RunOutcome:
     """Run every (item, sample) not yet finished in ``run_dir`` and record each rollout as it ends.
 
     ``model_name`` is the name the user gave (``baseline:gbdt``, ``gpt-4o-mini``); default: the policy's.
+    ``scorer_pool``: score in these worker processes (a caller running many evaluations of one environment
+    keeps its workers warm); by default the run starts its own when ``score_workers`` asks for any.
     """
     metadata: dict[str, Any] = {
         "schema_version": METADATA_SCHEMA_VERSION,
@@ -107,7 +117,7 @@ async def run_eval(
         "model": model_name or policy.name,
         "run": config.model_dump(mode="json"),
         "versions": environment_versions(),
-        "tools": env.tool_versions(),
+        "tools": None,  # filled in below, once scoring workers are starting (loading engines takes a while)
         **(extra_metadata or {}),
     }
     kept: list[RolloutRecord] = []
@@ -123,16 +133,29 @@ async def run_eval(
         if run_dir.results_path.exists():
             raise ConfigError(f"{run_dir.path} already holds results; pass --resume or choose another --run-id")
         metadata["started_at"] = now_iso()
-    run_dir.write_metadata(metadata)
 
     done_keys = {(r.item_id, r.sample) for r in kept}
     pending: deque[tuple[Item, int]] = deque(
         (item, s) for s in range(config.samples) for item in dataset.items if (item.id, s) not in done_keys
     )
     total = len(dataset) * config.samples
-    prepare = getattr(policy, "prepare", None)
-    if callable(prepare):
-        prepare([item for item, _ in pending])
+    workers = env.score_workers if config.score_workers is None else config.score_workers
+    own_pool = scorer_pool is None and workers > 0 and bool(pending)
+    pool = ScorerPool(env, workers) if own_pool else scorer_pool
+    if own_pool:
+        assert pool is not None
+        pool.warm_up()  # the workers load their engines while this process loads its own
+    try:
+        metadata["tools"] = env.tool_versions()
+        run_dir.write_metadata(metadata)
+        prepare = getattr(policy, "prepare", None)
+        if callable(prepare):
+            prepare([item for item, _ in pending])
+    except BaseException:
+        if own_pool:
+            assert pool is not None
+            pool.close()
+        raise
 
     errors: Counter[str] = Counter()
     usage = Usage()
@@ -155,43 +178,74 @@ async def run_eval(
         if progress_bar is not None:
             progress_bar.update(task_id, advance=1)
 
+    batched = env.score_batch_size > 1 or pool is not None
     batch_size = env.score_batch_size
-    to_score: list[tuple[Item, RolloutRecord, Transcript]] = []
-    score_lock = asyncio.Lock()
+    n_scorers = pool.workers if pool is not None else 1  # a thread scorer runs one batch at a time
+    to_score: deque[tuple[Item, RolloutRecord, Transcript]] = deque()
+    #: Played rollouts may wait for scoring up to this many; then players pause (bounded memory, and little
+    #: played-but-unscored work lost if the run is killed).
+    backlog = 4 * batch_size * n_scorers
+    waiting = asyncio.Event()  # something to score, or playing is over
+    room = asyncio.Event()  # the backlog has room again
+    playing = True
 
-    async def flush() -> None:
-        """Score what is waiting in one batch, in a thread, so other episodes keep playing meanwhile."""
-        async with score_lock:
-            chunk = to_score[:]
-            to_score.clear()
-            if not chunk:
-                return
-            scores = await asyncio.to_thread(score_batch, env, [c[0] for c in chunk], [c[2] for c in chunk])
-            for (_item, record, _transcript), score in zip(chunk, scores, strict=True):
+    async def score_chunk(chunk: list[tuple[Item, RolloutRecord, Transcript]]) -> list[Score | InfraError]:
+        items, transcripts = [c[0] for c in chunk], [c[2] for c in chunk]
+        if pool is not None:
+            return await pool.score(items, transcripts)
+        return await asyncio.to_thread(score_batch, env, items, transcripts)
+
+    async def scorer() -> None:
+        """Score whatever has been played, up to a batch at a time, until playing is over and nothing waits.
+
+        Greedy batches: a batch never waits to fill up, so the scorer is never idle while something waits,
+        and batches grow by themselves when scoring is the slower side."""
+        while to_score or playing:
+            if not to_score:
+                waiting.clear()
+                await waiting.wait()
+                continue
+            chunk = [to_score.popleft() for _ in range(min(batch_size, len(to_score)))]
+            room.set()
+            for (_item, record, _transcript), score in zip(chunk, await score_chunk(chunk), strict=True):
                 record_done(apply_score(record, score))
 
-    async def worker() -> None:
+    async def player() -> None:
         while pending and not stopped_early:
             item, sample = pending.popleft()
-            if batch_size == 1:
+            if not batched:
                 record_done(await run_episode(env, policy, item, sample, config.timeout_s))
                 continue
             record, transcript = await play_episode(env, policy, item, sample, config.timeout_s)
             if transcript is None:
                 record_done(record)
-            else:
-                to_score.append((item, record, transcript))
-            if len(to_score) >= batch_size:
-                await flush()
+                continue
+            to_score.append((item, record, transcript))
+            waiting.set()
+            await asyncio.sleep(0)  # let a scorer take it now: a CPU-bound policy may never yield otherwise
+            while len(to_score) >= backlog:
+                room.clear()
+                await room.wait()
+
+    async def play_all() -> None:
+        nonlocal playing
+        try:
+            await asyncio.gather(*(player() for _ in range(min(config.concurrency, max(1, len(pending))))))
+        finally:
+            playing = False
+            waiting.set()
 
     try:
         if progress_bar is not None:
             progress_bar.start()
-        await asyncio.gather(*(worker() for _ in range(min(config.concurrency, max(1, len(pending))))))
-        await flush()
+        scorers = [scorer() for _ in range(n_scorers)] if batched else []
+        await asyncio.gather(play_all(), *scorers)
     finally:
         if progress_bar is not None:
             progress_bar.stop()
+        if own_pool:
+            assert pool is not None
+            pool.close()
         run_dir.close()
         seconds = time.perf_counter() - start
         n_err = sum(errors.values())

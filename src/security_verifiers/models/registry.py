@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from security_verifiers.core.cache import ResponseCache
 from security_verifiers.core.errors import ConfigError
 from security_verifiers.models.base import Policy, Sampling
-from security_verifiers.models.openai_compat import OpenAIChatPolicy
 
 if TYPE_CHECKING:
     from security_verifiers.envs.base import Environment
@@ -39,6 +38,8 @@ def resolve_policy(
                 f"unknown baseline {name!r} for environment {env.name}; known: {', '.join(sorted(factories))}"
             )
         return factories[name]()
+    from security_verifiers.models.openai_compat import OpenAIChatPolicy  # openai's import costs ~0.5 s
+
     return OpenAIChatPolicy(
         model,
         base_url=base_url,

@@ -27,6 +27,7 @@ lock; the engine may be shared by threads, but scans do not run in parallel.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import re
@@ -106,6 +107,58 @@ def _run_graph_checks_sequentially(self: Any, graph_connector: Any, runner_filte
     return check_results
 
 
+def _use_libyaml_for_kubernetes() -> None:
+    """Give checkov's Kubernetes YAML loader libyaml's parser (a C ``CSafeLoader`` base) instead of pure Python.
+
+    checkov's ``SafeLineLoader`` only adds ``__startline__``/``__endline__`` to each mapping in
+    ``construct_mapping``; the C parser builds the same nodes with the same marks, and the constructor and
+    resolver are the same Python classes, so the documents are identical. Parsing was ~60% of a checkov
+    Kubernetes scan (about 10 ms per manifest). Without libyaml, checkov's own loader stays in place."""
+    import yaml
+    from checkov.kubernetes.parser import k8_yaml
+
+    base = getattr(yaml, "CSafeLoader", None)
+    if base is None or not hasattr(k8_yaml, "SafeLineLoader"):
+        return
+
+    class CSafeLineLoader(base):  # type: ignore[misc, valid-type]
+        replaces = k8_yaml.SafeLineLoader  # checkov's own loader, kept for the equivalence test
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+            mapping["__startline__"] = node.start_mark.line + 1  # as checkov's SafeLineLoader
+            mapping["__endline__"] = node.end_mark.line + 1
+            return mapping
+
+    k8_yaml.SafeLineLoader = CSafeLineLoader
+
+
+class _SharedHclParse:
+    """What checkov's Terraform file loader sees as the ``hcl2`` module: the same parser, with the parse
+    shared with our own readers of the text (policy input, resource naming, validation, inventory)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import hcl2
+
+        return getattr(hcl2, name)
+
+    @staticmethod
+    def load(file: Any) -> dict[str, Any]:
+        """``hcl2.load`` (= ``hcl2.loads(file.read())``) from the memo, as a private copy: checkov edits it."""
+        return copy.deepcopy(configs.hcl_document(file.read()))
+
+
+def _share_hcl_parses() -> None:
+    """Let checkov's Terraform loader reuse the memoised hcl2 parse (:func:`configs.hcl_document`).
+
+    The lark HCL parser is the largest single cost of a Terraform scan (~6 ms a file), and every text is
+    read by our engines too. A parse error still reaches checkov as an exception, as hcl2's own would."""
+    from checkov.terraform import parser_utils
+
+    if getattr(parser_utils, "hcl2", None) is not None:
+        parser_utils.hcl2 = _SharedHclParse()
+
+
 @dataclass(frozen=True)
 class _Checkov:
     k8s_runner: Any
@@ -152,6 +205,8 @@ def _load() -> _Checkov:
         BaseRegistry.run_checks = _run_graph_checks_sequentially  # type: ignore[method-assign]
         base_attribute_solver.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc, assignment]
         base_resource_solver.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc, assignment]
+        _use_libyaml_for_kubernetes()
+        _share_hcl_parses()
 
         class ExactRunnerFilter(RunnerFilter):  # type: ignore[misc, valid-type]
             """Matches ``--check`` ids exactly instead of with fnmatch (same result for plain ids)."""

@@ -108,6 +108,7 @@ class ConfigAudit(Environment):
     hack_baselines: ClassVar[tuple[str, ...]] = ("claim-everything", "empty", "delete-everything",
                                                  "comment-out", "rename-resources")
     score_batch_size: ClassVar[int] = 64
+    score_workers: ClassVar[int] = 1
     config: ConfigAuditConfig
 
     @property  # type: ignore[override]
