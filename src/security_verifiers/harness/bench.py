@@ -15,6 +15,7 @@ from security_verifiers.core.errors import ConfigError
 from security_verifiers.core.rundir import RunDir
 from security_verifiers.envs.base import registry
 from security_verifiers.harness.runner import RunConfig, run_eval
+from security_verifiers.harness.scoring_pool import ScorerPool
 
 
 def run_bench(out: Path, env_names: list[str] | None = None) -> int:
@@ -38,23 +39,33 @@ def run_bench(out: Path, env_names: list[str] | None = None) -> int:
         env = envs[name]()
         if not env.public_splits:
             raise ConfigError(f"environment {env.name} declares no public split")
-        for baseline, factory in env.baselines().items():
-            policy = factory()
-            model = f"baseline:{baseline}"
-            for split in env.public_splits:  # one run per split: in-distribution and OOD are ranked apart
-                dataset = env.dataset(split)
-                run_dir = RunDir.for_run(out, env.name, model, split)
-                t0 = time.perf_counter()
-                outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, RunConfig(concurrency=1),
-                                               model_name=model, progress=False, extra_metadata={"bench": True}))
-                summary = regenerate(run_dir.path)
-                failures += outcome.errors
-                reward = summary.get("metrics", {}).get("reward_mean")
-                console.print(f"{env.name:<16} {split:<6} {model:<28} {len(dataset):>5} items  reward "
-                              f"{'—' if reward is None else f'{reward:.4f}'}  errors {outcome.errors}  "
-                              f"{time.perf_counter() - t0:5.2f}s")
-                entries.append({"env": f"{env.name} · {split}", "policy": model, "run_dir": str(run_dir.path),
-                                "summary": summary})
+        # One set of scoring workers per environment for all its baselines: engines load once, and the
+        # workers' caches keep each original file's scan from one baseline to the next.
+        pool = ScorerPool(env, env.score_workers) if env.score_workers else None
+        if pool is not None:
+            pool.warm_up()
+        try:
+            for baseline, factory in env.baselines().items():
+                policy = factory()
+                model = f"baseline:{baseline}"
+                for split in env.public_splits:  # one run per split: in-distribution and OOD are ranked apart
+                    dataset = env.dataset(split)
+                    run_dir = RunDir.for_run(out, env.name, model, split)
+                    t0 = time.perf_counter()
+                    outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, RunConfig(concurrency=1),
+                                                   model_name=model, progress=False, extra_metadata={"bench": True},
+                                                   scorer_pool=pool))
+                    summary = regenerate(run_dir.path)
+                    failures += outcome.errors
+                    reward = summary.get("metrics", {}).get("reward_mean")
+                    console.print(f"{env.name:<16} {split:<6} {model:<28} {len(dataset):>5} items  reward "
+                                  f"{'—' if reward is None else f'{reward:.4f}'}  errors {outcome.errors}  "
+                                  f"{time.perf_counter() - t0:5.2f}s")
+                    entries.append({"env": f"{env.name} · {split}", "policy": model, "run_dir": str(run_dir.path),
+                                    "summary": summary})
+        finally:
+            if pool is not None:
+                pool.close()
     board = build_leaderboard(entries)
     md_path, json_path = write_leaderboard(board, out)
     stdout = Console()
