@@ -140,11 +140,10 @@ async def run_eval(
     )
     total = len(dataset) * config.samples
     workers = env.score_workers if config.score_workers is None else config.score_workers
-    own_pool = scorer_pool is None and workers > 0 and bool(pending)
-    pool = ScorerPool(env, workers) if own_pool else scorer_pool
-    if own_pool:
-        assert pool is not None
-        pool.warm_up()  # the workers load their engines while this process loads its own
+    own_pool = ScorerPool(env, workers) if scorer_pool is None and workers > 0 and pending else None
+    pool = own_pool or scorer_pool
+    if own_pool is not None:
+        own_pool.warm_up()  # the workers load their engines while this process loads its own
     try:
         metadata["tools"] = env.tool_versions()
         run_dir.write_metadata(metadata)
@@ -152,9 +151,8 @@ async def run_eval(
         if callable(prepare):
             prepare([item for item, _ in pending])
     except BaseException:
-        if own_pool:
-            assert pool is not None
-            pool.close()
+        if own_pool is not None:
+            own_pool.close()
         raise
 
     errors: Counter[str] = Counter()
@@ -243,9 +241,8 @@ async def run_eval(
     finally:
         if progress_bar is not None:
             progress_bar.stop()
-        if own_pool:
-            assert pool is not None
-            pool.close()
+        if own_pool is not None:
+            own_pool.close()
         run_dir.close()
         seconds = time.perf_counter() - start
         n_err = sum(errors.values())
