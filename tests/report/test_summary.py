@@ -164,3 +164,15 @@ def test_regenerate_with_only_errors(tmp_path: Path) -> None:
     assert summary["metrics"] == {}
     assert NO_SCORED_NOTE in (run_dir / "report.md").read_text()
     assert not list(run_dir.glob("*.png"))
+
+
+def test_intervals_resample_items_not_rollouts() -> None:
+    # 30 items answered 4 times each, the same way every time (--samples 4): the repeats carry no new
+    # evidence, so the summary's interval must be as wide as an item-level bootstrap, not half as wide.
+    records = [scored(i, "Malicious", RIGHT if i % 3 else WRONG) for i in range(30) for _ in range(4)]
+    summary = build_summary(ENV, records, METADATA)
+    outcomes, items = [r.outcome for r in records], [r.item_id for r in records]
+    lo, hi = summary["intervals"]["reward_mean"]
+    assert [lo, hi] == ENV.metrics(outcomes, items)["intervals"]["reward_mean"]
+    lo_r, hi_r = ENV.metrics(outcomes)["intervals"]["reward_mean"]  # rollouts as if independent
+    assert hi_r - lo_r < 0.7 * (hi - lo)

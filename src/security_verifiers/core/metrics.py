@@ -253,13 +253,19 @@ def bootstrap_ci(
     n_boot: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
+    clusters: Sequence[Any] | None = None,
 ) -> tuple[float | None, float | None]:
-    """Percentile bootstrap interval of a statistic over items resampled with replacement.
+    """Percentile bootstrap interval of a statistic over rows resampled with replacement.
 
-    ``stat_fn(idx)`` computes the statistic on the items at ``idx`` (an index array with repeats);
+    ``stat_fn(idx)`` computes the statistic on the rows at ``idx`` (an index array with repeats);
     resamples where it is undefined (``None``, e.g. no positives drawn) are dropped. The generator is
     seeded, so the same data and seed give the same interval. ``(None, None)`` when there are no
-    items or the statistic is never defined.
+    rows or the statistic is never defined.
+
+    ``clusters`` (one label per row, e.g. each rollout's item id) resamples whole clusters: the rollouts
+    of one item under ``--samples`` > 1 are not independent evidence, and treating them as such would
+    shrink the interval by up to the square root of the number of samples. With one row per cluster
+    this is the plain row bootstrap (the same draws).
 
     >>> values = [0.0, 1.0] * 50
     >>> lo, hi = bootstrap_ci(len(values), lambda idx: mean_or_none([values[i] for i in idx]), n_boot=200)
@@ -271,12 +277,36 @@ def bootstrap_ci(
     if n_items <= 0:
         return None, None
     rng = np.random.default_rng(seed)
-    stats = [stat_fn(rng.integers(0, n_items, size=n_items)) for _ in range(n_boot)]
+    draw = _cluster_sampler(clusters, n_items, rng) if clusters is not None else None
+    stats = [stat_fn(draw() if draw else rng.integers(0, n_items, size=n_items)) for _ in range(n_boot)]
     defined = np.array([s for s in stats if s is not None], dtype=float)
     if defined.size == 0:
         return None, None
     lo, hi = np.quantile(defined, [alpha / 2, 1 - alpha / 2])
     return float(lo), float(hi)
+
+
+def _cluster_sampler(clusters: Sequence[Any], n_rows: int,
+                     rng: np.random.Generator) -> Callable[[], NDArray[np.intp]] | None:
+    """A function drawing one cluster resample as row indices; None when every row is its own cluster."""
+    if len(clusters) != n_rows:
+        raise ValueError(f"{len(clusters)} cluster labels for {n_rows} rows")
+    index: dict[Any, int] = {}
+    label_of_row = np.fromiter((index.setdefault(c, len(index)) for c in clusters), dtype=np.intp, count=n_rows)
+    n_clusters = len(index)
+    if n_clusters == n_rows:
+        return None
+    rows_by_cluster = np.argsort(label_of_row, kind="stable")
+    sizes = np.bincount(label_of_row, minlength=n_clusters)
+    starts = np.cumsum(sizes) - sizes
+
+    def draw() -> NDArray[np.intp]:
+        picked = rng.integers(0, n_clusters, size=n_clusters)
+        lengths = sizes[picked]
+        offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        return rows_by_cluster[np.repeat(starts[picked], lengths) + offsets]
+
+    return draw
 
 
 def breakdown(

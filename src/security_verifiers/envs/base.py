@@ -128,8 +128,11 @@ class Environment(ABC):
         return [self.score(item, transcript) for item, transcript in zip(items, transcripts, strict=True)]
 
     @abstractmethod
-    def metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        """Metrics computed from the scorer's outcomes only (so a report can be rebuilt from results)."""
+    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
+        """Metrics computed from the scorer's outcomes only (so a report can be rebuilt from results).
+
+        ``items``: the item id of each outcome; bootstrap intervals resample items, not rollouts, so the
+        rollouts of one item (``--samples`` > 1) do not count as independent evidence."""
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         """Write the environment's report plots (PNG) into ``out_dir``; returns their paths."""

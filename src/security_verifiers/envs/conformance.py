@@ -11,9 +11,10 @@ import asyncio
 from collections.abc import Callable, Sequence
 from statistics import fmean
 
+from security_verifiers.core.errors import InfraError
 from security_verifiers.core.types import Item, Message, ParseStatus, Transcript
 from security_verifiers.envs.base import Environment
-from security_verifiers.harness.episode import run_episode
+from security_verifiers.harness.episode import play_episode, run_episode, score_batch
 from security_verifiers.models.base import Policy
 
 #: (environment name, check name) -> reason the check does not apply.
@@ -35,12 +36,20 @@ GARBAGE_REPLIES: tuple[str, ...] = (
 
 
 async def _rewards(env: Environment, policy: Policy, items: Sequence[Item]) -> list[float]:
-    rewards = []
+    """Play every episode, then score them in the environment's batches, as the runner does."""
+    transcripts = []
     for item in items:
-        record = await run_episode(env, policy, item)
-        if record.error is not None or record.reward is None:
+        record, transcript = await play_episode(env, policy, item)
+        if transcript is None:
             raise AssertionError(f"{env.name}: {policy.name} hit an infrastructure error: {record.error}")
-        rewards.append(record.reward)
+        transcripts.append(transcript)
+    rewards = []
+    size = env.score_batch_size
+    for start in range(0, len(items), size):
+        for score in score_batch(env, list(items[start:start + size]), transcripts[start:start + size]):
+            if isinstance(score, InfraError):
+                raise AssertionError(f"{env.name}: scoring {policy.name} hit an infrastructure error: {score}")
+            rewards.append(score.reward)
     return rewards
 
 

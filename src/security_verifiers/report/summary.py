@@ -82,7 +82,7 @@ def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict
     if foreign:
         raise ValueError(f"records of environment(s) {', '.join(foreign)} cannot be summarised as {env.name}")
     ok = [r for r in records if r.error is None]
-    computed = env.metrics([r.outcome for r in ok]) if ok else {}
+    computed = env.metrics([r.outcome for r in ok], [r.item_id for r in ok]) if ok else {}
     summary: dict[str, Any] = {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "env": {"name": env.name, "version": env.version, "config": env.config.model_dump(mode="json")},

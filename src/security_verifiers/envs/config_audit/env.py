@@ -235,10 +235,10 @@ class ConfigAudit(Environment):
         return PatchOutcome(present=True, applied=True, valid=True, inventory_ok=True, fixed_w=fixed_w,
                             original_w=original_w, new_w=new_w, n_fixed=n_fixed, n_new=n_new, score=score)
 
-    def metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
         from security_verifiers.envs.config_audit.metrics import config_audit_metrics
 
-        return config_audit_metrics(outcomes)
+        return config_audit_metrics(outcomes, items)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         from security_verifiers.envs.config_audit.metrics import config_audit_plots

@@ -94,7 +94,7 @@ def _by_severity(rule_rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
     return out
 
 
-def _intervals(outcomes: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
+def _intervals(outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None) -> dict[str, list[float | None]]:
     rewards = np.array([o.get("reward", 0.0) for o in outcomes], dtype=float)
     tp_w = np.array([_get(o, "tp_w") for o in outcomes])
     fp_w = np.array([_get(o, "fp_w") for o in outcomes])
@@ -111,16 +111,17 @@ def _intervals(outcomes: Sequence[dict[str, Any]]) -> dict[str, list[float | Non
         "f1_weighted": f1w,
         "fix_rate": lambda idx: float(fixed[idx].sum() / weight[idx].sum()) if weight[idx].sum() else None,
     }
-    return {k: list(bootstrap_ci(len(outcomes), fn, n_boot=N_BOOT, seed=0)) for k, fn in stats.items()}
+    return {k: list(bootstrap_ci(len(outcomes), fn, n_boot=N_BOOT, seed=0, clusters=items)) for k, fn in stats.items()}
 
 
-def config_audit_metrics(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """``{"metrics": flat, "intervals": ..., "breakdowns": {platform, cloud, rule, severity}}``."""
+def config_audit_metrics(outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
+    """``{"metrics": flat, "intervals": ..., "breakdowns": {platform, cloud, rule, severity}}``; ``items`` (the
+    item id of each outcome) makes the bootstrap resample items."""
     outcomes = list(outcomes)
     rule_rows = _by_rule(outcomes)
     return {
         "metrics": flat_metrics(outcomes),
-        "intervals": _intervals(outcomes) if outcomes else {},
+        "intervals": _intervals(outcomes, items) if outcomes else {},
         "breakdowns": {
             "platform": breakdown(outcomes, "platform", flat_metrics),
             "cloud": breakdown([o for o in outcomes if o.get("platform") == "terraform"], "cloud", flat_metrics),

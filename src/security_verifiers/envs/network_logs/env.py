@@ -139,10 +139,10 @@ class NetworkLogs(Environment):
         return Score(reward=reward, components={"decision": decision, "calibration": 1.0 - brier},
                      outcome=outcome, parse_status=ParseStatus.OK)
 
-    def metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
         from security_verifiers.envs.network_logs.metrics import network_logs_metrics
 
-        return network_logs_metrics(outcomes, self.config.costs)
+        return network_logs_metrics(outcomes, self.config.costs, items)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         from security_verifiers.envs.network_logs.metrics import network_logs_plots

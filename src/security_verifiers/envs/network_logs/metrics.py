@@ -90,7 +90,7 @@ def _flat_metrics(c: _Columns) -> dict[str, float | int | None]:
     }
 
 
-def _intervals(c: _Columns) -> dict[str, list[float | None]]:
+def _intervals(c: _Columns, items: Sequence[str] | None) -> dict[str, list[float | None]]:
     """Bootstrap 95% intervals of the headline metrics; every metric sees the same resamples (one seed)."""
     stats: dict[str, Callable[[NDArray[np.intp]], float | None]] = {
         "reward_mean": lambda idx: mean_or_none(c.reward[idx]),
@@ -100,7 +100,8 @@ def _intervals(c: _Columns) -> dict[str, list[float | None]]:
         "fpr": lambda idx: c.decisions(idx)["fpr"],
         "brier": lambda idx: c.valid_mean(c.brier, idx),
     }
-    return {key: list(bootstrap_ci(c.n, fn, n_boot=N_BOOT, seed=BOOT_SEED)) for key, fn in stats.items()}
+    return {key: list(bootstrap_ci(c.n, fn, n_boot=N_BOOT, seed=BOOT_SEED, clusters=items))
+            for key, fn in stats.items()}
 
 
 def _family_row(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
@@ -119,11 +120,13 @@ def _family_row(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
     return row
 
 
-def network_logs_metrics(outcomes: Sequence[dict[str, Any]], costs: CostProfile) -> dict[str, Any]:
+def network_logs_metrics(outcomes: Sequence[dict[str, Any]], costs: CostProfile,
+                         items: Sequence[str] | None = None) -> dict[str, Any]:
     """``{"metrics": flat, "intervals": {metric: [lo, hi]}, "breakdowns": {family|split|difficulty: ...}}``.
 
     ``costs`` is the profile the outcomes were scored under; its values are echoed in the metrics
     (``cost_missed`` ...) so an expected cost is never read without the costs that produced it.
+    ``items`` (the item id of each outcome) makes the bootstrap resample items rather than rollouts.
     """
     c = _Columns.of(outcomes)
 
@@ -134,7 +137,7 @@ def network_logs_metrics(outcomes: Sequence[dict[str, Any]], costs: CostProfile)
                "cost_abstain": costs.abstain}
     return {
         "metrics": metrics,
-        "intervals": _intervals(c),
+        "intervals": _intervals(c, items),
         "breakdowns": {
             "family": breakdown(outcomes, "family", _family_row),
             "split": breakdown(outcomes, "split", flat),
