@@ -1,13 +1,14 @@
 """The one answer grammar: final JSON object after any <think> block; never raises on bad text."""
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from security_verifiers.core.parsing import Parsed, ParseFailure, final_json_object, parse_answer
+from security_verifiers.core.parsing import Parsed, ParseFailure, final_json_object, parse_answer, strip_thinking
 from security_verifiers.core.types import ParseStatus
 
 
@@ -90,3 +91,23 @@ def test_deeply_nested_input_is_a_failure_not_a_crash() -> None:
     text = "{" * 100_000
     assert isinstance(parse_answer(text, Toy), ParseFailure)
     assert isinstance(parse_answer('{"a":' * 5000 + "1" + "}" * 5000, Toy), ParseFailure)
+
+
+def _strip_thinking_by_regex(text: str) -> str:
+    """The definition strip_thinking implements in one pass (these regexes are quadratic on many open tags)."""
+    text = re.sub(r"<think>.*?</think>", "", text, flags=re.DOTALL | re.IGNORECASE)
+    return re.sub(r"<think>.*\Z", "", text, flags=re.DOTALL | re.IGNORECASE)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["<think>", "</think>", "<THINK>", "</Think>", "x", "{", "\n", "<think", "é"]),
+                max_size=30))
+def test_strip_thinking_matches_its_regex_definition(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert strip_thinking(text) == _strip_thinking_by_regex(text)
+
+
+def test_many_unclosed_think_tags_are_an_ordinary_failure() -> None:
+    # 200,000 characters of open tags: the regex definition needs ~26 s, the one-pass version milliseconds.
+    result = parse_answer("<think>" * 28_000 + '{"label": "a", "p": 0.5}', Toy)
+    assert isinstance(result, ParseFailure) and result.status == ParseStatus.EMPTY

@@ -215,7 +215,16 @@ def test_describe_and_protocol() -> None:
         "model": "org/model:7b",
         "base_url": "http://[::1]:8000/v1",
         "api_key_env": "OPENAI_API_KEY",
-        "sampling": {"temperature": 0.0, "max_tokens": 1024, "top_p": None, "seed": None},
+        "sampling": {"temperature": 0.0, "max_tokens": 1024, "top_p": None, "seed": None,
+                     "max_tokens_field": "max_tokens"},
         "timeout_s": 9.0,
         "max_retries": 1,
     }
+
+
+def test_max_tokens_can_travel_as_max_completion_tokens(server: FakeOpenAIServer) -> None:
+    # OpenAI's reasoning models reject max_tokens; the same limit goes under the newer field name.
+    sampling = Sampling(max_tokens=77, max_tokens_field="max_completion_tokens")
+    ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, sampling=sampling))
+    (body,) = server.requests
+    assert body["max_completion_tokens"] == 77 and "max_tokens" not in body and "max_tokens_field" not in body

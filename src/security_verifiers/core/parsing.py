@@ -17,8 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from security_verifiers.core.types import ParseStatus
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_UNCLOSED_THINK = re.compile(r"<think>.*\Z", re.DOTALL | re.IGNORECASE)
+_THINK_TAG = re.compile(r"<(/?)think>", re.IGNORECASE)
 _DECODER = json.JSONDecoder()
 #: Replies longer than this are not searched; they cannot be a well-formed short answer anyway.
 MAX_REPLY_CHARS = 200_000
@@ -40,11 +39,29 @@ class Parsed(Generic[M]):
 def strip_thinking(text: str) -> str:
     """Remove reasoning blocks; an unclosed ``<think>`` hides everything after it.
 
+    Each ``<think>`` runs to the next ``</think>``; a stray ``</think>`` outside a block is kept. One pass
+    over the tags, so the cost is linear: the regex ``<think>.*?</think>`` is quadratic on a reply made of
+    many unclosed ``<think>`` tags (26 s for 200,000 characters), which a policy could send on purpose.
+
     >>> strip_thinking('<think>{"a": 1}</think>{"b": 2}')
     '{"b": 2}'
+    >>> strip_thinking('a</think>b<think>c<think>d</think>e<think>f')
+    'a</think>be'
     """
-    text = _THINK.sub("", text)
-    return _UNCLOSED_THINK.sub("", text)
+    kept: list[str] = []
+    pos = 0
+    inside = False
+    for tag in _THINK_TAG.finditer(text):
+        closing = bool(tag.group(1))
+        if not inside and not closing:
+            kept.append(text[pos:tag.start()])
+            inside = True
+        elif inside and closing:
+            pos = tag.end()
+            inside = False
+    if not inside:
+        kept.append(text[pos:])
+    return "".join(kept)
 
 
 def final_json_object(text: str) -> dict[str, Any] | ParseFailure:

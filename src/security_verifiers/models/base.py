@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +18,11 @@ class Sampling(BaseModel):
     max_tokens: int = Field(1024, gt=0, description="Maximum tokens in one reply.")
     top_p: float | None = Field(None, gt=0.0, le=1.0, description="Nucleus sampling cut-off.")
     seed: int | None = Field(None, description="Seed passed to the endpoint, where it supports one.")
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = Field(
+        "max_tokens",
+        description="Request field that carries max_tokens: max_tokens (vLLM and most OpenAI-compatible servers) "
+        "or max_completion_tokens (OpenAI's newer models, whose reasoning models reject max_tokens).",
+    )
 
 
 @runtime_checkable

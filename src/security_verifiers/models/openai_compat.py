@@ -111,7 +111,9 @@ class OpenAIChatPolicy:
 
     def _sampling_params(self) -> dict[str, Any]:
         """Sampling as request parameters; unset ones are omitted so the endpoint's defaults apply."""
-        return {k: v for k, v in self.sampling.model_dump().items() if v is not None}
+        params = {k: v for k, v in self.sampling.model_dump(exclude={"max_tokens_field"}).items() if v is not None}
+        params[self.sampling.max_tokens_field] = params.pop("max_tokens")
+        return params
 
     async def respond(
         self, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None, sample: int
