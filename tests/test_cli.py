@@ -86,6 +86,16 @@ def test_eval_through_the_openai_client_writes_a_full_run(data_file: Path, tmp_p
     assert len(records) == 30 and all(r.cached and r.error is None for r in records)
 
 
+def test_reasoning_model_options_leave_temperature_out_and_rename_max_tokens(data_file: Path, tmp_path: Path) -> None:
+    with FakeOpenAIServer(reply=lambda request: ANSWER) as server:
+        argv = ["eval", "network-logs", "--model", "o-model", "--base-url", server.base_url, "--data", str(data_file),
+                "--n", "2", "--out", str(tmp_path), "--temperature", "none", "--max-tokens", "900",
+                "--max-tokens-field", "max_completion_tokens", "--no-cache", "--quiet"]
+        assert main(argv) == 0
+        sent = server.requests[0]
+    assert "temperature" not in sent and "max_tokens" not in sent and sent["max_completion_tokens"] == 900
+
+
 def test_endpoint_down_exits_nonzero_and_keeps_errors_out_of_metrics(data_file: Path, tmp_path: Path) -> None:
     with FakeOpenAIServer(reply=lambda request: ANSWER) as server:
         server.fail_next(*[500] * 200)

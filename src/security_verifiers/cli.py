@@ -13,9 +13,10 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -27,25 +28,42 @@ EXIT_ERROR_RATE = 3
 
 # -- options derived from configs ---------------------------------------------------------------
 def add_config_options(parser: argparse.ArgumentParser, model: type[BaseModel], title: str) -> None:
-    """One ``--kebab-case`` option per field of ``model``, with the field's description as help."""
+    """One ``--kebab-case`` option per field of ``model``, with the field's description as help.
+
+    A field that may be ``None`` also takes the value ``none`` (leave it unset: e.g. send no temperature);
+    a ``Literal`` field lists its choices. An option not given keeps the model's default."""
     group = parser.add_argument_group(title)
     for name, field in model.model_fields.items():
         annotation = field.annotation
+        members = get_args(annotation)
         kind: Any = str
         for candidate in (bool, int, float):
-            if annotation is candidate or candidate in getattr(annotation, "__args__", ()):
+            if annotation is candidate or candidate in members:
                 kind = candidate
                 break
+        optional = type(None) in members
         flag = "--" + name.replace("_", "-")
-        help_text = f"{field.description} (default: {field.default})"
+        unset = "; 'none' leaves it unset" if optional else ""
+        help_text = f"{field.description} (default: {field.default}{unset})"
         if kind is bool:
-            group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=help_text)
-        else:
-            group.add_argument(flag, dest=name, type=kind, default=None, help=help_text)
+            group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
+                               help=help_text)
+            continue
+        choices = list(members) if get_origin(annotation) is Literal else None
+        group.add_argument(flag, dest=name, type=_or_none(kind) if optional else kind, choices=choices,
+                           default=argparse.SUPPRESS, help=help_text)
+
+
+def _or_none(kind: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        return None if text.strip().lower() == "none" else kind(text)
+
+    parse.__name__ = getattr(kind, "__name__", "value")  # argparse names the type in its error messages
+    return parse
 
 
 def config_from_args(model: type[BaseModel], args: argparse.Namespace) -> Any:
-    values = {k: getattr(args, k) for k in model.model_fields if getattr(args, k, None) is not None}
+    values = {k: getattr(args, k) for k in model.model_fields if hasattr(args, k)}
     try:
         return model.model_validate(values)
     except ValidationError as err:

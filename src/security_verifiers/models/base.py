@@ -14,7 +14,10 @@ class Sampling(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature.")
+    temperature: float | None = Field(
+        0.0, ge=0.0, le=2.0,
+        description="Sampling temperature (OpenAI's reasoning models accept only their own default: pass none).",
+    )
     max_tokens: int = Field(1024, gt=0, description="Maximum tokens in one reply.")
     top_p: float | None = Field(None, gt=0.0, le=1.0, description="Nucleus sampling cut-off.")
     seed: int | None = Field(None, description="Seed passed to the endpoint, where it supports one.")
