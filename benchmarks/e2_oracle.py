@@ -108,7 +108,7 @@ def platform_of(path: Path) -> str:
 def load_items(directory: Path | None, n: int, generated_only: bool = False) -> list[tuple[str, str]]:
     """Up to ``n`` distinct parseable items, spread evenly over the sorted files (so every rule's fixtures
     and both platforms are represented), padded with generated ones when there are too few."""
-    from security_verifiers.tools.validate import validate
+    from security_verifiers.engines.validate import validate
 
     root = directory or FIXTURES
     paths = sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml", ".tf")) if root.is_dir() else []
@@ -137,7 +137,7 @@ def quantiles(values: list[float]) -> dict[str, float]:
 COLD_CODE = """\
 import json, sys, time
 t0 = time.perf_counter()
-from security_verifiers.tools.oracle import Oracle
+from security_verifiers.engines.oracle import Oracle
 oracle = Oracle()
 load_s = time.perf_counter() - t0
 oracle.scan(sys.argv[1], open(sys.argv[2], encoding="utf-8").read())
@@ -158,8 +158,8 @@ def cold(item: tuple[str, str]) -> dict[str, float]:
 
 
 def in_process(items: list[tuple[str, str]]) -> dict[str, object]:
-    from security_verifiers.tools.oracle import Oracle
-    from security_verifiers.tools.validate import validate
+    from security_verifiers.engines.oracle import Oracle
+    from security_verifiers.engines.validate import validate
 
     oracle = Oracle()
 
@@ -199,9 +199,9 @@ def in_process(items: list[tuple[str, str]]) -> dict[str, object]:
 
 
 def cli(items: list[tuple[str, str]]) -> dict[str, object]:
-    from security_verifiers.tools.checkov_engine import OFFLINE_ENV as CHECKOV_ENV
-    from security_verifiers.tools.semgrep_engine import OFFLINE_ENV as SEMGREP_ENV
-    from security_verifiers.tools.semgrep_engine import find_semgrep, semgrep_command
+    from security_verifiers.engines.checkov import OFFLINE_ENV as CHECKOV_ENV
+    from security_verifiers.engines.semgrep import OFFLINE_ENV as SEMGREP_ENV
+    from security_verifiers.engines.semgrep import find_semgrep, semgrep_command
 
     bin_dir = Path(sys.executable).parent
     checkov_env = {k: v for k, v in CHECKOV_ENV.items() if k != "CHECKOV_PARALLELIZATION_TYPE"}  # CLI default
@@ -209,7 +209,7 @@ def cli(items: list[tuple[str, str]]) -> dict[str, object]:
     semgrep = find_semgrep()
     if semgrep is None:
         raise SystemExit("semgrep is not installed")
-    rego_code = ("import sys; from security_verifiers.tools.rego_engine import RegoEngine; "
+    rego_code = ("import sys; from security_verifiers.engines.rego import RegoEngine; "
                  "RegoEngine().scan(sys.argv[1], open(sys.argv[2], encoding='utf-8').read())")
     rows: dict[str, list[float]] = {"checkov": [], "semgrep": [], "rego": [], "total": []}
     with tempfile.TemporaryDirectory() as tmp:

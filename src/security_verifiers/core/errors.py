@@ -53,3 +53,10 @@ class ConfigError(ValueError):
 
 class DatasetError(ValueError):
     """A dataset that cannot be trusted: a malformed file, a hash mismatch, an unknown split."""
+
+
+class EngineUnavailable(RuntimeError):
+    """An executable checker (policy engine, scanner, sandbox) cannot be loaded or started.
+
+    A reward computed without one of its checkers is a different reward, so this is never caught and
+    replaced by a stand-in: a run that needs the checker stops with this error."""

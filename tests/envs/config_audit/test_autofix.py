@@ -7,7 +7,7 @@ Three layers:
 * one small input per catalog rule (:data:`CASES`), fixed with the findings of the real oracle (Rego, Checkov,
   semgrep), then checked: the result parses and validates, keeps the inventory, and the finding is gone with no
   new one;
-* the same check on the rule fixtures of ``tests/tools/fixtures/rules/<rule_id>/fire*`` (however many exist).
+* the same check on the rule fixtures of ``tests/engines/fixtures/rules/<rule_id>/fire*`` (however many exist).
 """
 
 from __future__ import annotations
@@ -21,14 +21,15 @@ from typing import Any
 import pytest
 import yaml
 
+from security_verifiers.engines.configs import inventory, parse_kubernetes, parse_terraform
+from security_verifiers.engines.findings import Finding, catalog
 from security_verifiers.envs.config_audit.autofix import AutofixResult, autofix, fixable_rules, unified_diff
-from security_verifiers.envs.config_audit.autofix_hcl import HclText, scan
-from security_verifiers.envs.config_audit.autofix_k8s import PINNED_TAG
-from security_verifiers.envs.config_audit.autofix_yaml import split_documents
-from security_verifiers.tools.configs import inventory, parse_kubernetes, parse_terraform
-from security_verifiers.tools.findings import Finding, catalog
+from security_verifiers.envs.config_audit.autofix.hcl_text import HclText, scan
+from security_verifiers.envs.config_audit.autofix.kubernetes import PINNED_TAG
+from security_verifiers.envs.config_audit.autofix.yaml_text import split_documents
 
-FIXTURES = Path(__file__).resolve().parents[2] / "tools" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "engines" / "fixtures"
+assert (FIXTURES / "rules").is_dir(), f"rule fixtures missing at {FIXTURES}"  # else the parametrisations are empty
 
 
 def K(text: str) -> str:  # noqa: N802 - reads as a literal marker in the tables below
@@ -720,7 +721,7 @@ CASES["cfg-hardcoded-private-key/terraform"] = ("terraform", "aws_iam_server_cer
 
 @pytest.fixture(scope="module")
 def oracle() -> Any:
-    oracle_module = pytest.importorskip("security_verifiers.tools.oracle")
+    oracle_module = pytest.importorskip("security_verifiers.engines.oracle")
     try:
         return oracle_module.get_oracle()
     except oracle_module.EngineUnavailable as err:  # pragma: no cover - depends on the installation
@@ -769,7 +770,7 @@ def verdicts(oracle: Any) -> dict[str, tuple[Any, AutofixResult, Any]]:
 
 def _check_fixed(platform: str, original: str, before: Any, result: AutofixResult, after: Any,
                  key: tuple[str, str] | None) -> None:
-    from security_verifiers.tools.validate import validate
+    from security_verifiers.engines.validate import validate
 
     assert before.valid, before.validation_errors or before.parse_error
     if key is not None:
@@ -825,7 +826,7 @@ def _expected_resource(text: str) -> str | None:
     return marker[1].strip() if first.lstrip().startswith("#") and len(marker) == 2 else None
 
 
-@pytest.mark.parametrize("path", sorted((FIXTURES / "secure").glob("*")) if (FIXTURES / "secure").is_dir() else [],
+@pytest.mark.parametrize("path", sorted((FIXTURES / "secure").glob("*")),
                          ids=lambda p: p.name)
 def test_secure_fixtures_change_only_where_the_oracle_objects(path: Path, oracle: Any) -> None:
     if path.suffix not in (".yaml", ".yml", ".tf"):

@@ -18,7 +18,9 @@ import pytest
 from security_verifiers.core.datasets import content_hash, read_jsonl
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import Item
-from security_verifiers.envs.config_audit.generator import (
+from security_verifiers.engines.configs import parse_kubernetes, parse_terraform
+from security_verifiers.engines.findings import catalog
+from security_verifiers.envs.config_audit.generation.generator import (
     FILENAMES,
     GENERATOR_VERSION,
     SPLITS,
@@ -27,14 +29,17 @@ from security_verifiers.envs.config_audit.generator import (
     plan,
     self_check,
 )
-from security_verifiers.envs.config_audit.hcl import Block, heredoc, ref, render_hcl
-from security_verifiers.envs.config_audit.mutation_kit import fake_aws_key_id, fake_pem
-from security_verifiers.envs.config_audit.mutations import missing_operators, operators
-from security_verifiers.envs.config_audit.public import DATA_DIR, PUBLIC_SEED, PUBLIC_SIZES, build_public_sets
-from security_verifiers.envs.config_audit.templates_k8s import K8S_TEMPLATES
-from security_verifiers.envs.config_audit.templates_tf import TF_TEMPLATES
-from security_verifiers.tools.configs import parse_kubernetes, parse_terraform
-from security_verifiers.tools.findings import catalog
+from security_verifiers.envs.config_audit.generation.hcl_tree import Block, heredoc, ref, render_hcl
+from security_verifiers.envs.config_audit.generation.mutation_kit import fake_aws_key_id, fake_pem
+from security_verifiers.envs.config_audit.generation.mutations import missing_operators, operators
+from security_verifiers.envs.config_audit.generation.public import (
+    DATA_DIR,
+    PUBLIC_SEED,
+    PUBLIC_SIZES,
+    build_public_sets,
+)
+from security_verifiers.envs.config_audit.generation.templates_k8s import K8S_TEMPLATES
+from security_verifiers.envs.config_audit.generation.templates_tf import TF_TEMPLATES
 
 MANIFEST = json.loads((DATA_DIR / "manifest.json").read_text())
 

@@ -9,11 +9,11 @@ import pytest
 import yaml
 
 from security_verifiers.core.types import Item, Message, Transcript
+from security_verifiers.engines.findings import Severity, rules_for
 from security_verifiers.envs.config_audit import ConfigAudit, ConfigAuditConfig
 from security_verifiers.envs.config_audit.autofix import unified_diff
 from security_verifiers.envs.config_audit.baselines import AutofixBaseline, resources_of, scanner_findings
 from security_verifiers.envs.config_audit.tools import AuditToolbox
-from security_verifiers.tools.findings import Severity, rules_for
 
 ENV = ConfigAudit()
 ITEMS: list[Item] = list(ENV.dataset("test").items)[:40]  # both platforms, clean and dirty items

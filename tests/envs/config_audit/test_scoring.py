@@ -2,8 +2,8 @@
 
 import pytest
 
+from security_verifiers.engines.findings import Finding, Severity
 from security_verifiers.envs.config_audit.scoring import inventory_preserved, score_detection, score_fix
-from security_verifiers.tools.findings import Finding, Severity
 
 
 def f(rule: str, resource: str, severity: Severity) -> Finding:

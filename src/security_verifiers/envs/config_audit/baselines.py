@@ -14,9 +14,9 @@ import re
 from typing import Any
 
 from security_verifiers.core.types import Completion, Item, Message, ToolCall
+from security_verifiers.engines.configs import ConfigParseError, parse_kubernetes, parse_terraform
+from security_verifiers.engines.findings import Finding, rules_for
 from security_verifiers.models.base import Baseline
-from security_verifiers.tools.configs import ConfigParseError, parse_kubernetes, parse_terraform
-from security_verifiers.tools.findings import Finding, rules_for
 
 
 def _answer(findings: list[tuple[str, str]], patch: str = "", confidence: float = 0.9) -> str:
@@ -26,7 +26,7 @@ def _answer(findings: list[tuple[str, str]], patch: str = "", confidence: float 
 
 def scanner_findings(platform: str, text: str) -> list[Finding]:
     """What the model-facing scanners report: the policy library and Checkov (mapped to catalog ids)."""
-    from security_verifiers.tools.oracle import get_oracle
+    from security_verifiers.engines.oracle import get_oracle
 
     try:
         found = get_oracle().scanner_findings(platform, text)

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from security_verifiers.core.errors import ErrorKind, InfraError
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
+from security_verifiers.engines.configs import ConfigParseError, inventory
+from security_verifiers.engines.findings import Finding, Severity, rules_for
 from security_verifiers.envs.base import EnvConfig, Environment, Toolbox, register
 from security_verifiers.envs.config_audit.patch import PatchError, apply_patch
 from security_verifiers.envs.config_audit.scoring import (
@@ -27,8 +29,6 @@ from security_verifiers.envs.config_audit.scoring import (
     score_fix,
 )
 from security_verifiers.models.base import Policy
-from security_verifiers.tools.configs import ConfigParseError, inventory
-from security_verifiers.tools.findings import Finding, Severity, rules_for
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -116,13 +116,13 @@ class ConfigAudit(Environment):
         return self.config.max_turns if self.config.mode == "tools" else 1
 
     def tool_versions(self) -> dict[str, str]:
-        from security_verifiers.tools.oracle import get_oracle
+        from security_verifiers.engines.oracle import get_oracle
 
         return get_oracle().versions()
 
     # -- data ---------------------------------------------------------------------------------
     def generate(self, split: str, n: int, seed: int) -> list[Item]:
-        from security_verifiers.envs.config_audit.generator import generate
+        from security_verifiers.envs.config_audit.generation.generator import generate
 
         return generate(split, n, seed)
 
@@ -157,7 +157,7 @@ class ConfigAudit(Environment):
 
     def score_many(self, items: Sequence[Item], transcripts: Sequence[Transcript]) -> list[Score | InfraError]:
         """Parse every answer, apply every patch, scan originals and patched files in one oracle batch."""
-        from security_verifiers.tools.oracle import get_oracle
+        from security_verifiers.engines.oracle import get_oracle
 
         oracle = get_oracle()
         parsed = [parse_answer(t.final_text, Answer) for t in transcripts]

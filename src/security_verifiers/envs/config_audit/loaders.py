@@ -24,8 +24,8 @@ import yaml
 from security_verifiers.core.datasets import item_id
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import Item
-from security_verifiers.envs.config_audit.generator import GENERATOR_VERSION, findings_records, scan_all
-from security_verifiers.tools.configs import FAST_LOADER, ConfigParseError, parse_kubernetes, parse_terraform
+from security_verifiers.engines.configs import FAST_LOADER, ConfigParseError, parse_kubernetes, parse_terraform
+from security_verifiers.envs.config_audit.generation.generator import GENERATOR_VERSION, findings_records, scan_all
 
 log = logging.getLogger(__name__)
 

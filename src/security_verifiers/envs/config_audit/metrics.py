@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from security_verifiers.core.metrics import bootstrap_ci, breakdown, mean_or_none, ratio
-from security_verifiers.tools.findings import Severity, catalog
+from security_verifiers.engines.findings import Severity, catalog
 
 N_BOOT = 1000
 

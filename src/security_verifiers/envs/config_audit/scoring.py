@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from security_verifiers.tools.findings import Finding, Severity, catalog
+from security_verifiers.engines.findings import Finding, Severity, catalog
 
 #: Weight of a claimed rule id that is not in the catalog.
 UNKNOWN_RULE_WEIGHT = Severity.CRITICAL.weight
@@ -50,7 +50,7 @@ def score_detection(claimed: Iterable[tuple[str, str]], oracle: Iterable[Finding
 
     On a clean item (no oracle finding) the empty claim scores 1 and any claim scores 0.
 
-    >>> from security_verifiers.tools.findings import Finding, Severity
+    >>> from security_verifiers.engines.findings import Finding, Severity
     >>> truth = [Finding(rule_id="k8s-host-pid", resource="Pod/a", severity=Severity.HIGH)]
     >>> score_detection([("k8s-host-pid", "Pod/a"), ("k8s-host-pid", "Pod/a")], truth).score
     1.0

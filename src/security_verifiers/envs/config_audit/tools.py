@@ -11,8 +11,8 @@ import asyncio
 import json
 from typing import Any
 
+from security_verifiers.engines.configs import ConfigParseError
 from security_verifiers.envs.base import Toolbox
-from security_verifiers.tools.configs import ConfigParseError
 
 MAX_CONFIG_CHARS = 100_000
 
@@ -77,7 +77,7 @@ class AuditToolbox(Toolbox):
         return json.dumps(result, sort_keys=True)
 
     def _scan_policies(self, config: str) -> dict[str, Any]:
-        from security_verifiers.tools.oracle import get_oracle
+        from security_verifiers.engines.oracle import get_oracle
 
         try:
             findings = get_oracle().rego.scan(self.platform, config)
@@ -86,7 +86,7 @@ class AuditToolbox(Toolbox):
         return {"findings": [f.model_dump(mode="json", exclude={"engines"}) for f in findings]}
 
     def _scan_checkov(self, config: str) -> dict[str, Any]:
-        from security_verifiers.tools.oracle import get_oracle
+        from security_verifiers.engines.oracle import get_oracle
 
         try:
             return {"failed_checks": get_oracle().checkov.scan_raw(self.platform, config)}
@@ -94,7 +94,7 @@ class AuditToolbox(Toolbox):
             return {"error": f"the config does not parse: {err}"}
 
     def _validate(self, config: str) -> dict[str, Any]:
-        from security_verifiers.tools.validate import validate
+        from security_verifiers.engines.validate import validate
 
         result = validate(self.platform, config)
         return {"ok": result.ok, "errors": result.errors[:20]}
