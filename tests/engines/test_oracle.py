@@ -45,7 +45,7 @@ class FakeEngine:
     def version(self) -> str:
         return f"{self.name}-1"
 
-    def scan(self, platform: str, text: str) -> list[Finding]:
+    def scan(self, platform: str, text: str, context: tuple = ()) -> list[Finding]:
         self.calls += 1
         return self.respond(platform, text)
 

@@ -134,25 +134,31 @@ def _use_libyaml_for_kubernetes() -> None:
 
 
 class _SharedHclParse:
-    """What checkov's Terraform file loader sees as the ``hcl2`` module: the same parser, with the parse
-    shared with our own readers of the text (policy input, resource naming, validation, inventory)."""
+    """What checkov's Terraform file loader sees as the ``hcl2`` module: the same parser, returning the
+    *evaluated* document our own engines read (:func:`configs.evaluated_terraform`), so Checkov judges the
+    values Terraform would compute (``!false`` is ``true``), with the module context of the current scan."""
+
+    context: threading.local = threading.local()
 
     def __getattr__(self, name: str) -> Any:
         import hcl2
 
         return getattr(hcl2, name)
 
-    @staticmethod
-    def load(file: Any) -> dict[str, Any]:
-        """``hcl2.load`` (= ``hcl2.loads(file.read())``) from the memo, as a private copy: checkov edits it."""
-        return copy.deepcopy(configs.hcl_document(file.read()))
+    @classmethod
+    def load(cls, file: Any) -> dict[str, Any]:
+        """``hcl2.load`` (= ``hcl2.loads(file.read())``), evaluated, from the memo, as a private copy: checkov
+        edits it."""
+        context = getattr(cls.context, "files", ())
+        return copy.deepcopy(configs.evaluated_terraform(file.read(), context).document)
 
 
 def _share_hcl_parses() -> None:
-    """Let checkov's Terraform loader reuse the memoised hcl2 parse (:func:`configs.hcl_document`).
+    """Let checkov's Terraform loader read the memoised, evaluated parse (:func:`configs.evaluated_terraform`).
 
-    The lark HCL parser is the largest single cost of a Terraform scan (~6 ms a file), and every text is
-    read by our engines too. A parse error still reaches checkov as an exception, as hcl2's own would."""
+    One document for every engine is the point (a patch must not look secure to one engine and insecure to
+    another), and the HCL parser is the largest single cost of a Terraform scan. A parse error still reaches
+    checkov as an exception, as hcl2's own would."""
     from checkov.terraform import parser_utils
 
     if getattr(parser_utils, "hcl2", None) is not None:
@@ -239,13 +245,14 @@ class CheckovEngine:
     def version(self) -> str:
         return self._ck.version
 
-    def scan(self, platform: str, text: str) -> list[Finding]:
+    def scan(self, platform: str, text: str, context: tuple[str, ...] = ()) -> list[Finding]:
         """Findings of the mapped checks, one per (rule, resource), sorted. Raises ConfigParseError on
-        unparseable text (checkov itself would silently skip the file)."""
+        unparseable text (checkov itself would silently skip the file). ``context``: the other files of a
+        Terraform module (variables and locals are read from them)."""
         rules = catalog()
         mapping = checkov_map(platform)
         found: dict[tuple[str, str], list[str]] = {}
-        for failed in self._run(platform, text, only_mapped=True):
+        for failed in self._run(platform, text, context, only_mapped=True):
             rule_id = mapping.get(failed.check_id)
             if rule_id is None:
                 continue
@@ -254,23 +261,23 @@ class CheckovEngine:
                         severity=rules[rule_id].severity, message="; ".join(sorted(set(messages))))
                 for (rule_id, resource), messages in sorted(found.items())]
 
-    def scan_raw(self, platform: str, text: str) -> list[dict[str, Any]]:
+    def scan_raw(self, platform: str, text: str, context: tuple[str, ...] = ()) -> list[dict[str, Any]]:
         """Every failed checkov check (mapped or not), for the model-facing tool: ``check_id``, ``name``,
         ``resource`` (our identity), ``rule_id`` (our rule, or None when the check is not mapped) and
         ``line``. Sorted by resource, then check id."""
         mapping = checkov_map(platform)
         unique: dict[tuple[str, str], dict[str, Any]] = {}
-        for f in self._run(platform, text, only_mapped=False):
+        for f in self._run(platform, text, context, only_mapped=False):
             unique.setdefault((f.resource, f.check_id), {"check_id": f.check_id, "name": f.name, "resource": f.resource,
                                                          "rule_id": mapping.get(f.check_id), "line": f.start_line})
         return [unique[k] for k in sorted(unique, key=lambda k: (k[0], _check_sort_key(k[1])))]
 
     # ------------------------------------------------------------------------------------------ internals
 
-    def _run(self, platform: str, text: str, only_mapped: bool) -> list[_Failed]:
+    def _run(self, platform: str, text: str, context: tuple[str, ...], only_mapped: bool) -> list[_Failed]:
         if platform not in FRAMEWORKS:
             raise ValueError(f"unknown platform {platform!r}")
-        identify = _identity_resolver(platform, text)  # parses first: raises ConfigParseError
+        identify = _identity_resolver(platform, text, context)  # parses first: raises ConfigParseError
         framework = FRAMEWORKS[platform]
         if only_mapped:
             runner_filter = self._ck.exact_filter_cls(framework=[framework], checks=self._mapped[platform])
@@ -283,7 +290,11 @@ class CheckovEngine:
                 handle.write(neutralize_suppressions(text))
             runner_cls = self._ck.k8s_runner if platform == "kubernetes" else self._ck.tf_runner
             with self._lock:
-                report = runner_cls().run(root_folder=None, files=[path], runner_filter=runner_filter)
+                _SharedHclParse.context.files = tuple(context)
+                try:
+                    report = runner_cls().run(root_folder=None, files=[path], runner_filter=runner_filter)
+                finally:
+                    _SharedHclParse.context.files = ()
         finally:
             shutil.rmtree(directory, ignore_errors=True)
         out = []
@@ -338,9 +349,9 @@ def registered_checks() -> dict[tuple[str, str], CheckInfo]:
         for checks in groups:
             for check in checks:
                 if (platform, check.id) not in out:
+                    types = getattr(check, "supported_resources", None) or check.supported_entities
                     out[(platform, check.id)] = CheckInfo(check.id, str(check.name), platform, kind,
-                                              tuple(sorted(getattr(check, "supported_resources", None) or check.supported_entities)),
-                                              source_of(check))
+                                                          tuple(sorted(types)), source_of(check))
     for platform in ("terraform", "kubernetes"):
         graph = get_graph_checks_registry(platform)
         graph.load_checks()
@@ -361,22 +372,28 @@ def _check_sort_key(check_id: str) -> tuple[str, int, str]:
     return (head, int(tail), "") if tail.isdigit() else (check_id, 0, "")
 
 
-def _identity_resolver(platform: str, text: str) -> Any:
+def _identity_resolver(platform: str, text: str, context: tuple[str, ...] = ()) -> Any:
     """A function (checkov resource id, start line) -> our resource identity, built from our own parse."""
     if platform == "kubernetes":
-        by_id = {f"{o.kind}.{o.namespace or 'default'}.{o.name}": o.resource for o in configs.parse_kubernetes(text)}
+        objects = configs.parse_kubernetes(text)
+        by_id = {f"{o.kind}.{o.namespace or 'default'}.{o.name}": o.resource for o in objects}
+        workloads = {(o.namespace or "default", o.name): o.resource for o in objects if o.pod_spec is not None}
 
         def k8s(resource: str, start: int) -> str:
             if resource in by_id:
                 return by_id[resource]
             kind, _, rest = resource.partition(".")
-            _, _, name = rest.partition(".")  # Kind.namespace.name (a namespace never contains a dot)
+            namespace, _, name = rest.partition(".")  # Kind.namespace.name (a namespace never contains a dot)
+            # Graph checks report a workload's pod template as a Pod named <workload>.<labels>: the workload.
+            owners = [r for (ns, n), r in workloads.items() if ns == namespace and name.startswith(n + ".")]
+            if kind == "Pod" and owners:
+                return max(owners, key=len)
             return f"{kind}/{name}" if name else resource
 
         return k8s
 
     blocks: dict[str, list[configs.TFBlock]] = {}
-    for block in configs.parse_terraform(text).blocks:
+    for block in configs.parse_terraform(text, context).blocks:
         blocks.setdefault(f"{block.type}.{block.name}", []).append(block)
 
     def terraform(resource: str, start: int) -> str:

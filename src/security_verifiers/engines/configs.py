@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import copy
 import functools
+import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from security_verifiers.engines.terraform_eval import EvaluatedFile
 
 try:  # libyaml is several times faster; the pure-Python loader gives identical results
     from yaml import CSafeLoader as _Loader
@@ -47,6 +51,8 @@ class K8sObject:
     body: dict[str, Any]
     start_line: int  # 1-based, inclusive
     end_line: int
+    #: Paths of mapping keys written twice (YAML keeps the last; the API server's strict decoding rejects them).
+    duplicate_keys: tuple[str, ...] = ()
 
     @property
     def resource(self) -> str:
@@ -99,8 +105,43 @@ def parse_kubernetes(text: str) -> list[K8sObject]:
             raise ConfigParseError(f"document {index + 1} lacks kind or metadata.name")
         namespace = meta.get("namespace") if isinstance(meta, dict) else None
         objects.append(K8sObject(kind=kind, name=name, namespace=namespace if isinstance(namespace, str) else None,
-                                 body=body, start_line=node.start_mark.line + 1, end_line=node.end_mark.line + 1))
+                                 body=body, start_line=node.start_mark.line + 1, end_line=node.end_mark.line + 1,
+                                 duplicate_keys=tuple(duplicate_keys(node))))
     return objects
+
+
+def duplicate_keys(node: yaml.Node, path: str = "") -> list[str]:
+    """Paths of keys that a YAML mapping under ``node`` holds twice (merge keys ``<<`` aside).
+
+    PyYAML keeps the last value; Kubernetes' strict decoding rejects the object. Every engine reads the
+    last value, so a patch that appends ``privileged: false`` after ``privileged: true`` would look fixed
+    to all of them: it is a validation error instead.
+
+    >>> duplicate_keys(yaml.compose("a: 1\\nb: {c: 1, c: 2}\\na: 3"))
+    ['b.c', 'a']
+    """
+    found: list[str] = []
+    seen_nodes: set[int] = set()
+
+    def walk(current: yaml.Node, where: str) -> None:
+        if id(current) in seen_nodes:  # an alias: its content was walked where it was defined
+            return
+        seen_nodes.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            keys: set[str] = set()
+            for key, value in current.value:
+                name = str(key.value) if isinstance(key, yaml.ScalarNode) else None
+                if name is not None and key.tag != "tag:yaml.org,2002:merge":
+                    if name in keys:
+                        found.append(f"{where}.{name}" if where else name)
+                    keys.add(name)
+                walk(value, f"{where}.{name}" if where else str(name))
+        elif isinstance(current, yaml.SequenceNode):
+            for index, item in enumerate(current.value):
+                walk(item, f"{where}[{index}]")
+
+    walk(node, path)
+    return found
 
 
 @dataclass(frozen=True)
@@ -152,29 +193,94 @@ def unwrap_hcl(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@functools.lru_cache(maxsize=512)
-def _hcl_loads(text: str) -> dict[str, Any] | ConfigParseError:
-    """hcl2's parse of ``text``, memoised: the HCL parser costs ~15 ms a file and the same text is read by
-    the policy engine, Checkov's resource naming, the autofixer and the inventory check."""
-    import hcl2  # heavy import, only when Terraform is parsed
+class _TreeKeepingParser:
+    """Takes the place of hcl2's module-level parser inside ``hcl2.loads``: the same dict for every caller,
+    and the lark syntax tree kept (per thread) for the expression evaluator. ``hcl2.loads`` guards the parser
+    against unclosed quotes, on which its string regex backtracks for minutes, so we call it, not lark."""
 
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.local = threading.local()
+
+    def parse(self, text: str) -> dict[str, Any]:
+        from hcl2.transformer import DictTransformer
+
+        tree = type(self.inner).lark_parser.parse(text)
+        self.local.tree = tree
+        return DictTransformer().transform(tree)  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+_PARSER_LOCK = threading.Lock()
+
+
+def _tree_keeping_parser() -> _TreeKeepingParser:
+    import hcl2.api  # heavy import, only when Terraform is parsed
+
+    with _PARSER_LOCK:
+        if not isinstance(hcl2.api.hcl2, _TreeKeepingParser):
+            hcl2.api.hcl2 = _TreeKeepingParser(hcl2.api.hcl2)
+        return hcl2.api.hcl2
+
+
+@dataclass(frozen=True)
+class _HclParse:
+    document: dict[str, Any]
+    tree: Any
+
+
+@functools.lru_cache(maxsize=512)
+def _hcl_loads(text: str) -> _HclParse | ConfigParseError:
+    """hcl2's parse of ``text`` and its syntax tree, memoised: the parser costs ~3-15 ms a file and the same
+    text is read by the policy engine, Checkov, the autofixer, validation and the inventory check."""
+    import hcl2
+
+    parser = _tree_keeping_parser()
     try:
-        return hcl2.loads(text)  # type: ignore[no-any-return]
+        document = hcl2.loads(text)
     except Exception as err:  # noqa: BLE001 - the parser raises lark's many error types
         return ConfigParseError(f"HCL does not parse: {type(err).__name__}: {str(err)[:300]}")
+    return _HclParse(document, parser.local.tree)
 
 
-def hcl_document(text: str) -> dict[str, Any]:
-    """hcl2's raw parse of ``text`` (memoised and shared: treat it as read-only); ConfigParseError if invalid."""
+def _parsed(text: str) -> _HclParse:
     cached = _hcl_loads(text)
     if isinstance(cached, ConfigParseError):
         raise ConfigParseError(str(cached))
     return cached
 
 
-def parse_terraform(text: str) -> TerraformFile:
-    """The resource and data blocks of one Terraform file, with plain attribute values and line ranges."""
-    raw = copy.deepcopy(hcl_document(text))  # callers may edit what they get; the memo must stay pristine
+def hcl_document(text: str) -> dict[str, Any]:
+    """hcl2's raw parse of ``text`` (memoised and shared: treat it as read-only); ConfigParseError if invalid."""
+    return _parsed(text).document
+
+
+@functools.lru_cache(maxsize=512)
+def _evaluated(text: str, context: tuple[str, ...]) -> EvaluatedFile | ConfigParseError:
+    from security_verifiers.engines.terraform_eval import evaluate_file
+
+    try:
+        main = _parsed(text)
+        others = tuple((other, _parsed(other).tree) for other in context)
+    except ConfigParseError as err:
+        return err
+    return evaluate_file(text, main.tree, others)
+
+
+def evaluated_terraform(text: str, context: tuple[str, ...] = ()) -> EvaluatedFile:
+    """``text`` evaluated as a file of the module made of it and the files of ``context`` (memoised, read-only):
+    the document every engine reads, each attribute with its value, and the problems Terraform would report."""
+    result = _evaluated(text, tuple(context))
+    if isinstance(result, ConfigParseError):
+        raise ConfigParseError(str(result))
+    return result
+
+
+def parse_terraform(text: str, context: tuple[str, ...] = ()) -> TerraformFile:
+    """The resource and data blocks of one Terraform file, with evaluated attribute values and line ranges."""
+    raw = copy.deepcopy(evaluated_terraform(text, context).document)  # callers may edit; the memo stays pristine
     try:
         return _terraform_file(raw)
     except (AttributeError, TypeError, ValueError) as err:  # e.g. a resource with one label

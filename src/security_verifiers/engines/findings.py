@@ -10,8 +10,8 @@ The catalog is the folder ``policies/catalog/``. Every YAML file there may hold 
   engine that implements it (``rego``, ``semgrep``, or ``checkov`` for a rule Checkov alone implements),
   the resource types it can fire on, our severity, title, reference and remediation, and the Checkov
   checks that test the same property (``checkov``; mapped onto the rule on every platform of the rule).
-* ``extends``: more Checkov checks (and resource types) for a rule defined in another file, so the files
-  can be written independently.
+* ``extends``: more Checkov checks (and resource types, and platforms) for a rule defined in another file,
+  so the files can be written independently.
 * ``excluded``: Checkov checks deliberately left out of the catalog, each with ``platform`` and ``reason``.
 
 A Checkov check of the pinned registry is either mapped onto exactly one rule or excluded with a reason;
@@ -82,6 +82,7 @@ class _Extension(BaseModel):
     rule: str
     checkov: tuple[str, ...] = ()
     resource_types: tuple[str, ...] = ()
+    platforms: tuple[Platform, ...] = ()
 
 
 class Finding(BaseModel):
@@ -139,7 +140,8 @@ def _catalog() -> tuple[dict[str, Rule], tuple[Exclusion, ...]]:
         rules[ext.rule] = base.model_copy(update={
             "checkov": tuple(dict.fromkeys((*base.checkov, *ext.checkov))),
             "resource_types": tuple(dict.fromkeys((*base.resource_types, *ext.resource_types)))
-            if base.resource_types else ()})
+            if base.resource_types else (),
+            "platforms": tuple(p for p in PLATFORMS if p in base.platforms or p in ext.platforms)})
     return rules, tuple(excluded)
 
 

@@ -33,7 +33,7 @@ from security_verifiers.engines.configs import ConfigParseError
 from security_verifiers.engines.findings import Finding, catalog
 
 if TYPE_CHECKING:
-    from security_verifiers.engines.validate import ValidationResult
+    from security_verifiers.engines.validate import Issue, ValidationResult
 
 #: Cached results per process (a result is a few KB at most).
 DEFAULT_CACHE_SIZE = 4096
@@ -43,7 +43,7 @@ _ENGINE_ORDER = {"rego": 0, "checkov": 1, "semgrep": 2}
 class _Scanner(Protocol):
     def version(self) -> str: ...
 
-    def scan(self, platform: str, text: str) -> list[Finding]: ...
+    def scan(self, platform: str, text: str, context: tuple[str, ...] = ()) -> list[Finding]: ...
 
 
 class _BatchScanner(Protocol):
@@ -63,7 +63,7 @@ class OracleResult:
 
     valid: bool
     parse_error: str | None = None
-    validation_errors: list[str] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -71,10 +71,39 @@ class OracleResult:
         """The (rule id, resource) pairs found: what detection and fixes are scored on."""
         return {f.key for f in self.findings}
 
+    @property
+    def validation_errors(self) -> list[str]:
+        return [issue.message for issue in self.issues]
 
-def cache_key(platform: str, text: str) -> str:
-    """sha256 of (platform, text): the identity of a scan."""
-    return hashlib.sha256(f"{platform}\x00{text}".encode()).hexdigest()
+    @property
+    def validation(self) -> ValidationResult:
+        """The validation verdict alone (to judge a patched file against its original, see ``new_issues``)."""
+        from security_verifiers.engines.validate import ValidationResult
+
+        return ValidationResult(ok=self.valid, issues=list(self.issues), parsed=self.parse_error is None)
+
+
+#: What the oracle scans: (platform, text) or (platform, text, context), the context being the other files of
+#: a Terraform module (their variables, locals and resources are read when evaluating the text).
+ScanRequest = tuple[str, str] | tuple[str, str, tuple[str, ...]]
+
+
+def _request(item: ScanRequest) -> tuple[str, str, tuple[str, ...]]:
+    platform, text = item[0], item[1]
+    context = tuple(item[2]) if len(item) > 2 else ()  # type: ignore[misc]
+    if platform not in ("kubernetes", "terraform"):
+        raise ValueError(f"unknown platform {platform!r}")
+    if context and platform != "terraform":
+        raise ValueError("only Terraform files have a module context")
+    return platform, text, context
+
+
+def cache_key(platform: str, text: str, context: tuple[str, ...] = ()) -> str:
+    """sha256 of (platform, text, context): the identity of a scan."""
+    digest = hashlib.sha256(f"{platform}\x00{text}".encode())
+    for other in context:
+        digest.update(b"\x00\x01" + other.encode())
+    return digest.hexdigest()
 
 
 def merge_findings(findings: Sequence[Finding]) -> list[Finding]:
@@ -130,37 +159,35 @@ class Oracle:
         return {"rego": self.rego.version(), "checkov": self.checkov.version(), "semgrep": self.semgrep.version(),
                 "kubernetes_schema": KUBERNETES_VERSION, "kubernetes_validate": package_version("kubernetes-validate")}
 
-    def scanner_findings(self, platform: str, text: str) -> list[Finding]:
+    def scanner_findings(self, platform: str, text: str, context: tuple[str, ...] = ()) -> list[Finding]:
         """Rego and Checkov findings (not merged, no semgrep), cached: what the model-facing scanners and the
         baselines see, and the per-file part of :meth:`scan_many`, computed once per text."""
-        key = cache_key(platform, text)
+        key = cache_key(platform, text, context)
         with self._cache_lock:
             hit = self._scanner_cache.get(key)
             if hit is not None:
                 self._scanner_cache.move_to_end(key)
                 return list(hit)
         found = [f if f.engines else f.model_copy(update={"engines": ("rego",)})
-                 for f in self.rego.scan(platform, text)]
-        found.extend(self.checkov.scan(platform, text))
+                 for f in self.rego.scan(platform, text, context)]
+        found.extend(self.checkov.scan(platform, text, context))
         with self._cache_lock:
             self._scanner_cache[key] = tuple(found)
             while len(self._scanner_cache) > self.cache_size:
                 self._scanner_cache.popitem(last=False)
         return found
 
-    def scan(self, platform: str, text: str) -> OracleResult:
-        return self.scan_many([(platform, text)])[0]
+    def scan(self, platform: str, text: str, context: tuple[str, ...] = ()) -> OracleResult:
+        return self.scan_many([(platform, text, context)])[0]
 
-    def scan_many(self, items: Sequence[tuple[str, str]]) -> list[OracleResult]:
-        """One result per (platform, text), in order; semgrep runs once for all texts not in the cache."""
-        for platform, _ in items:
-            if platform not in ("kubernetes", "terraform"):
-                raise ValueError(f"unknown platform {platform!r}")
-        keys = [cache_key(p, t) for p, t in items]
+    def scan_many(self, items: Sequence[ScanRequest]) -> list[OracleResult]:
+        """One result per request, in order; semgrep runs once for all texts not in the cache."""
+        requests = [_request(item) for item in items]
+        keys = [cache_key(*request) for request in requests]
         results: dict[str, OracleResult] = {}
-        todo: dict[str, tuple[str, str]] = {}
+        todo: dict[str, tuple[str, str, tuple[str, ...]]] = {}
         with self._cache_lock:
-            for key, item in zip(keys, items, strict=True):
+            for key, item in zip(keys, requests, strict=True):
                 cached = self._cache.get(key)
                 if cached is not None:
                     self._cache.move_to_end(key)
@@ -179,8 +206,8 @@ class Oracle:
                 while len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
         # Copies: the cached result's lists must not be mutated by a caller.
-        return [replace(results[k], validation_errors=list(results[k].validation_errors),
-                        findings=list(results[k].findings)) for k in keys]
+        return [replace(results[k], issues=list(results[k].issues), findings=list(results[k].findings))
+                for k in keys]
 
     def cache_info(self) -> dict[str, int]:
         with self._cache_lock:
@@ -193,22 +220,22 @@ class Oracle:
 
     # ------------------------------------------------------------------------------------------ internals
 
-    def _compute(self, items: list[tuple[str, str]]) -> list[OracleResult]:
-        from security_verifiers.engines.validate import validate
+    def _compute(self, items: list[tuple[str, str, tuple[str, ...]]]) -> list[OracleResult]:
+        from security_verifiers.engines.validate import Issue, validate
 
         # semgrep is a separate process (~0.2 s a batch): it runs while this thread validates and runs the
         # in-process engines. It scans every text (its rules are plain-text patterns); the findings of a
         # text that does not parse are dropped below, as the other engines report none for it either.
-        semgrep_run = self._semgrep_thread.submit(self.semgrep.scan_many, list(items))
+        semgrep_run = self._semgrep_thread.submit(self.semgrep.scan_many, [(p, t) for p, t, _ in items])
         try:
-            validations: list[ValidationResult] = [validate(p, t) for p, t in items]
+            validations: list[ValidationResult] = [validate(p, t, c) for p, t, c in items]
             per_item: list[list[Finding] | str] = []  # findings, or the parse error
-            for (platform, text), validation in zip(items, validations, strict=True):
+            for (platform, text, context), validation in zip(items, validations, strict=True):
                 if not validation.parsed:
                     per_item.append(validation.errors[0] if validation.errors else "the text does not parse")
                     continue
                 try:
-                    found = list(self.scanner_findings(platform, text))
+                    found = list(self.scanner_findings(platform, text, context))
                 except ConfigParseError as err:  # an engine's parser is stricter than ours
                     per_item.append(str(err) or "the text does not parse")
                     continue
@@ -219,10 +246,9 @@ class Oracle:
         for validation, result, found in zip(validations, per_item, semgrep_found, strict=True):
             if isinstance(result, str):
                 out.append(OracleResult(valid=False, parse_error=result,
-                                        validation_errors=list(validation.errors) or [result]))
+                                        issues=list(validation.issues) or [Issue(("parse",), result)]))
             else:
-                out.append(OracleResult(valid=validation.ok, parse_error=None,
-                                        validation_errors=list(validation.errors),
+                out.append(OracleResult(valid=validation.ok, parse_error=None, issues=list(validation.issues),
                                         findings=merge_findings([*result, *found])))
         return out
 

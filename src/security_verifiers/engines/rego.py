@@ -226,12 +226,13 @@ class RegoEngine:
             digest.update(name.encode() + b"\0" + source.encode() + b"\0")
         return f"regopy-{regopy.__version__}+{digest.hexdigest()[:12]}"
 
-    def scan(self, platform: Platform | str, text: str) -> list[Finding]:
-        """Findings of ``text``; raises ``ConfigParseError`` when it does not parse."""
+    def scan(self, platform: Platform | str, text: str, context: tuple[str, ...] = ()) -> list[Finding]:
+        """Findings of ``text``; raises ``ConfigParseError`` when it does not parse. ``context``: the other files
+        of a Terraform module (their variables and locals are read when evaluating ``text``)."""
         if platform == "kubernetes":
             return self.scan_objects(parse_kubernetes(text))
         if platform == "terraform":
-            return self.scan_terraform(parse_terraform(text))
+            return self.scan_terraform(parse_terraform(text, context))
         raise ValueError(f"unknown platform {platform!r}")
 
     def scan_objects(self, objects: list[K8sObject]) -> list[Finding]:

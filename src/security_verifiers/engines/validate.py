@@ -8,10 +8,17 @@ than "it parses":
   :data:`KUBERNETES_VERSION` shipped inside ``kubernetes-validate`` (offline; strict = unknown fields are
   errors, as ``kubectl apply --validate=strict`` does). Two objects of one kind, name and namespace are an
   error too: the second would silently replace the first.
+  A key written twice in one mapping is an error (the API server's strict decoding rejects it; YAML
+  readers keep the last value, which would let a patch shadow an insecure value).
 * Terraform: the HCL parses (with checkov's ``hcl2`` fork, the parser every engine uses), every ``resource``
-  and ``data`` block has exactly a type and a name label that are identifiers, and no address is declared
-  twice. **No provider schema check is done**: provider schemas need ``terraform init`` (network), so an
-  unknown attribute or a wrong attribute type in a Terraform file is not detected here.
+  and ``data`` block has exactly a type and a name label that are identifiers, no address is declared
+  twice, every reference names a variable, local, resource, data source or module the module declares, and
+  every value Terraform would compute from the files is computable (``tobool("TRUE")`` is an error; see
+  :mod:`terraform_eval`). **No provider schema check is done**: provider schemas need ``terraform init``
+  (network), so an unknown attribute or a wrong attribute type in a Terraform file is not detected here.
+
+Every problem carries a ``key`` that does not depend on line numbers, so a patched file can be judged
+against its original: a patch may not add a problem the original did not have (:func:`new_issues`).
 
 Speed: ``kubernetes_validate.validate`` re-reads the 1.2 MB definitions file and builds a new validator on
 every call (~9 ms per object). This module reads the very same schema files with the package's own helpers
@@ -44,25 +51,49 @@ _VALIDATOR_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
+class Issue:
+    """One validation problem: ``key`` identifies it independently of line numbers; ``message`` explains it."""
+
+    key: tuple[str, ...]
+    message: str
+
+
+@dataclass(frozen=True)
 class ValidationResult:
-    """``ok`` is true when the text is valid; ``errors`` says why not, one message per problem.
+    """``ok`` is true when the text is valid; ``issues`` say why not, one per problem.
 
     ``parsed`` is false when the text is not even a set of identifiable resources (YAML/HCL syntax, a
     document without kind/name, a Terraform block without a name label): the policy engines cannot run.
     """
 
     ok: bool
-    errors: list[str] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
     parsed: bool = True
 
+    @property
+    def errors(self) -> list[str]:
+        return [issue.message for issue in self.issues]
 
-def validate(platform: str, text: str) -> ValidationResult:
-    """Validate one Kubernetes manifest (possibly several documents) or one Terraform file. Never raises
-    on bad input; an unknown platform is a programming error (ValueError)."""
+
+def _result(issues: list[Issue], parsed: bool = True) -> ValidationResult:
+    return ValidationResult(ok=parsed and not issues, issues=issues, parsed=parsed)
+
+
+def new_issues(original: ValidationResult, patched: ValidationResult) -> list[Issue]:
+    """The problems of ``patched`` that ``original`` did not have (all of them when it does not parse)."""
+    if not patched.parsed:
+        return list(patched.issues) or [Issue(("unparsed",), "the file does not parse")]
+    before = {issue.key for issue in original.issues}
+    return [issue for issue in patched.issues if issue.key not in before]
+
+
+def validate(platform: str, text: str, context: tuple[str, ...] = ()) -> ValidationResult:
+    """Validate one Kubernetes manifest (possibly several documents) or one Terraform file (``context``: the
+    other files of its module). Never raises on bad input; an unknown platform is a programming error."""
     if platform == "kubernetes":
         return _validate_kubernetes(text)
     if platform == "terraform":
-        return _validate_terraform(text)
+        return _validate_terraform(text, context)
     raise ValueError(f"unknown platform {platform!r}")
 
 
@@ -73,19 +104,23 @@ def _validate_kubernetes(text: str) -> ValidationResult:
     try:
         objects = parse_kubernetes(text)
     except ConfigParseError as err:
-        return ValidationResult(ok=False, errors=[str(err)], parsed=False)
+        return _result([Issue(("parse",), str(err))], parsed=False)
     if not objects:
-        return ValidationResult(ok=False, errors=["the manifest contains no Kubernetes object"], parsed=False)
-    errors: list[str] = []
+        return _result([Issue(("parse",), "the manifest contains no Kubernetes object")], parsed=False)
+    issues: list[Issue] = []
     seen: dict[tuple[str, str, str], int] = {}
     for obj in objects:
         ident = (obj.kind, obj.namespace or "default", obj.name)
         if ident in seen:
-            errors.append(f"{obj.resource}: declared twice in namespace {ident[1]} (lines {seen[ident]} and "
-                          f"{obj.start_line}); the second replaces the first")
+            issues.append(Issue(("declared-twice", *ident),
+                                f"{obj.resource}: declared twice in namespace {ident[1]} (lines {seen[ident]} and "
+                                f"{obj.start_line}); the second replaces the first"))
         seen.setdefault(ident, obj.start_line)
-        errors.extend(f"{obj.resource}: {message}" for message in schema_errors(obj.body))
-    return ValidationResult(ok=not errors, errors=errors)
+        issues.extend(Issue(("duplicate-key", obj.resource, path), f"{obj.resource}: key {path} is written twice; "
+                            "the API server rejects duplicate keys") for path in obj.duplicate_keys)
+        issues.extend(Issue(("schema", obj.resource, message), f"{obj.resource}: {message}")
+                      for message in schema_errors(obj.body))
+    return _result(issues)
 
 
 def schema_errors(body: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
@@ -180,15 +215,15 @@ def _json_key(key: Any) -> str:
 # ---------------------------------------------------------------------------------------------- Terraform
 
 
-def _validate_terraform(text: str) -> ValidationResult:
-    from security_verifiers.engines.configs import ConfigParseError, hcl_document
+def _validate_terraform(text: str, context: tuple[str, ...] = ()) -> ValidationResult:
+    from security_verifiers.engines.configs import ConfigParseError, evaluated_terraform, hcl_document
 
     try:
         raw = hcl_document(text)  # shared with the engines' parse of the same text; read only here
     except ConfigParseError as err:
-        return ValidationResult(ok=False, errors=[str(err)], parsed=False)
+        return _result([Issue(("parse",), str(err))], parsed=False)
     structural: list[str] = []
-    errors: list[str] = []
+    errors: list[Issue] = []
     seen: dict[str, int] = {}
     for block in ("resource", "data"):
         for group in raw.get(block) or []:
@@ -209,10 +244,17 @@ def _validate_terraform(text: str) -> ValidationResult:
                         structural.append(f"{address} (line {line}): a {block} block takes exactly two labels")
                         continue
                     if not _TF_IDENTIFIER.match(type_) or not _TF_IDENTIFIER.match(name):
-                        errors.append(f"{address} (line {line}): type and name must be identifiers")
+                        errors.append(Issue(("identifier", address), f"{address} (line {line}): type and name must "
+                                            "be identifiers"))
                     if address in seen:
-                        errors.append(f"{address}: declared twice (lines {seen[address]} and {line})")
+                        errors.append(Issue(("declared-twice", address),
+                                            f"{address}: declared twice (lines {seen[address]} and {line})"))
                     seen.setdefault(address, line)
     if structural:
-        return ValidationResult(ok=False, errors=structural + errors, parsed=False)
-    return ValidationResult(ok=not errors, errors=errors)
+        return _result([Issue(("structure",), message) for message in structural] + errors, parsed=False)
+    try:
+        evaluated = evaluated_terraform(text, context)
+    except ConfigParseError as err:  # a context file does not parse
+        return _result([Issue(("context",), str(err))], parsed=False)
+    errors.extend(Issue(problem.key, problem.message) for problem in evaluated.problems)
+    return _result(errors)

@@ -23,13 +23,21 @@ class Operator:
 
     ``targets(base)`` lists the resource identities where the operator is meaningful (and not yet
     violated); ``apply(base, resource, rng)`` edits the base in place so that the oracle reports
-    ``(rule_id, resource)`` and nothing else new.
+    ``(rule_id, resource)`` and nothing else new. ``also``: rules that the same edit necessarily violates on
+    the same resource (removing a bucket's encryption also removes its customer-managed key); they are
+    injected, labelled and self-checked with it.
     """
 
     rule_id: str
     platform: str  # "kubernetes" or "terraform"
     targets: Callable[[Base], list[str]]
     apply: Callable[[Base, str, random.Random], None]
+    also: tuple[str, ...] = ()
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """Every rule the operator injects: its own first."""
+        return (self.rule_id, *self.also)
 
 
 _BASE32 = string.ascii_uppercase + "234567"
