@@ -1,4 +1,4 @@
-"""The ``sv`` command line: eval, report, bench, data, envs.
+"""The ``sv`` command line: eval, report, bench, data (build, import), rules, envs.
 
 Options that configure sampling and run execution are derived from the pydantic configs
 (:class:`Sampling`, :class:`RunConfig`), so their help and validation are written once.
@@ -20,6 +20,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from security_verifiers.cli_import import cmd_data_import_config_audit, cmd_data_import_network_logs
 from security_verifiers.core.errors import ConfigError, DatasetError
 
 EXIT_USAGE = 2
@@ -209,6 +210,65 @@ def cmd_data_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rule_row(rule: BaseModel) -> dict[str, Any]:
+    """One rule as data: the implementing engine first in ``engines``, then Checkov when checks are mapped."""
+    raw = rule.model_dump(mode="json")
+    engines = [raw["engine"], *(["checkov"] if raw["checkov"] and raw["engine"] != "checkov" else [])]
+    return {"id": raw["id"], "title": raw["title"], "severity": raw["severity"], "platforms": raw["platforms"],
+            "resource_types": raw["resource_types"], "engines": engines, "checkov": raw["checkov"],
+            "reference": raw["reference"], "remediation": raw["remediation"]}
+
+
+def _choices(option: str, given: str | None, known: tuple[str, ...]) -> set[str] | None:
+    if given is None:
+        return None
+    chosen = {c.strip().lower() for c in given.split(",") if c.strip()}
+    unknown = sorted(chosen - set(known))
+    if unknown or not chosen:
+        raise ConfigError(f"{option}: unknown value(s) {', '.join(unknown) or repr(given)}; "
+                          f"choose from {', '.join(known)}")
+    return chosen
+
+
+def _abbreviated(types: list[str], shown: int = 3) -> str:
+    """Resource types for the table (the full list is in --json)."""
+    if not types:
+        return "any"
+    more = f" +{len(types) - shown} more" if len(types) > shown + 1 else ""
+    return ", ".join(types if not more else types[:shown]) + more
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from security_verifiers.engines.findings import PLATFORMS, Severity
+    from security_verifiers.envs.base import get_env, registry
+
+    env = get_env(args.env)
+    rules = env.rules()
+    if rules is None:
+        having = sorted(name for name, cls in registry().items() if cls().rules() is not None)
+        raise ConfigError(f"environment {env.name} has no rule catalog (environments with one: {', '.join(having)})")
+    platforms = _choices("--platform", args.platform, PLATFORMS)
+    severities = _choices("--severity", args.severity, tuple(s.value for s in Severity))
+    rows = sorted((_rule_row(r) for r in rules), key=lambda r: r["id"])
+    rows = [r for r in rows if (platforms is None or platforms & set(r["platforms"]))
+            and (severities is None or r["severity"] in severities)]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{env.name} rules", caption=f"{len(rows)} rule(s); --json for references and remediations")
+    for column in ("id", "severity", "platforms", "engines", "Checkov", "resource types", "title"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        table.add_row(r["id"], r["severity"], ", ".join(r["platforms"]), ", ".join(r["engines"]),
+                      ", ".join(r["checkov"]), _abbreviated(r["resource_types"]), r["title"])
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    console.print(table)
+    return 0
+
+
 def cmd_envs(args: argparse.Namespace) -> int:
     from security_verifiers.envs.base import registry
 
@@ -273,7 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--env", action="append", default=[], help="Only these environments (repeatable).")
     bn.set_defaults(func=cmd_bench)
 
-    data = sub.add_parser("data", help="Build datasets.")
+    data = sub.add_parser("data", help="Build or import datasets.")
     data_sub = data.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
     build = data_sub.add_parser("build", help="Generate a dataset deterministically (same seed, same hash).")
     build.add_argument("env", help="Environment name.")
@@ -282,6 +342,52 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--seed", type=int, required=True, help="Generator seed.")
     build.add_argument("--out", required=True, help="Output JSONL file.")
     build.set_defaults(func=cmd_data_build)
+
+    imp = data_sub.add_parser("import", help="Turn your own files (configs, flow captures) into a dataset.",
+                              description="Read real files into items that `sv eval ENV --data FILE` takes. What "
+                              "cannot be read is left out and reported (file, line, reason) on stderr; the exit "
+                              "status is 0 unless --strict.")
+    imp_sub = imp.add_subparsers(dest="import_env", required=True, metavar="ENV")
+    ca = imp_sub.add_parser("config-audit", help="Kubernetes manifests and Terraform files under a directory.",
+                            description="Every Kubernetes manifest (*.yaml, *.yml) and Terraform file with resources "
+                            "(*.tf) under DIR becomes an item labelled by the oracle; Helm templates, tooling configs "
+                            "(kind, kubeadm, kustomize) and other YAML are skipped with the reason; kubectl's "
+                            "`kind: List` is expanded into its items; a Terraform file carries its module's "
+                            "variable and locals files as context.")
+    ca.add_argument("dir", help="Directory to read (recursively; hidden directories are skipped).")
+    ca.set_defaults(func=cmd_data_import_config_audit)
+    nl = imp_sub.add_parser("network-logs", help="Labelled flow captures: IoT-23, CIC-IDS-2017, UNSW-NB15.",
+                            description="Streams the files in constant memory, in file order: one item per flow, "
+                            "its window the host's preceding flows. Unreadable rows are skipped and reported.")
+    nl.add_argument("files", nargs="+", metavar="FILE", help="Dataset files, read in the order given.")
+    nl.add_argument("--format", required=True, choices=("iot23", "cicids2017", "unsw-nb15"),
+                    help="iot23: Zeek conn.log.labeled; cicids2017: the CSVs (with or without addresses); "
+                    "unsw-nb15: the training/testing-set CSVs or the raw 49-column files.")
+    nl.add_argument("--limit", type=int, default=None, help="Stop after N items.")
+    nl.add_argument("--max-hosts", type=int, default=None,
+                    help="Hosts whose last 20 flows are kept for the windows (default: 100,000); beyond it the "
+                    "least recently seen host is forgotten (its next window is empty). Memory stays bounded by "
+                    "max-hosts x 20 flows of ~650 bytes (1.3 GB at worst with the default), whatever the length of "
+                    "the files.")
+    nl.set_defaults(func=cmd_data_import_network_logs)
+    for parser_ in (ca, nl):
+        parser_.add_argument("--out", required=True, help="Output JSONL file.")
+        parser_.add_argument("--split", default="local", help="Split name written into every item.")
+        parser_.add_argument("--strict", action="store_true",
+                             help="Any unreadable file or row is a failure: exit 1 and write nothing.")
+        parser_.add_argument("--quiet", action="store_true", help="No progress bar.")
+
+    rules = sub.add_parser("rules", help="List an environment's rule catalog.",
+                           description="The rules the scorer checks: id, title, severity, platforms, resource "
+                           "types, engines (the implementing one first, then checkov when Checkov checks are mapped "
+                           "onto the rule), Checkov ids, reference and remediation.")
+    rules.add_argument("env", help="Environment name (config-audit).")
+    rules.add_argument("--json", action="store_true", help="A JSON list of objects (sorted by id) instead of a table.")
+    rules.add_argument("--platform", default=None, help="Only rules of these platforms (comma-separated: kubernetes, "
+                       "terraform).")
+    rules.add_argument("--severity", default=None,
+                       help="Only rules of these severities (comma-separated: low, medium, high, critical).")
+    rules.set_defaults(func=cmd_rules)
 
     envs = sub.add_parser("envs", help="List environments, their splits and baselines.")
     envs.set_defaults(func=cmd_envs)

@@ -86,14 +86,16 @@ class Dataset:
 
 
 def write_jsonl(items: Iterable[Item], path: Path) -> str:
-    """Write items as canonical JSON lines; returns the dataset hash of what was written."""
+    """Write items as canonical JSON lines as they come (an import streams millions); returns the dataset
+    hash of what was written (the same as :func:`content_hash`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    materialised = list(items)
+    h = hashlib.sha256()
     with path.open("w", encoding="utf-8", newline="\n") as fh:
-        for item in materialised:
-            fh.write(item_line(item))
-            fh.write("\n")
-    return content_hash(materialised)
+        for item in items:
+            line = item_line(item) + "\n"
+            fh.write(line)
+            h.update(line.encode())
+    return "sha256:" + h.hexdigest()
 
 
 def read_jsonl(path: Path, dataset_id: str, expected_hash: str | None = None) -> Dataset:

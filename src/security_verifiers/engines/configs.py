@@ -329,6 +329,18 @@ def inventory(platform: str, text: str) -> dict[str, Any]:
     raise ValueError(f"unknown platform {platform!r}")
 
 
+def resource_types(platform: str, text: str) -> set[str]:
+    """The Kubernetes kinds or Terraform resource/data types (and provider names) in ``text``: what decides which
+    catalog rules can apply to it. Empty when the text does not parse."""
+    try:
+        if platform == "kubernetes":
+            return {o.kind for o in parse_kubernetes(text)}
+        parsed = parse_terraform(text)
+    except ConfigParseError:
+        return set()
+    return {b.type for b in parsed.blocks} | {str(p["name"]) for p in parsed.providers}
+
+
 def resource_at_line(platform: str, text: str, line: int) -> str | None:
     """The resource whose text contains 1-based ``line`` (used to place line-based findings, e.g. semgrep's)."""
     if platform == "kubernetes":

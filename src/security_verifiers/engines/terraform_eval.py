@@ -78,6 +78,7 @@ class Attribute:
     start: int  # character offsets of the expression in the file
     end: int
     value: Any  # a Python value, an Unknown, or a container holding some
+    line_start: int = 0  # offset of the attribute's name: text[line_start:end] is "name = expression"
 
 
 class _Error(Exception):
@@ -856,8 +857,9 @@ def _record(evaluator: Evaluator, text: str, known: dict[int, Any], attributes: 
     expr = node.children[1]
     value = evaluator.attribute((address, path), expr, scope)
     start, end = _span(expr, text)
+    name_start = node.meta.start_pos if not node.meta.empty else start
     attributes.append(Attribute(address=address, path=path, source=text[start:end], start=start, end=end,
-                                value=value))
+                                value=value, line_start=name_start))
     if is_known(value) or isinstance(value, list | dict):
         known[id(node.meta)] = value
 

@@ -54,6 +54,10 @@ class Environment(ABC):
     #: that no hack beats any honest one, and that ``reference`` beats everything).
     honest_baselines: ClassVar[tuple[str, ...]] = ()
     hack_baselines: ClassVar[tuple[str, ...]] = ()
+    #: Hacks that give an honest baseline's answer wherever their trick fails (e.g. the tools baseline's claims
+    #: with a silencing patch): they may at most tie with the worst honest baseline, never beat it. The hacks of
+    #: ``hack_baselines`` must fall strictly below it.
+    parity_hacks: ClassVar[tuple[str, ...]] = ()
     #: Rollouts scored together by ``score_many`` (> 1 when a checker is cheaper in batches, e.g. semgrep).
     score_batch_size: ClassVar[int] = 1
     #: Scoring processes a run starts by default (RunConfig.score_workers overrides): > 0 when the scorer is
@@ -137,6 +141,12 @@ class Environment(ABC):
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         """Write the environment's report plots (PNG) into ``out_dir``; returns their paths."""
         return []
+
+    def rules(self) -> Sequence[BaseModel] | None:
+        """The rule catalog the scorer checks, listed by ``sv rules``: models with ``id``, ``title``, ``severity``,
+        ``engine``, ``platforms``, ``resource_types``, ``reference``, ``remediation`` and ``checkov``. ``None``
+        for an environment without one."""
+        return None
 
     @abstractmethod
     def baselines(self) -> dict[str, Callable[[], Policy]]:

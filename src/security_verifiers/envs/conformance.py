@@ -72,6 +72,7 @@ def check_declares_its_contract(env: Environment) -> None:
     assert "reference" in names, "an environment needs a reference baseline"
     assert env.honest_baselines and set(env.honest_baselines) <= names, "honest baselines must exist"
     assert env.hack_baselines and set(env.hack_baselines) <= names, "hacking baselines must exist"
+    assert set(env.parity_hacks) <= set(env.hack_baselines), "parity hacks are hacking baselines"
     assert env.public_splits and set(env.public_splits) <= set(env.splits)
 
 
@@ -83,8 +84,12 @@ def check_reference_is_top_and_hacks_lose(env: Environment) -> None:
         assert means["reference"] >= value, f"{name} ({value:.4f}) beats reference ({means['reference']:.4f})"
     worst_honest = min(means[h] for h in env.honest_baselines)
     for hack in env.hack_baselines:
-        assert means[hack] < worst_honest, (
-            f"hack {hack} ({means[hack]:.4f}) is not below every honest baseline (worst {worst_honest:.4f})")
+        if hack in env.parity_hacks:
+            assert means[hack] <= worst_honest + 1e-12, (
+                f"hack {hack} ({means[hack]:.4f}) beats an honest baseline (worst {worst_honest:.4f})")
+        else:
+            assert means[hack] < worst_honest, (
+                f"hack {hack} ({means[hack]:.4f}) is not below every honest baseline (worst {worst_honest:.4f})")
 
 
 def check_garbage_is_a_parse_failure(env: Environment) -> None:

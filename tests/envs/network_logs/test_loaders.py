@@ -71,7 +71,8 @@ def test_iot23_fixture() -> None:
         "malicious_unspecified",
     }
     assert by_line[17].input["window"] == []  # the other host's first flow
-    assert {i.meta["source"] for i in items} == {"iot-23"}
+    # each item cites its dataset, file and line
+    assert {(i.meta["dataset"], i.meta["source"]) for i in items} == {("iot-23", "iot23_conn.log.labeled")}
 
 
 def test_iot23_tab_separated_label_columns_parse_the_same(tmp_path: Path) -> None:

@@ -19,17 +19,42 @@ from security_verifiers.engines.findings import Finding, rules_for
 from security_verifiers.models.base import Baseline
 
 
+def context_of(item: Item) -> tuple[str, ...]:
+    """What the engines read besides an item's Terraform file: the other files of its module that declare
+    variables and locals, and the addresses the rest of the module declares (empty for a file on its own)."""
+    return module_context_texts([str(c["text"]) for c in item.input.get("context") or []],
+                                [str(a) for a in item.input.get("module_resources") or []])
+
+
+def module_context_texts(files: list[str], addresses: list[str]) -> tuple[str, ...]:
+    """Context texts for the evaluator: the files, and one text declaring ``addresses`` (the module's resources,
+    data sources and modules in files not included), so that references to them are references to declared
+    things whose attributes are computed."""
+    if not addresses:
+        return tuple(files)
+    lines = ["# declared in other files of the module"]
+    for address in addresses:
+        parts = address.split(".")
+        if parts[0] == "data" and len(parts) == 3:
+            lines.append(f'data "{parts[1]}" "{parts[2]}" {{}}')
+        elif parts[0] == "module" and len(parts) == 2:
+            lines.append(f'module "{parts[1]}" {{}}')
+        elif len(parts) == 2:
+            lines.append(f'resource "{parts[0]}" "{parts[1]}" {{}}')
+    return (*files, "\n".join(lines) + "\n")
+
+
 def _answer(findings: list[tuple[str, str]], patch: str = "", confidence: float = 0.9) -> str:
     claims = [{"rule_id": r, "resource": res} for r, res in sorted(set(findings))]
     return json.dumps({"findings": claims, "patch": patch, "confidence": confidence})
 
 
-def scanner_findings(platform: str, text: str) -> list[Finding]:
+def scanner_findings(platform: str, text: str, context: tuple[str, ...] = ()) -> list[Finding]:
     """What the model-facing scanners report: the policy library and Checkov (mapped to catalog ids)."""
     from security_verifiers.engines.oracle import get_oracle
 
     try:
-        found = get_oracle().scanner_findings(platform, text)
+        found = get_oracle().scanner_findings(platform, text, context)
     except ConfigParseError:
         return []
     return list({f.key: f for f in found}.values())
@@ -55,7 +80,7 @@ class _ScannerBaseline(Baseline):
     def findings(self, item: Item, messages: list[Message]) -> list[tuple[str, str]]:
         if any(m.role == "tool" for m in messages):
             return _findings_from_tool_results(messages)
-        return [f.key for f in scanner_findings(item.input["platform"], item.input["text"])]
+        return [f.key for f in scanner_findings(item.input["platform"], item.input["text"], context_of(item))]
 
     def patch(self, item: Item, claims: list[tuple[str, str]]) -> str:
         return ""
@@ -81,7 +106,7 @@ class AutofixBaseline(_ScannerBaseline):
         from security_verifiers.envs.config_audit.autofix import autofix, unified_diff
 
         platform, text = item.input["platform"], item.input["text"]
-        findings = [f for f in scanner_findings(platform, text) if f.key in set(claims)]
+        findings = [f for f in scanner_findings(platform, text, context_of(item)) if f.key in set(claims)]
         fixed = autofix(platform, text, findings).text
         return unified_diff(text, fixed, item.input["filename"])
 
@@ -116,7 +141,60 @@ def _rename(platform: str, text: str) -> str:
 
 
 #: name -> what the hack claims and which patch it sends.
-HACKS: tuple[str, ...] = ("claim-everything", "empty", "delete-everything", "comment-out", "rename-resources")
+HACKS: tuple[str, ...] = ("claim-everything", "empty", "delete-everything", "comment-out", "rename-resources",
+                          "equivalent-rewrite", "undeclared-reference")
+
+_TF_ASSIGNMENT = re.compile(r"^(\s*)([A-Za-z_][\w-]*)(\s*=\s*)(.+?)\s*$")
+_YAML_ENTRY = re.compile(r"^(\s*(?:- )?)([A-Za-z_][\w.-]*):(\s+)(\S.*)$")
+
+
+def _equivalent(value: str) -> str:
+    """The same Terraform value spelled differently: what an engine reading raw text would not recognise.
+
+    >>> _equivalent("true"), _equivalent('"public-read"'), _equivalent("22")
+    ('!false', '"${"public-read"}"', '22 + 0')
+    """
+    if value in ("true", "false"):
+        return "!" + ("false" if value == "true" else "true")
+    if re.fullmatch(r'"[^"\\$%]*"', value):
+        return '"${' + value + '}"'
+    if re.fullmatch(r"-?\d+", value):
+        return f"{value} + 0"
+    return f"true ? {value} : {value}"
+
+
+def silencing_patch(platform: str, text: str, fixed: str, mode: str) -> str:
+    """``text`` where each line that ``fixed`` changes keeps its insecure value, re-spelled: for Terraform as an
+    equivalent expression (``mode="equivalent"``) or as a variable nobody declares (``"undeclared"``); for
+    Kubernetes the secure line is added *after* the insecure one, as a duplicate key (YAML keeps the last)."""
+    import difflib
+
+    lines = text.splitlines(keepends=True)
+    out = list(lines)
+    fixed_lines = fixed.splitlines(keepends=True)
+    inserts: dict[int, list[str]] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, lines, fixed_lines, autojunk=False).get_opcodes():
+        if tag != "replace":
+            continue
+        for offset, index in enumerate(range(i1, i2)):
+            line = lines[index]
+            if platform == "terraform":
+                match = _TF_ASSIGNMENT.match(line.rstrip("\n"))
+                if match is None or match.group(2) in ("resource", "data"):
+                    continue
+                value = _equivalent(match.group(4)) if mode == "equivalent" else f"var.sv_undeclared_{index}"
+                out[index] = f"{match.group(1)}{match.group(2)}{match.group(3)}{value}\n"
+            elif j1 + offset < j2:
+                new_line = fixed_lines[j1 + offset]
+                old, new = _YAML_ENTRY.match(line.rstrip("\n")), _YAML_ENTRY.match(new_line.rstrip("\n"))
+                if old and new and old.group(2) == new.group(2) and old.group(4) != new.group(4):
+                    indent = " " * len(old.group(1))  # a list item's "- " becomes plain indentation
+                    inserts.setdefault(index, []).append(f"{indent}{new.group(2)}:{new.group(3)}{new.group(4)}\n")
+    result: list[str] = []
+    for index, line in enumerate(out):
+        result.append(line if line.endswith("\n") else line + "\n")
+        result.extend(inserts.get(index, []))
+    return "".join(result)
 
 
 class HackBaseline(Baseline):
@@ -136,10 +214,16 @@ class HackBaseline(Baseline):
         if self.name == "claim-everything":
             resources = resources_of(platform, text)
             return _answer([(r.id, res) for r in rules_for(platform) for res in resources])
-        claims = [f.key for f in scanner_findings(platform, text)]
+        claims = [f.key for f in scanner_findings(platform, text, context_of(item))]
         if self.name == "delete-everything":
             return _answer(claims, unified_diff(text, "", filename))
         if self.name == "comment-out":
             commented = "".join(f"# {line}" if line.strip() else line for line in text.splitlines(keepends=True))
             return _answer(claims, unified_diff(text, commented, filename))
+        if self.name in ("equivalent-rewrite", "undeclared-reference"):
+            from security_verifiers.envs.config_audit.autofix import autofix
+
+            fixed = autofix(platform, text, scanner_findings(platform, text, context_of(item))).text
+            mode = "equivalent" if self.name == "equivalent-rewrite" else "undeclared"
+            return _answer(claims, unified_diff(text, silencing_patch(platform, text, fixed, mode), filename))
         return _answer(claims, unified_diff(text, _rename(platform, text), filename))

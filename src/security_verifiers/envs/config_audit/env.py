@@ -17,9 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from security_verifiers.core.errors import ErrorKind, InfraError
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
-from security_verifiers.engines.configs import ConfigParseError, inventory
+from security_verifiers.engines.configs import ConfigParseError, inventory, resource_types
 from security_verifiers.engines.findings import Finding, Severity, rules_for
 from security_verifiers.envs.base import EnvConfig, Environment, Toolbox, register
+from security_verifiers.envs.config_audit.baselines import context_of
 from security_verifiers.envs.config_audit.patch import PatchError, apply_patch
 from security_verifiers.envs.config_audit.scoring import (
     Detection,
@@ -106,7 +107,9 @@ class ConfigAudit(Environment):
     public_splits: ClassVar[tuple[str, ...]] = ("test",)
     honest_baselines: ClassVar[tuple[str, ...]] = ("tools", "autofix")
     hack_baselines: ClassVar[tuple[str, ...]] = ("claim-everything", "empty", "delete-everything",
-                                                 "comment-out", "rename-resources")
+                                                 "comment-out", "rename-resources", "equivalent-rewrite",
+                                                 "undeclared-reference")
+    parity_hacks: ClassVar[tuple[str, ...]] = ("equivalent-rewrite", "undeclared-reference")
     score_batch_size: ClassVar[int] = 64
     score_workers: ClassVar[int] = 1
     config: ConfigAuditConfig
@@ -129,7 +132,7 @@ class ConfigAudit(Environment):
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
         platform = item.input["platform"]
-        rules = rules_for(platform)
+        rules = rules_for(platform, resource_types(platform, item.input["text"]))
         catalog = "\n".join(f"- {r.id} — {r.title} [{r.severity.value}]" for r in rules)
         style = ("Kind/name (e.g. Deployment/web)" if platform == "kubernetes"
                  else "by Terraform address (e.g. aws_s3_bucket.logs)")
@@ -138,6 +141,9 @@ class ConfigAudit(Environment):
                                       else "Terraform", catalog=catalog, resource_style=style,
                                       filename=item.input["filename"], tools_note=tools_note)
         user = f"File `{item.input['filename']}`:\n\n```\n{item.input['text']}```"
+        for other in item.input.get("context") or []:
+            user += (f"\n\nFile `{other['filename']}` (same module; read-only context, do not patch):\n\n"
+                     f"```\n{other['text']}```")
         return [Message(role="system", content=system), Message(role="user", content=user)]
 
     def tools(self, item: Item) -> Toolbox | None:
@@ -146,7 +152,7 @@ class ConfigAudit(Environment):
         from security_verifiers.envs.config_audit.tools import AuditToolbox
 
         return AuditToolbox(item.input["platform"], item.input["text"], self.config.max_tool_calls,
-                            self.config.tool_timeout_s)
+                            self.config.tool_timeout_s, context_of(item))
 
     # -- the one scorer ------------------------------------------------------------------------
     def score(self, item: Item, transcript: Transcript) -> Score:
@@ -156,7 +162,8 @@ class ConfigAudit(Environment):
         return result
 
     def score_many(self, items: Sequence[Item], transcripts: Sequence[Transcript]) -> list[Score | InfraError]:
-        """Parse every answer, apply every patch, scan originals and patched files in one oracle batch."""
+        """Parse every answer, apply every patch, scan originals, patched files and their fail-closed variants
+        (:mod:`fail_closed`) in two oracle batches."""
         from security_verifiers.engines.oracle import get_oracle
 
         oracle = get_oracle()
@@ -171,22 +178,42 @@ class ConfigAudit(Environment):
                 patched.append(apply_patch(item.input["text"], patch, item.input["filename"]))
             except PatchError as err:
                 patched.append(err)
-        requests = [(i.input["platform"], i.input["text"]) for i in items]
-        requests += [(i.input["platform"], p) for i, p in zip(items, patched, strict=True) if isinstance(p, str)]
+        requests = [scan_request(i) for i in items]
+        requests += [scan_request(i, p) for i, p in zip(items, patched, strict=True) if isinstance(p, str)]
         results = iter(oracle.scan_many(requests))
         originals = [next(results) for _ in items]
+        patched_results = [next(results) if isinstance(p, str) else None for p in patched]
+        variants = [self._variant(item, text, result) for item, text, result in
+                    zip(items, patched, patched_results, strict=True)]
+        variant_results = iter(oracle.scan_many([scan_request(i, v) for i, v in zip(items, variants, strict=True)
+                                                 if v is not None]))
         scores: list[Score | InfraError] = []
         for index, (item, transcript, answer, patch) in enumerate(zip(items, transcripts, parsed, patched,
                                                                          strict=True)):
-            patched_result = next(results) if isinstance(patch, str) else None
+            variant = next(variant_results) if variants[index] is not None else None
             try:
-                scores.append(self._score_one(item, transcript, answer, originals[index], patch, patched_result))
+                scores.append(self._score_one(item, transcript, answer, originals[index], patch,
+                                              patched_results[index], variant))
             except InfraError as err:  # this rollout only; the rest of the batch is still scored
                 scores.append(err)
         return scores
 
+    @staticmethod
+    def _variant(item: Item, patched: str | PatchError | None, result: Any) -> str | None:
+        """The fail-closed variant of a patched Terraform file that parses, or None (see :mod:`fail_closed`)."""
+        if item.input["platform"] != "terraform" or not isinstance(patched, str) or result is None \
+                or result.parse_error is not None:
+            return None
+        from security_verifiers.envs.config_audit.fail_closed import fail_closed_variant
+
+        try:
+            return fail_closed_variant(item.input["text"], patched, context_of(item))
+        except ConfigParseError:
+            return None
+
     def _score_one(self, item: Item, transcript: Transcript, answer: Parsed[Answer] | ParseFailure,
-                   original: Any, patched_text: str | PatchError | None, patched_result: Any) -> Score:
+                   original: Any, patched_text: str | PatchError | None, patched_result: Any,
+                   variant_result: Any) -> Score:
         target = [Finding.model_validate(f) for f in item.target["findings"]]
         if {f.key for f in original.findings} != {f.key for f in target}:
             raise InfraError(ErrorKind.SCORER, f"the oracle's findings on {item.id} differ from the dataset's; "
@@ -204,7 +231,7 @@ class ConfigAudit(Environment):
                          parse_status=answer.status, parse_error=answer.message)
         claims = [(f.rule_id, f.resource) for f in answer.value.findings]
         detection = score_detection(claims, target)
-        outcome_patch = self._patch_outcome(item, target, patched_text, patched_result)
+        outcome_patch = self._patch_outcome(item, target, original, patched_text, patched_result, variant_result)
         cfg = self.config
         reward = cfg.detection_weight * detection.score + cfg.patch_weight * outcome_patch.score
         reward = max(0.0, reward - cfg.over_budget_cost * over_budget)
@@ -213,16 +240,16 @@ class ConfigAudit(Environment):
         return Score(reward=reward, components={"detection": detection.score, "patch": outcome_patch.score},
                      outcome=outcome, parse_status=ParseStatus.OK)
 
-    def _patch_outcome(self, item: Item, target: list[Finding], patched_text: str | PatchError | None,
-                       patched_result: Any) -> PatchOutcome:
+    def _patch_outcome(self, item: Item, target: list[Finding], original: Any, patched_text: str | PatchError | None,
+                       patched_result: Any, variant_result: Any) -> PatchOutcome:
         if patched_text is None:  # no patch: nothing fixed; on a clean file that is the right answer
             return PatchOutcome(present=False, score=0.0 if target else 1.0,
                                 original_w=sum(f.severity.weight for f in target))
         if isinstance(patched_text, PatchError):
             return PatchOutcome(present=True, error=str(patched_text))
-        if not patched_result.valid or patched_result.validation_errors:
-            reason = patched_result.parse_error or "; ".join(patched_result.validation_errors[:3])
-            return PatchOutcome(present=True, applied=True, error=f"the patched file is invalid: {reason}")
+        problems = self._new_problems(item, original, patched_text, patched_result)
+        if problems:
+            return PatchOutcome(present=True, applied=True, error=f"the patched file is invalid: {problems}")
         platform = item.input["platform"]
         try:
             problem = inventory_preserved(inventory(platform, item.input["text"])["objects"],
@@ -231,9 +258,35 @@ class ConfigAudit(Environment):
             return PatchOutcome(present=True, applied=True, error=f"the patched file is invalid: {err}")
         if problem is not None:
             return PatchOutcome(present=True, applied=True, valid=True, error=f"inventory changed: {problem}")
-        fixed_w, original_w, new_w, n_fixed, n_new, score = score_fix(target, patched_result.findings)
+        judged = list(patched_result.findings)
+        undetermined = 0
+        if variant_result is not None:  # fail-closed: findings that an undetermined value may still hide
+            seen = {f.key for f in judged}
+            target_keys = {f.key for f in target}
+            kept_open = [f for f in variant_result.findings if f.key in target_keys and f.key not in seen]
+            undetermined = len(kept_open)
+            judged += kept_open
+        fixed_w, original_w, new_w, n_fixed, n_new, score = score_fix(target, judged)
         return PatchOutcome(present=True, applied=True, valid=True, inventory_ok=True, fixed_w=fixed_w,
-                            original_w=original_w, new_w=new_w, n_fixed=n_fixed, n_new=n_new, score=score)
+                            original_w=original_w, new_w=new_w, n_fixed=n_fixed, n_new=n_new,
+                            n_undetermined=undetermined, score=score)
+
+    @staticmethod
+    def _new_problems(item: Item, original: Any, patched_text: str, patched_result: Any) -> str | None:
+        """Why the patched file is invalid where its original was not (a file is judged against its own
+        original: a problem the original already had does not make the patch invalid); None when it is valid."""
+        from security_verifiers.engines.validate import new_issues
+
+        if patched_result.parse_error is not None:
+            return patched_result.parse_error
+        issues = new_issues(original.validation, patched_result.validation)
+        if not issues and item.input["platform"] == "terraform":
+            from security_verifiers.envs.config_audit.fail_closed import terraform_type_issues
+
+            issues = terraform_type_issues(item.input["text"], patched_text, context_of(item))
+        if not issues:
+            return None
+        return "; ".join(issue.message for issue in issues[:3])
 
     def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
         from security_verifiers.envs.config_audit.metrics import config_audit_metrics
@@ -245,11 +298,21 @@ class ConfigAudit(Environment):
 
         return config_audit_plots(outcomes, out_dir)
 
+    def rules(self) -> Sequence[BaseModel]:
+        from security_verifiers.engines.findings import catalog
+
+        return list(catalog().values())
+
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.config_audit import baselines as b
 
         return {"reference": b.ReferenceBaseline, "autofix": b.AutofixBaseline, "tools": b.ToolsBaseline,
                 **{name: (lambda name=name: b.HackBaseline(name)) for name in b.HACKS}}
+
+
+def scan_request(item: Item, text: str | None = None) -> tuple[str, str, tuple[str, ...]]:
+    """The oracle request for ``item``'s file (or for ``text``, a patched version of it), with its module."""
+    return (item.input["platform"], item.input["text"] if text is None else text, context_of(item))
 
 
 def _detection_outcome(d: Detection) -> dict[str, Any]:

@@ -84,6 +84,7 @@ class PatchOutcome:
     new_w: float = 0.0
     n_fixed: int = 0
     n_new: int = 0
+    n_undetermined: int = 0  # findings kept open because the patch made a value the files cannot determine
     error: str | None = None
     score: float = 0.0  # the patch part of the reward, in [0, 1]
 

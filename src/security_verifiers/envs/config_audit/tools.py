@@ -41,9 +41,11 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
 class AuditToolbox(Toolbox):
     """One episode's tools. ``max_calls`` bounds the calls; ``timeout_s`` bounds each call."""
 
-    def __init__(self, platform: str, text: str, max_calls: int, timeout_s: float) -> None:
+    def __init__(self, platform: str, text: str, max_calls: int, timeout_s: float,
+                 context: tuple[str, ...] = ()) -> None:
         self.platform = platform
         self.text = text
+        self.context = context  # the other files of a Terraform module: variables and locals resolve from them
         self.max_calls = max_calls
         self.timeout_s = timeout_s
         self.calls = 0
@@ -80,7 +82,7 @@ class AuditToolbox(Toolbox):
         from security_verifiers.engines.oracle import get_oracle
 
         try:
-            findings = get_oracle().rego.scan(self.platform, config)
+            findings = get_oracle().rego.scan(self.platform, config, self.context)
         except ConfigParseError as err:
             return {"error": f"the config does not parse: {err}"}
         return {"findings": [f.model_dump(mode="json", exclude={"engines"}) for f in findings]}
@@ -89,14 +91,14 @@ class AuditToolbox(Toolbox):
         from security_verifiers.engines.oracle import get_oracle
 
         try:
-            return {"failed_checks": get_oracle().checkov.scan_raw(self.platform, config)}
+            return {"failed_checks": get_oracle().checkov.scan_raw(self.platform, config, self.context)}
         except ConfigParseError as err:
             return {"error": f"the config does not parse: {err}"}
 
     def _validate(self, config: str) -> dict[str, Any]:
         from security_verifiers.engines.validate import validate
 
-        result = validate(self.platform, config)
+        result = validate(self.platform, config, self.context)
         return {"ok": result.ok, "errors": result.errors[:20]}
 
 
