@@ -259,3 +259,30 @@ def test_terraform_items_carry_their_modules_variables_and_locals(repo_report: L
     ]  # sorted; outputs.tf declares neither; the sub-directory is another module
     assert "context" not in by_source["infra/vpc/main.tf"].input
     assert "context" not in by_source["k8s/deploy.yaml"].input
+
+
+def test_a_directory_is_scanned_as_a_terraform_module(tmp_path: Path) -> None:
+    """A sibling variables.tf resolves: an insecure default is a finding of the file that uses the variable, and a
+    reference to a resource declared in another file of the module is a declared reference (the file is valid)."""
+    root = tmp_path / "module"
+    root.mkdir()
+    (root / "variables.tf").write_text('variable "public" {\n  type    = bool\n  default = true\n}\n')
+    (root / "kms.tf").write_text('resource "aws_kms_key" "db" {\n  description         = "db"\n'
+                                 '  enable_key_rotation = true\n}\n')
+    (root / "db.tf").write_text(
+        'resource "aws_db_instance" "main" {\n  identifier          = "main"\n  engine              = "postgres"\n'
+        '  instance_class      = "db.t3.micro"\n  publicly_accessible = var.public\n  storage_encrypted   = true\n'
+        '  kms_key_id          = aws_kms_key.db.arn\n}\n')
+    items = {i.meta["source"]: i for i in load_directory(root)}
+    db = items["db.tf"]
+    assert db.input["module_resources"] == ["aws_kms_key.db"]
+    assert [c["filename"] for c in db.input["context"]] == ["variables.tf"]
+    assert ("tf-aws-rds-public", "aws_db_instance.main") in {(f["rule_id"], f["resource"])
+                                                            for f in db.target["findings"]}
+    assert db.meta["valid"], db.meta.get("validation_errors")
+    # without its module, the same file refers to things nobody declares
+    alone = get_oracle().scan("terraform", db.input["text"])
+    assert {issue.key[:2] for issue in alone.issues} == {("undeclared", "var"), ("undeclared", "resource")}
+    # the module is the file's directory wherever the scan starts
+    nested = {i.meta["source"]: i for i in load_directory_report(root / "..", split="x").items}
+    assert nested["module/db.tf"].meta["valid"]
