@@ -111,3 +111,52 @@ def test_many_unclosed_think_tags_are_an_ordinary_failure() -> None:
     # 200,000 characters of open tags: the regex definition needs ~26 s, the one-pass version milliseconds.
     result = parse_answer("<think>" * 28_000 + '{"label": "a", "p": 0.5}', Toy)
     assert isinstance(result, ParseFailure) and result.status == ParseStatus.EMPTY
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # an object nested in a malformed fragment is still found (the reader resumes inside the fragment)
+        ('{"reason": "x" {"label": "a", "p": 0.1}', {"label": "a", "p": 0.1}),
+        ('{"note": "see {"label": "a", "p": 0.1}', {"label": "a", "p": 0.1}),
+        # a long answer is read whole, whatever the decode window
+        ('{"label": "' + "a" * 5000 + '", "p": 0.5}', {"label": "a" * 5000, "p": 0.5}),
+        ('{"k": "' + "{" * 3000 + '"} {"label": "a", "p": 0.1}', {"label": "a", "p": 0.1}),
+        # braces that can never start an object are skipped
+        ('{{{ {x} {"label": "a", "p": 0.1} }}}', {"label": "a", "p": 0.1}),
+    ],
+)
+def test_objects_in_broken_text(text: str, expected: dict) -> None:
+    assert final_json_object(text) == expected
+
+
+#: Replies built to make a naive scanner quadratic (each reached 10 s or more at 200,000 characters before).
+ADVERSARIAL = {
+    "open brace per line": lambda n: "{\n" * (n // 2),
+    "keys without values": lambda n: '{"' * (n // 2),
+    "key, colon, again": lambda n: '{"k":' * (n // 5),
+    "unterminated string of braces": lambda n: '{"k":"' + "{" * n,
+    "string then garbage": lambda n: ('{"a":"' + "b" * 50 + '" x ') * (n // 60),
+    "long valid prefixes": lambda n: ('{"a":[' + "1," * 40 + "x") * (n // 90),
+    "deep nesting": lambda n: '{"a":' * (n // 5) + "1" + "}" * (n // 5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_reply_scanning_is_linear(name: str) -> None:
+    """Work is counted, not timed: the characters handed to the decoder per character of reply stay bounded as
+    the reply grows from 25,000 to 200,000 characters (a quadratic scan grows that ratio with the size)."""
+    from security_verifiers.core.parsing import ScanStats, scan_json_objects
+
+    ratios = []
+    for size in (25_000, 50_000, 100_000, 200_000):
+        body = ADVERSARIAL[name](size)
+        stats = ScanStats()
+        try:
+            scan_json_objects(body, stats)
+        except Exception as err:  # noqa: BLE001 - deep nesting ends the scan: what it read so far still counts
+            assert type(err).__name__ == "_TooDeep"
+        ratios.append(stats.chars / len(body))
+        assert stats.attempts <= len(body)
+    assert max(ratios) <= 8.0, ratios
+    assert isinstance(final_json_object(ADVERSARIAL[name](200_000)), ParseFailure)

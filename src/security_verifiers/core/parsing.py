@@ -64,6 +64,78 @@ def strip_thinking(text: str) -> str:
     return "".join(kept)
 
 
+#: The first window a decode attempt reads; it grows fourfold while the window's end may be what cut it short.
+_FIRST_WINDOW = 32
+#: Where a JSON object can start: ``{``, optional whitespace, then ``}`` or a key (a string without raw control
+#: characters) and its colon. An exact necessary condition, so the positions it skips could never start an
+#: object; its alternatives are disjoint, so it cannot backtrack more than the length of one key.
+_OBJECT_START = re.compile(r'\{[ \t\n\r]*(?:\}|"(?:[^"\\\x00-\x1f]|\\.)*"[ \t\n\r]*:)')
+#: A failure this far before a window's end cannot be the window's cut (JSON reports a truncation at the end).
+_CUT_MARGIN = 16
+
+
+@dataclass
+class ScanStats:
+    """What a scan of a reply cost: characters handed to the decoder, over all attempts (linear in the reply)."""
+
+    attempts: int = 0
+    chars: int = 0
+
+
+class _TooDeep(Exception):
+    """JSON nested beyond the interpreter's recursion limit: not an answer."""
+
+
+def _read_object(body: str, start: int, stats: ScanStats) -> tuple[Any, int]:
+    """``(value, end)`` of the JSON value at ``start``, or ``(None, failure position)``.
+
+    The decoder reads a window of the text, not the whole remainder: the standard library computes a failure's
+    line number by counting newlines from the start of the string it was given, which made one failed attempt
+    cost its offset and the whole scan quadratic. In a window an attempt costs what it reads. A failure close to
+    a window's end (or an unterminated string, reported where the string starts) may be the window's own cut;
+    then the window grows fourfold and the attempt is repeated (geometric: at most ~2x the text read)."""
+    window = _FIRST_WINDOW
+    stats.attempts += 1
+    while True:
+        stop = min(len(body), start + window)
+        chunk = body[start:stop]
+        stats.chars += len(chunk)
+        try:
+            value, end = _DECODER.raw_decode(chunk)
+            return value, start + end
+        except json.JSONDecodeError as err:
+            cut = stop < len(body) and (err.pos >= len(chunk) - _CUT_MARGIN or err.msg.startswith("Unterminated"))
+            if not cut:
+                return None, start + max(err.pos, 1)
+            window *= 4
+        except RecursionError as err:
+            raise _TooDeep from err
+
+
+def scan_json_objects(body: str, stats: ScanStats | None = None) -> tuple[dict[str, Any] | None, bool]:
+    """The last JSON object of ``body`` as a left-to-right reader finds it, and whether any ``{`` was seen.
+
+    At each ``{`` the reader decodes the JSON object there and continues after it. After a malformed fragment it
+    continues at the last ``{`` inside the fragment (an object nested in broken text is still found), or after the
+    fragment when it holds none. Every character is read a bounded number of times: linear time, whatever the
+    reply (``stats`` counts the work)."""
+    stats = stats if stats is not None else ScanStats()
+    last: dict[str, Any] | None = None
+    pos = 0
+    while True:
+        match = _OBJECT_START.search(body, pos)
+        if match is None:
+            return last, "{" in body
+        start = match.start()
+        value, end = _read_object(body, start, stats)
+        if isinstance(value, dict):
+            last = value
+            pos = end
+            continue
+        inner = body.rfind("{", start + 1, end)  # a nested '{' before the failure point, if any
+        pos = inner if inner > start else max(end, start + 1)
+
+
 def final_json_object(text: str) -> dict[str, Any] | ParseFailure:
     """The last complete top-level JSON object in ``text`` (after removing thinking blocks).
 
@@ -79,29 +151,12 @@ def final_json_object(text: str) -> dict[str, Any] | ParseFailure:
     body = strip_thinking(text)
     if not body.strip():
         return ParseFailure(ParseStatus.EMPTY, "the reply has nothing outside its <think> block")
-    last_object: dict[str, Any] | None = None
-    last_other: str | None = None
-    saw_brace = False
-    pos = 0
-    while True:
-        start = body.find("{", pos)
-        if start < 0:
-            break
-        saw_brace = True
-        try:
-            value, end = _DECODER.raw_decode(body, start)
-        except (json.JSONDecodeError, RecursionError):
-            pos = start + 1
-            continue
-        if isinstance(value, dict):
-            last_object = value
-        else:  # pragma: no cover - raw_decode at '{' always yields a dict
-            last_other = type(value).__name__
-        pos = end
+    try:
+        last_object, saw_brace = scan_json_objects(body)
+    except _TooDeep:
+        return ParseFailure(ParseStatus.INVALID_JSON, "the reply nests JSON too deeply to be an answer")
     if last_object is not None:
         return last_object
-    if last_other is not None:  # pragma: no cover
-        return ParseFailure(ParseStatus.NOT_OBJECT, f"the final JSON value is a {last_other}")
     if saw_brace:
         return ParseFailure(ParseStatus.INVALID_JSON, "the reply contains '{' but no valid JSON object")
     stripped = body.strip()
