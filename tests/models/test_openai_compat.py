@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import openai
 import pytest
 
 from security_verifiers.core.cache import ResponseCache
+from security_verifiers.core.datasets import Dataset
 from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError
-from security_verifiers.core.types import Completion, Item, Message, ToolCall
+from security_verifiers.core.rundir import RunDir, read_records
+from security_verifiers.core.types import Completion, Item, Message, RolloutRecord, ToolCall
+from security_verifiers.envs.network_logs import NetworkLogs
+from security_verifiers.harness.runner import RunConfig, run_eval
 from security_verifiers.models.base import Policy, Sampling
 from security_verifiers.models.openai_compat import OpenAIChatPolicy
 from tests.fakeserver import FakeOpenAIServer
+from tests.helpers import e1_item
 
 T = TypeVar("T")
 ITEM = Item(id="i1", split="dev", input={}, target={"label": "Benign"})
@@ -228,3 +235,125 @@ def test_max_tokens_can_travel_as_max_completion_tokens(server: FakeOpenAIServer
     ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, sampling=sampling))
     (body,) = server.requests
     assert body["max_completion_tokens"] == 77 and "max_tokens" not in body and "max_tokens_field" not in body
+
+
+def test_post_sends_what_chat_completions_create_sends(server: FakeOpenAIServer) -> None:
+    # The policy calls ``post`` to skip create's re-typing of the request: the wire must not change.
+    policy = OpenAIChatPolicy("fake-model", base_url=server.base_url, sampling=Sampling(top_p=0.5, seed=1))
+    wrapped_tools = [{"type": "function", "function": SCAN_TOOL}]
+
+    async def both(p: OpenAIChatPolicy) -> None:
+        await p.respond(ITEM, MESSAGES, [SCAN_TOOL], 0)
+        request = {"model": "fake-model", "messages": [m.to_openai() for m in MESSAGES], **p._sampling_params()}
+        await p._http().chat.completions.create(**request, tools=wrapped_tools)
+
+    run_with(policy, both)
+    ours, sdk = server.requests
+    assert ours == sdk
+    assert [h["authorization"] for h in server.headers] == ["Bearer EMPTY"] * 2
+    assert [h["content-type"] for h in server.headers] == ["application/json"] * 2
+
+
+@pytest.mark.parametrize(
+    ("body", "text", "finish_reason"),
+    [
+        # Fields a compatible server may leave out (id, created, object, usage) or fill its own way.
+        ({"choices": [{"message": {"content": "hi"}, "finish_reason": "eos"}], "usage": None}, "hi", "eos"),
+        ({"choices": [{"message": {"role": "assistant", "content": None}, "finish_reason": None}]}, "", None),
+    ],
+    ids=["sparse", "null-content"],
+)
+def test_lenient_responses_are_read(
+    server: FakeOpenAIServer, body: dict[str, Any], text: str, finish_reason: str | None
+) -> None:
+    server.reply = lambda request: {"raw": body}
+    completion = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=0))
+    assert (completion.text, completion.finish_reason) == (text, finish_reason)
+    assert completion.usage.prompt_tokens == completion.usage.completion_tokens == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"choices": [{"message": {"content": 7}}]}, "ValidationError"),  # a field that is there has its type
+        ({"choices": [{"message": {"tool_calls": [{"id": "c", "type": "custom", "custom": {"input": "x"}}]}}]},
+         "unsupported tool call type 'custom'"),
+    ],
+    ids=["content-not-text", "non-function-tool-call"],
+)
+def test_malformed_responses_are_provider_errors(server: FakeOpenAIServer, body: dict[str, Any], message: str) -> None:
+    server.reply = lambda request: {"raw": body}
+    with pytest.raises(InfraError) as err:
+        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=0))
+    assert err.value.kind is ErrorKind.PROVIDER and message in err.value.message
+
+
+# -- the aiohttp transport, through the runner ----------------------------------------------------------
+E1_ANSWER = json.dumps({"label": "Malicious", "p_malicious": 0.9})
+
+
+@pytest.fixture
+def aiohttp_clients(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every aiohttp-backed HTTP client the policy makes, each with ``closed`` set once it is closed."""
+    made: list[Any] = []
+
+    class RecordingAioHttpClient(openai.DefaultAioHttpClient):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.closed = False
+            made.append(self)
+
+        async def aclose(self) -> None:
+            self.closed = True
+            await super().aclose()
+
+    monkeypatch.setattr(openai, "DefaultAioHttpClient", RecordingAioHttpClient)
+    return made
+
+
+def evaluate(policy: OpenAIChatPolicy, tmp_path: Path, n: int = 1) -> list[RolloutRecord]:
+    data = Dataset(id="toy", items=[e1_item(i) for i in range(n)], splits=("test",))
+    run_dir = RunDir(tmp_path / "run")
+    config = RunConfig(concurrency=2, max_error_rate=1.0, timeout_s=30.0)
+    asyncio.run(run_eval(NetworkLogs(), policy, data, run_dir, config, progress=False))
+    return read_records(run_dir.results_path)
+
+
+@pytest.mark.parametrize(
+    ("case", "failures", "delay_s", "requests", "error"),
+    [
+        ("reply", [], 0.0, 1, None),  # a normal answer is scored
+        ("500 then success", [500], 0.0, 2, None),  # retried by the client, then scored
+        ("timeout", [], 10.0, 2, "timeout"),  # the client's read timeout (0.3 s, retried once), not the runner's
+        ("connection refused", [], 0.0, 0, "provider"),  # nothing listens: an endpoint failure, not a timeout
+    ],
+)
+def test_runner_through_the_aiohttp_transport(
+    case: str, failures: list[int], delay_s: float, requests: int, error: str | None, tmp_path: Path,
+    aiohttp_clients: list[Any],
+) -> None:
+    with FakeOpenAIServer(reply=lambda request: E1_ANSWER, delay_s=delay_s) as server:
+        server.fail_next(*failures)
+        if case == "connection refused":
+            server.close()
+        policy = OpenAIChatPolicy("fake-model", base_url=server.base_url, timeout_s=0.3, max_retries=1)
+        (record,) = evaluate(policy, tmp_path)
+        assert server.request_count == requests
+    if error is None:
+        assert record.error is None and record.reward is not None and record.usage.completion_tokens > 0
+    else:
+        assert record.error is not None and record.error.kind == error
+        assert record.reward is None  # an infrastructure failure is never a score of 0
+    assert len(aiohttp_clients) == 1 and aiohttp_clients[0].closed  # one client per run, closed at its end
+
+
+def test_one_client_serves_every_rollout_and_a_later_run_opens_a_new_one(
+    tmp_path: Path, aiohttp_clients: list[Any]
+) -> None:
+    with FakeOpenAIServer(reply=lambda request: E1_ANSWER) as server:
+        policy = OpenAIChatPolicy("fake-model", base_url=server.base_url)
+        first = evaluate(policy, tmp_path / "a", n=6)
+        second = evaluate(policy, tmp_path / "b", n=6)  # another event loop: the closed client is not reused
+        assert server.request_count == 12
+    assert all(r.error is None for r in first + second)
+    assert len(aiohttp_clients) == 2 and all(c.closed for c in aiohttp_clients)

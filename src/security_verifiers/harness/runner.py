@@ -159,7 +159,7 @@ async def run_eval(
     usage = Usage()
     finished = 0
     stopped_early = False
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     run_dir.open_results()
 
     progress_bar, task_id = _make_progress(progress, f"{env.name} · {policy.name}", total, len(kept))
@@ -250,12 +250,16 @@ async def run_eval(
             status="stopped" if (stopped_early or pending) else "finished",
             finished_at=now_iso(),
             seconds=round(seconds, 3),
+            cpu_seconds=round(time.process_time() - cpu_start, 3),  # this process, every thread; not score workers
             rollouts={"total": total, "finished_this_session": finished, "kept_from_before": len(kept),
                       "remaining": len(pending)},
             errors={"count": n_err, "by_kind": dict(errors)},
             usage=(usage + sum((r.usage for r in kept), Usage())).model_dump(),
         )
         run_dir.write_metadata(metadata)
+        aclose = getattr(policy, "aclose", None)
+        if callable(aclose):
+            await aclose()  # a model's HTTP connections belong to this event loop: close them in it
     return RunOutcome(run_dir=run_dir, total=total, done=finished + len(kept), errors=sum(errors.values()),
                       errors_by_kind=dict(errors), resumed=len(kept), seconds=seconds,
                       stopped_early=stopped_early, usage=usage)

@@ -33,7 +33,9 @@ class Policy(Protocol):
     """Anything that answers an episode's messages.
 
     ``item`` is passed so that baselines can be written as plain functions of the task (the
-    ``reference`` baseline reads the target); model backends must ignore it.
+    ``reference`` baseline reads the target); model backends must ignore it. The runner also calls two
+    optional methods when a policy has them: ``prepare(items)`` before a run and ``await aclose()`` at
+    its end (a model closes its HTTP connections in the event loop that opened them).
     """
 
     name: str
