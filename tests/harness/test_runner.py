@@ -112,3 +112,34 @@ def test_a_failed_batch_is_a_scorer_error_for_each_rollout(tmp_path) -> None:
                          progress=False))
     records = read_records(run_dir.results_path)
     assert len(records) == len(DATA) and all(r.error.kind == "scorer" and r.reward is None for r in records)
+
+
+class _WatchedEnv(NetworkLogs):
+    """network-logs that records where each score was computed, and fails on one item."""
+
+    calls: list[bool] = []
+
+    def score(self, item, transcript):  # noqa: ANN001, ANN201
+        try:
+            asyncio.get_running_loop()
+            in_loop = True
+        except RuntimeError:
+            in_loop = False
+        _WatchedEnv.calls.append(in_loop)
+        if item.id.endswith("3"):
+            raise RuntimeError("a scorer bug on this item")
+        return super().score(item, transcript)
+
+
+def test_scoring_never_runs_in_the_event_loop_and_one_failure_stays_one(tmp_path) -> None:
+    """A scorer is CPU work: in the event loop it would stall every episode in flight. And a scorer failure on one
+    rollout is that rollout's error, not its batch's."""
+    _WatchedEnv.calls = []
+    run_dir = RunDir(tmp_path / "run")
+    outcome = asyncio.run(run_eval(_WatchedEnv(), ScriptedPolicy(truthful), DATA, run_dir,
+                                   RunConfig(concurrency=8, max_error_rate=1.0), progress=False))
+    assert len(_WatchedEnv.calls) == len(DATA) and not any(_WatchedEnv.calls)
+    records = read_records(run_dir.results_path)
+    failed = sorted(r.item_id for r in records if r.error is not None)
+    assert failed == sorted(i.id for i in DATA.items if i.id.endswith("3")) and outcome.errors == len(failed)
+    assert all(r.reward == 1.0 for r in records if r.error is None)

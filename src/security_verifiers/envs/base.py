@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from security_verifiers.core.datasets import Dataset, load_public_split
-from security_verifiers.core.errors import ConfigError, DatasetError, InfraError
+from security_verifiers.core.errors import ConfigError, DatasetError, ErrorKind, InfraError, boundary
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.models.base import Policy
 
@@ -129,7 +129,14 @@ class Environment(ABC):
         A failure that concerns one rollout only (a checker crashed on its file) is returned in its place
         as an :class:`InfraError`, so the rest of the batch is still scored.
         """
-        return [self.score(item, transcript) for item, transcript in zip(items, transcripts, strict=True)]
+        out: list[Score | InfraError] = []
+        for item, transcript in zip(items, transcripts, strict=True):
+            try:
+                with boundary(ErrorKind.SCORER):
+                    out.append(self.score(item, transcript))
+            except InfraError as err:  # this rollout only
+                out.append(err)
+        return out
 
     @abstractmethod
     def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:

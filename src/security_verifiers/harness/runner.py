@@ -26,7 +26,7 @@ from security_verifiers.core.rundir import (
 )
 from security_verifiers.core.types import Item, RolloutRecord, Score, Transcript, Usage
 from security_verifiers.envs.base import Environment
-from security_verifiers.harness.episode import apply_score, play_episode, run_episode, score_batch
+from security_verifiers.harness.episode import apply_score, play_episode, score_batch
 from security_verifiers.harness.scoring_pool import ScorerPool
 from security_verifiers.models.base import Policy
 
@@ -70,6 +70,8 @@ class RunOutcome:
 
 
 _EARLY_STOP_MIN = 20
+#: Rollouts scored together in the scoring thread when the environment sets no batch size of its own.
+THREAD_SCORE_BATCH = 64
 
 
 def _check_resumable(existing: dict[str, Any], fresh: dict[str, Any]) -> None:
@@ -176,8 +178,10 @@ async def run_eval(
         if progress_bar is not None:
             progress_bar.update(task_id, advance=1)
 
-    batched = env.score_batch_size > 1 or pool is not None
-    batch_size = env.score_batch_size
+    # Scoring never runs in the event loop: a scorer is CPU work (a policy engine, or parsing a 200 KB reply),
+    # and in the loop it would stall every episode in flight. It runs in a thread (or a worker process) in
+    # batches, so the cost of handing work over is shared by many rollouts.
+    batch_size = env.score_batch_size if env.score_batch_size > 1 or pool is not None else THREAD_SCORE_BATCH
     n_scorers = pool.workers if pool is not None else 1  # a thread scorer runs one batch at a time
     to_score: deque[tuple[Item, RolloutRecord, Transcript]] = deque()
     #: Played rollouts may wait for scoring up to this many; then players pause (bounded memory, and little
@@ -211,9 +215,6 @@ async def run_eval(
     async def player() -> None:
         while pending and not stopped_early:
             item, sample = pending.popleft()
-            if not batched:
-                record_done(await run_episode(env, policy, item, sample, config.timeout_s))
-                continue
             record, transcript = await play_episode(env, policy, item, sample, config.timeout_s)
             if transcript is None:
                 record_done(record)
@@ -236,7 +237,7 @@ async def run_eval(
     try:
         if progress_bar is not None:
             progress_bar.start()
-        scorers = [scorer() for _ in range(n_scorers)] if batched else []
+        scorers = [scorer() for _ in range(n_scorers)]
         await asyncio.gather(play_all(), *scorers)
     finally:
         if progress_bar is not None:
