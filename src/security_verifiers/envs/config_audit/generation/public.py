@@ -24,7 +24,7 @@ from security_verifiers.core.types import Item
 from security_verifiers.engines.findings import catalog
 from security_verifiers.envs.config_audit.generation.generator import GENERATOR_VERSION, generate, self_check
 
-DATA_DIR = Path(__file__).parent / "data"
+DATA_DIR = Path(__file__).parents[1] / "data"  # the environment's data/, which it loads
 PUBLIC_SEED = 2026
 PUBLIC_SIZES = {"test": 150}
 
