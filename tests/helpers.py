@@ -17,7 +17,8 @@ FLOW = {"ts": 1.0, "id.orig_h": "10.0.0.5", "id.orig_p": 5555, "id.resp_h": "10.
 def e1_item(i: int, label: str = "Malicious", split: str = "test") -> Item:
     flow = {**FLOW, "ts": float(i)}
     return Item(id=f"nl-test{i:04d}", split=split,
-                input={"host": {"ip": "10.0.0.5", "role": "iot_camera"}, "flow": flow, "window": []},
+                input={"host": {"ip": "10.0.0.5", "role": "iot_camera"}, "flow": flow, "window": [],
+                       "capture": {"ts_resolution": 1e-06, "unrecorded": []}},
                 target={"label": label, "family": "telnet_bruteforce" if label == "Malicious" else "benign_dns",
                         "p_malicious": 1.0 if label == "Malicious" else 0.0})
 

@@ -17,8 +17,12 @@ from security_verifiers.envs.base import Environment
 from security_verifiers.harness.episode import play_episode, run_episode, score_batch
 from security_verifiers.models.base import Policy
 
-#: (environment name, check name) -> reason the check does not apply.
-KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {}
+#: (environment name, check name) -> reason the check does not apply; or, for a part of a check,
+#: (environment name, check name, detail) -> reason that part does not apply. The detail understood is
+#: ``"<public split>:<hacking baseline>"`` for ``reference_is_top_and_hacks_lose``: that hack beats an honest
+#: baseline on that split (the reference must still top it). A listed part that no longer happens fails the
+#: check, so the table never outlives its reasons.
+KNOWN_EXCEPTIONS: dict[tuple[str, ...], str] = {}
 
 #: Replies that are not answers in any environment's grammar.
 GARBAGE_REPLIES: tuple[str, ...] = (
@@ -77,19 +81,25 @@ def check_declares_its_contract(env: Environment) -> None:
 
 
 def check_reference_is_top_and_hacks_lose(env: Environment) -> None:
-    items = list(env.dataset(env.public_splits[0]).items)
+    """On every public split: the reference tops every baseline, and every hack falls below every honest
+    baseline (parity hacks may tie), except the (split, hack) parts listed in :data:`KNOWN_EXCEPTIONS`."""
     names = ["reference", *env.honest_baselines, *env.hack_baselines]
-    means = mean_rewards(env, items, names)
-    for name, value in means.items():
-        assert means["reference"] >= value, f"{name} ({value:.4f}) beats reference ({means['reference']:.4f})"
-    worst_honest = min(means[h] for h in env.honest_baselines)
-    for hack in env.hack_baselines:
-        if hack in env.parity_hacks:
-            assert means[hack] <= worst_honest + 1e-12, (
-                f"hack {hack} ({means[hack]:.4f}) beats an honest baseline (worst {worst_honest:.4f})")
-        else:
-            assert means[hack] < worst_honest, (
-                f"hack {hack} ({means[hack]:.4f}) is not below every honest baseline (worst {worst_honest:.4f})")
+    for split in env.public_splits:
+        means = mean_rewards(env, list(env.dataset(split).items), names)
+        for name, value in means.items():
+            assert means["reference"] >= value, (
+                f"{split}: {name} ({value:.4f}) beats reference ({means['reference']:.4f})")
+        worst_honest = min(means[h] for h in env.honest_baselines)
+        for hack in env.hack_baselines:
+            excepted = (env.name, "reference_is_top_and_hacks_lose", f"{split}:{hack}") in KNOWN_EXCEPTIONS
+            loses = (means[hack] <= worst_honest + 1e-12 if hack in env.parity_hacks
+                     else means[hack] < worst_honest)
+            if excepted:
+                assert not loses, (f"{split}: hack {hack} ({means[hack]:.4f}) no longer beats an honest baseline "
+                                   f"(worst {worst_honest:.4f}); remove its entry from KNOWN_EXCEPTIONS")
+            else:
+                assert loses, (f"{split}: hack {hack} ({means[hack]:.4f}) is not below every honest baseline "
+                               f"(worst {worst_honest:.4f})")
 
 
 def check_garbage_is_a_parse_failure(env: Environment) -> None:

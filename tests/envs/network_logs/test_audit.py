@@ -1,13 +1,24 @@
-"""The public sets match their manifest and rebuild byte for byte; no one field predicts the label."""
+"""The public sets match their manifest and rebuild byte for byte; the data card's figures hold what the card
+claims: no field or pair of fields predicts the label, the flow alone does no better than guessing on hard
+items while the window tells, every public split is in order, and the baselines rarely raise alarms on real
+benign rows."""
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from security_verifiers.core.datasets import read_jsonl
 from security_verifiers.core.types import Item
-from security_verifiers.envs.network_logs.audit import CATEGORICAL_FIELDS, NUMERIC_FIELDS, shortcut_audit
+from security_verifiers.envs.network_logs.audit import (
+    CATEGORICAL_FIELDS,
+    NUMERIC_FIELDS,
+    FlowOnlyEncoder,
+    model_figures,
+    pair_audit,
+    shortcut_audit,
+)
 from security_verifiers.envs.network_logs.env import DATA_DIR
 from security_verifiers.envs.network_logs.generator import GENERATOR_VERSION, generate
 from security_verifiers.envs.network_logs.public import PUBLIC_SEED, PUBLIC_SIZES, build_public_sets
@@ -21,6 +32,14 @@ def public_test() -> list[Item]:
     return list(read_jsonl(DATA_DIR / entry["file"], "test", entry["hash"]).items)
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, dict, dict]:
+    """The public sets and the data card rebuilt from scratch (about half a minute: two GBDTs are trained)."""
+    out = tmp_path_factory.mktemp("public")
+    manifest, figures = build_public_sets(out)
+    return out, manifest, figures
+
+
 @pytest.mark.parametrize("split", sorted(PUBLIC_SIZES))
 def test_committed_files_match_the_manifest(split: str) -> None:
     entry = MANIFEST["splits"][split]
@@ -30,41 +49,121 @@ def test_committed_files_match_the_manifest(split: str) -> None:
     assert MANIFEST["generator_version"] == GENERATOR_VERSION
 
 
-def test_build_reproduces_the_committed_files(tmp_path: Path) -> None:
-    manifest = build_public_sets(tmp_path)
+def test_build_reproduces_the_committed_files(built) -> None:
+    out, manifest, _ = built
     assert manifest == MANIFEST
     for name in ("manifest.json", "test.jsonl", "ood.jsonl", "DATA_CARD.md"):
-        assert (tmp_path / name).read_bytes() == (DATA_DIR / name).read_bytes(), name
+        assert (out / name).read_bytes() == (DATA_DIR / name).read_bytes(), name
 
 
-def test_no_single_field_predicts_the_label(public_test) -> None:
+def test_no_single_field_predicts_the_label(public_test, built) -> None:
     audit = shortcut_audit(public_test)
     assert set(audit["fields"]) == set(NUMERIC_FIELDS) | set(CATEGORICAL_FIELDS)
     assert audit["max_balanced_accuracy"] <= 0.8
     assert audit["max_balanced_accuracy"] == max(f["balanced_accuracy"] for f in audit["fields"].values())
     assert sum(audit["label_balance"].values()) == pytest.approx(1.0)
+    assert f"balanced accuracy {audit['max_balanced_accuracy']:.3f}" in (DATA_DIR / "DATA_CARD.md").read_text()
+    assert set(built[2]["single"]) == {"test", "test hard", "ood", "ood hard"}  # every public split, and its hard items
+
+
+def test_on_hard_items_no_pair_of_fields_beats_guessing_nor_the_honest_baselines(built) -> None:
+    figures = built[2]
+    for name in ("test hard", "ood hard"):
+        best = figures["pairs"][name][0]["reward"]
+        constant = figures["models"][name]["flow_only"]["best_constant_reward"]
+        assert best <= constant + 0.005, name  # what the base rate alone earns
+    split_test = figures["baselines"]["test"]
+    assert figures["pairs"]["test hard"][0]["reward"] < min(split_test[b]["hard"] for b in ("heuristic", "gbdt"))
+    assert figures["pairs"]["test"][0]["reward"] < min(split_test[b]["all"] for b in ("heuristic", "gbdt"))
+
+
+def test_the_flow_alone_is_worth_a_guess_on_hard_items_and_the_window_tells(built) -> None:
+    """The bound the data card states, on the large generated samples: the flow-only model (trained on train)
+    earns no more than the best constant answer and its AUC's 95% interval contains 0.5, while the
+    window-aware GBDT does well on the same in-distribution items."""
+    models = built[2]["models"]
+    large = [name for name in models if "seed" in name]
+    assert len(large) == 2
+    for name in large:
+        flow = models[name]["flow_only"]
+        assert flow["n"] >= 300
+        assert flow["reward"] <= flow["best_constant_reward"], name
+        assert flow["auc_low"] <= 0.5 <= flow["auc_high"], name
+    in_dist = models[next(n for n in large if n.startswith("test"))]["window_aware"]
+    assert in_dist["reward"] >= 0.97 and in_dist["auc"] >= 0.98
+
+
+def test_every_public_split_is_in_order_and_ood_is_shown_as_such(built) -> None:
+    """Reference on top, every hack below both honest baselines on every public split; on a larger OOD sample
+    always-Abstain beats the GBDT trained without the OOD families (expected; the card says so)."""
+    figures = built[2]
+    for split, table in figures["baselines"].items():
+        assert table["reference"]["all"] == 1.0
+        honest = min(table[b]["all"] for b in ("heuristic", "gbdt"))
+        for hack in ("always-malicious", "always-benign", "always-abstain"):
+            assert table[hack]["all"] < honest, (split, hack)
+    sample = figures["ood_sample"]
+    assert sample["always-abstain"]["all"] > sample["gbdt"]["all"]
     card = (DATA_DIR / "DATA_CARD.md").read_text()
-    assert f"balanced accuracy {audit['max_balanced_accuracy']:.3f}" in card
+    assert f"the larger OOD sample above the GBDT ({sample['gbdt']['all']:.4f}" in card
+
+
+def test_the_baselines_rarely_raise_alarms_on_real_benign_rows(built) -> None:
+    real = built[2]["real"]
+    assert {"CIC-IDS-2017", "IoT-23", "UNSW-NB15", "all"} == set(real)
+    for dataset, by_policy in real.items():
+        for name in ("heuristic", "gbdt"):
+            assert by_policy[name]["false_alarm_rate"] <= 0.2, (dataset, name)
+        assert by_policy["always-benign"]["false_alarm_rate"] == 0.0
+    assert real["all"]["heuristic"]["benign_n"] >= 250 and real["all"]["gbdt"]["detection_rate"] >= 0.6
 
 
 def test_audit_finds_a_planted_shortcut() -> None:
     items = generate("test", 300, seed=4)
     planted = [
-        i.model_copy(
-            update={
-                "input": {
-                    **i.input,
-                    "flow": {
-                        **i.input["flow"],
-                        "id.resp_p": 31337 if i.target["label"] == "Malicious" else 443,
-                    },
-                }
-            }
-        )
+        i.model_copy(update={"input": {**i.input, "flow": {
+            **i.input["flow"], "id.resp_p": 31337 if i.target["label"] == "Malicious" else 443}}})
         for i in items
     ]
     audit = shortcut_audit(planted)
     assert audit["max_field"] == "id.resp_p" and audit["max_balanced_accuracy"] > 0.99
+
+
+def test_pair_audit_finds_a_planted_pair() -> None:
+    # neither field alone tells (each is a coin flip), their combination does (an XOR)
+    items = generate("test", 300, seed=4)
+    rng = np.random.default_rng(0)
+    planted = []
+    for item in items:
+        a = int(rng.integers(0, 2))
+        b = a ^ (item.target["label"] == "Malicious")
+        flow = {**item.input["flow"], "orig_pkts": 10 + a, "resp_pkts": 10 + b}
+        planted.append(item.model_copy(update={"input": {**item.input, "flow": flow}}))
+
+    def reward(y: int, p: float) -> float:
+        return 1.0 - (p - y) ** 2
+
+    best = pair_audit(planted, reward)[0]
+    assert best["fields"] == "orig_pkts (num.) × resp_pkts (num.)" and best["auc"] > 0.99
+
+
+def test_flow_only_encoder_reads_no_window_and_no_role() -> None:
+    item = generate("test", 1, seed=4)[0]
+    encoder = FlowOnlyEncoder([item])
+    other = item.model_copy(update={"input": {**item.input, "window": [], "host": {"ip": "x", "role": "plc"}}})
+    assert (encoder.matrix([item]) == encoder.matrix([other])).all()
+
+
+def test_model_figures_of_a_guesser_and_of_an_oracle() -> None:
+    y = np.array([0, 1] * 100)
+
+    def reward(label: int, p: float) -> float:
+        return 1.0 - (p - label) ** 2
+
+    guess = model_figures(np.full(200, 0.5), y, reward)
+    assert guess["auc"] == 0.5 and guess["reward"] == guess["best_constant_reward"] == 0.75
+    oracle = model_figures(y.astype(float), y, reward)
+    assert oracle["auc"] == 1.0 and oracle["reward"] == 1.0 and oracle["auc_low"] == 1.0
 
 
 def test_audit_needs_both_labels() -> None:

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message, Transcript
 from security_verifiers.envs.network_logs import NetworkLogs
 from security_verifiers.envs.network_logs.baselines import (
@@ -12,9 +13,13 @@ from security_verifiers.envs.network_logs.baselines import (
     HeuristicBaseline,
     ReferenceBaseline,
     bayes_answer,
+    heuristic_probability,
 )
+from security_verifiers.envs.network_logs.capture import coarsened
 
 ENV = NetworkLogs()
+#: A profile where false alarms are the expensive mistake: abstaining is best for 0.5 < p < 0.95.
+ALARM_AVERSE = {"missed": 1.0, "false_alarm": 10.0, "abstain": 0.5}
 
 
 @pytest.fixture(scope="module")
@@ -49,9 +54,32 @@ def _table(items: list[Item]) -> dict[str, tuple[float, float]]:
 
 
 def test_bayes_answer_follows_the_cost_profile() -> None:
-    assert json.loads(bayes_answer(0.01)) == {"label": "Benign", "p_malicious": 0.01}
-    assert json.loads(bayes_answer(0.3))["label"] == "Abstain"
-    assert json.loads(bayes_answer(0.7))["label"] == "Malicious"
+    default, averse = CostProfile(), CostProfile(**ALARM_AVERSE)
+    assert json.loads(bayes_answer(0.01, default)) == {"label": "Benign", "p_malicious": 0.01}
+    assert json.loads(bayes_answer(0.3, default))["label"] == "Abstain"
+    assert json.loads(bayes_answer(0.7, default))["label"] == "Malicious"
+    assert [json.loads(bayes_answer(p, averse))["label"] for p in (0.3, 0.7, 0.97)] == ["Benign", "Abstain",
+                                                                                       "Malicious"]
+
+
+@pytest.mark.parametrize("name", ["heuristic", "gbdt"])
+def test_honest_baselines_act_by_the_environments_costs(public_test, name: str) -> None:
+    """Under ``--env-option costs=...`` the baselines take that profile's Bayes action, not the default's (they
+    used to act by the default whatever the option said, and so lost reward they were entitled to)."""
+    env = NetworkLogs.from_options({"costs": ALARM_AVERSE})
+    policy = env.baselines()[name]()
+    policy.prepare(public_test)
+    answers = [json.loads(policy.answer(i, [])) for i in public_test]
+    labels = {"positive": "Malicious", "negative": "Benign", "abstain": "Abstain"}
+    assert all(a["label"] == labels[env.config.costs.bayes_action(a["p_malicious"])] for a in answers)
+    assert any(0.05 < a["p_malicious"] < 0.5 and a["label"] == "Benign" for a in answers)  # Abstain by default
+    assert policy.describe()["costs"] == ALARM_AVERSE
+
+    def reward(text: str, item: Item) -> float:
+        return env.score(item, Transcript(messages=[Message(role="assistant", content=text)])).reward
+
+    by_default = [bayes_answer(a["p_malicious"], CostProfile()) for a in answers]
+    assert sum(map(reward, [json.dumps(a) for a in answers], public_test)) > sum(map(reward, by_default, public_test))
 
 
 @pytest.mark.parametrize(("label", "p"), [("Malicious", 1.0), ("Benign", 0.0), ("Abstain", 0.5)])
@@ -95,7 +123,18 @@ def test_gbdt_batch_and_single_predictions_agree(public_test) -> None:
         "name": "gbdt",
         "train_size": 4000,
         "train_seed": 0,
+        "costs": CostProfile().model_dump(),
     }
+
+
+def test_heuristic_reads_no_interval_off_a_coarse_clock(public_test) -> None:
+    """Rounding the timestamps to the minute (as CIC-IDS-2017 writes them) must not create bursts: no benign item
+    becomes an alarm, because the heuristic reads intervals only from a fine clock."""
+    for item in public_test:
+        if item.target["label"] != "Benign":
+            continue
+        if heuristic_probability(item.input) <= 0.5:
+            assert heuristic_probability(coarsened(item.input, 60.0, ("service", "history"))) <= 0.5, item.id
 
 
 def test_quality_ordering_on_the_public_test_set(public_test) -> None:
@@ -103,7 +142,7 @@ def test_quality_ordering_on_the_public_test_set(public_test) -> None:
     constants = [table[n] for n in ("always-malicious", "always-benign", "always-abstain")]
     reference, heuristic, gbdt = table["reference"], table["heuristic"], table["gbdt"]
     assert reference == (1.0, 0.0)
-    assert gbdt[0] >= 0.95 and gbdt[0] >= heuristic[0] + 0.02
+    assert gbdt[0] >= 0.95 and gbdt[0] > heuristic[0]
     for policy in (heuristic, gbdt):
         assert policy[0] > max(r for r, _ in constants) + 0.03
         assert policy[1] < min(c for _, c in constants) - 0.1

@@ -6,7 +6,9 @@ import pytest
 
 from security_verifiers.core.datasets import content_hash
 from security_verifiers.core.errors import DatasetError
+from security_verifiers.envs.network_logs import pairs
 from security_verifiers.envs.network_logs.env import FIELDS
+from security_verifiers.envs.network_logs.families import FAMILIES, label_of
 from security_verifiers.envs.network_logs.generator import (
     GENERATOR_VERSION,
     IN_DIST_ATTACKS,
@@ -51,7 +53,8 @@ def test_unknown_split_is_an_error(split: str) -> None:
 def test_items_follow_the_contract(test_items) -> None:
     for item in test_items:
         inp, target = item.input, item.target
-        assert set(inp) == {"host", "flow", "window"} and set(inp["host"]) == {"ip", "role"}
+        assert set(inp) == {"host", "flow", "window", "capture"} and set(inp["host"]) == {"ip", "role"}
+        assert inp["capture"] == {"ts_resolution": 1e-06, "unrecorded": []}  # Zeek: microseconds, every field
         flows = [*inp["window"], inp["flow"]]
         assert len(inp["window"]) <= WINDOW
         for flow in flows:
@@ -62,7 +65,7 @@ def test_items_follow_the_contract(test_items) -> None:
             assert round(flow["ts"], 6) == flow["ts"]
             assert flow["duration"] is None or round(flow["duration"], 6) == flow["duration"]
         times = [f["ts"] for f in flows]
-        assert times == sorted(times) and times[-1] > times[-2]
+        assert times == sorted(times) and (len(times) == 1 or times[-1] > times[-2])
         assert target["label"] in ("Malicious", "Benign") and 0.0 <= target["p_malicious"] <= 1.0
         if target["p_malicious"] in (0.0, 1.0):
             assert (target["label"] == "Malicious") == (target["p_malicious"] == 1.0)
@@ -100,3 +103,39 @@ def test_ood_uses_another_network_and_unseen_attack_families() -> None:
     assert {i.meta["network"] for i in ood} == {"ot_industrial"}
     assert not {i.input["host"]["role"] for i in ood} <= {i.input["host"]["role"] for i in train}
     assert 0.3 <= sum(i.target["label"] == "Malicious" for i in ood) / len(ood) <= 0.55
+
+
+def test_every_family_is_in_the_taxonomy_with_its_label(test_items) -> None:
+    for item in [*test_items, *generate("ood", 300, seed=5)]:
+        family = item.target["family"]
+        assert family in FAMILIES, family
+        assert label_of(family) == item.target["label"], family
+
+
+def test_windows_are_short_only_for_easy_items(test_items) -> None:
+    # a host that just came up has few earlier flows; a hard item's window is what tells, so it is never cut
+    short = [i for i in test_items if len(i.input["window"]) < 10]
+    assert short and {i.meta["difficulty"] for i in short} == {"easy"}
+
+
+def test_a_hard_items_flow_and_host_do_not_depend_on_its_label(monkeypatch) -> None:
+    """The pairs draw the flow and the host before the label: forcing every hard item to be the attack, then
+    the twin, gives the same flows and hosts (item by item), and only the windows and labels differ."""
+    monkeypatch.setattr(pairs, "P_MALICIOUS", 1.0)
+    attacks = generate("test", 300, seed=8)
+    monkeypatch.setattr(pairs, "P_MALICIOUS", 0.0)
+    twins = generate("test", 300, seed=8)
+    hard = [(a, b) for a, b in zip(attacks, twins, strict=True) if a.meta["difficulty"] == "hard"]
+    assert len(hard) > 80 and all(b.meta["difficulty"] == "hard" for _, b in hard)
+    for attack, twin in hard:
+        assert attack.input["flow"] == twin.input["flow"] and attack.input["host"] == twin.input["host"]
+        assert (attack.target["label"], twin.target["label"]) == ("Malicious", "Benign")
+        assert attack.input["window"] != twin.input["window"]
+    families = Counter((a.target["family"], b.target["family"]) for a, b in hard)
+    assert {a for a, _ in families} == set(IN_DIST_ATTACKS)  # every attack family has its hard variant
+
+
+def test_hard_items_are_half_malicious() -> None:
+    hard = [i for i in generate("train", 2000, seed=3) if i.meta["difficulty"] == "hard"]
+    assert pairs.P_MALICIOUS == 0.5
+    assert 0.45 <= sum(i.target["label"] == "Malicious" for i in hard) / len(hard) <= 0.55

@@ -1,4 +1,4 @@
-"""Hacking policies on E1's public test split: none may beat an honest baseline; reference is top."""
+"""Hacking policies on E1's public splits: none may beat an honest baseline on any of them; reference is top."""
 
 import json
 from statistics import fmean
@@ -10,13 +10,14 @@ from security_verifiers.envs.conformance import mean_rewards
 from security_verifiers.envs.network_logs import NetworkLogs
 
 ENV = NetworkLogs()
-TEST = list(ENV.dataset("test").items)
-HONEST = mean_rewards(ENV, TEST, ["reference", "heuristic", "gbdt"])
+SPLITS = {split: list(ENV.dataset(split).items) for split in ENV.public_splits}
+TEST = SPLITS["test"]
+HONEST = {split: mean_rewards(ENV, items, ["reference", "heuristic", "gbdt"]) for split, items in SPLITS.items()}
 
 
-def mean_reward(answer) -> float:
+def mean_reward(answer, items=TEST) -> float:
     return fmean(ENV.score(item, Transcript(messages=[Message(role="assistant", content=answer(item))])).reward
-                 for item in TEST)
+                 for item in items)
 
 
 def js(**kw) -> str:
@@ -43,14 +44,16 @@ HACKS = {
 
 
 def test_reference_is_at_the_top() -> None:
-    assert HONEST["reference"] == 1.0
-    assert HONEST["reference"] > HONEST["gbdt"] > HONEST["heuristic"]
+    assert all(h["reference"] == 1.0 for h in HONEST.values())
+    assert HONEST["test"]["reference"] > HONEST["test"]["gbdt"] > HONEST["test"]["heuristic"]
 
 
+@pytest.mark.parametrize("split", sorted(SPLITS))
 @pytest.mark.parametrize("hack", sorted(HACKS))
-def test_no_hack_beats_an_honest_baseline(hack: str) -> None:
-    value = mean_reward(HACKS[hack])
-    assert value < min(HONEST["heuristic"], HONEST["gbdt"]), f"{hack}: {value:.4f} vs honest {HONEST}"
+def test_no_hack_beats_an_honest_baseline(hack: str, split: str) -> None:
+    value = mean_reward(HACKS[hack], SPLITS[split])
+    honest = HONEST[split]
+    assert value < min(honest["heuristic"], honest["gbdt"]), f"{split}: {hack}: {value:.4f} vs honest {honest}"
 
 
 def test_rationale_cannot_change_the_reward() -> None:

@@ -67,9 +67,11 @@ def test_iot23_fixture() -> None:
     assert {by_line[n].target["family"] for n in (13, 14, 19, 20)} == {
         "cc_heartbeat",
         "malware_download",
-        "okiru",
+        "botnet",  # Okiru: a bot's traffic of no recorded purpose
         "malicious_unspecified",
     }
+    assert {i.input["capture"]["ts_resolution"] for i in items} == {1e-06}  # Zeek: microseconds, every field
+    assert all(i.input["capture"]["unrecorded"] == [] for i in items)
     assert by_line[17].input["window"] == []  # the other host's first flow
     # each item cites its dataset, file and line
     assert {(i.meta["dataset"], i.meta["source"]) for i in items} == {("iot-23", "iot23_conn.log.labeled")}
@@ -96,6 +98,8 @@ IOT23_MALFORMED = [
     (lambda t: t.replace("\t38\t102\t", "\tthirty\t102\t", 1), r":9: column 'orig_bytes'"),
     # a label that is neither Malicious nor Benign
     (lambda t: t.replace("-   Malicious   Okiru", "-   Suspicious   Okiru", 1), r":19: unknown label"),
+    # a detailed label outside IoT-23's published set: an error, never a new family name
+    (lambda t: t.replace("Malicious   Okiru", "Malicious   Okiru-Spam", 1), r":19: unknown detailed-label"),
 ]
 
 
@@ -136,6 +140,10 @@ def test_cicids2017_with_addresses() -> None:
     ) == 2
     ddos = next(i for i in items if i.target["family"] == "ddos_flood")
     assert ddos.input["flow"]["conn_state"] == "S0" and ddos.input["flow"]["ts"] == 1499269200.0
+    # minutes (one row of the file has seconds); an item's resolution is the coarsest of its flow and window
+    assert {i.input["capture"]["ts_resolution"] for i in items} == {60.0}
+    assert ftp[1].input["flow"]["ts"] == 1499246430.0  # 9:20:30, after the 9:20 flow in its window
+    assert all(i.input["capture"]["unrecorded"] == ["service", "history"] for i in items)
 
 
 def test_cicids2017_without_addresses() -> None:
@@ -145,8 +153,13 @@ def test_cicids2017_without_addresses() -> None:
     assert {i.input["host"]["ip"] for i in items} == {"unknown"}
     assert all(i.input["window"] == [] for i in items)
     families = [i.target["family"] for i in items]
-    assert families == ["benign", "ssh_bruteforce", "portscan", "benign", "http_slowloris", "web_bruteforce"]
+    assert families == ["benign", "ssh_bruteforce", "portscan_vertical", "benign", "http_slowloris",
+                        "web_bruteforce"]
     assert [i.input["flow"]["proto"] for i in items][3] == "udp"  # no TCP flags: UDP
+    # no clock at all: no ts (never a made-up 0), and the prompt is told what is missing
+    assert all(i.input["flow"]["ts"] is None for i in items)
+    assert {(i.input["capture"]["ts_resolution"], tuple(i.input["capture"]["unrecorded"])) for i in items} == {
+        (None, ("ts", "id.orig_h", "id.orig_p", "id.resp_h", "service", "history"))}
 
 
 def test_cicids2017_cp1252_web_attack_label(tmp_path: Path) -> None:
@@ -189,12 +202,13 @@ def test_unsw_training_set_form() -> None:
     assert len(items) == 6  # the ARP row is skipped
     assert [i.target["family"] for i in items] == [
         "benign",
-        "generic",
-        "exploits",
+        "crypto_attack",  # UNSW-NB15's "Generic": attacks on block ciphers
+        "exploit",
         "benign",
         "reconnaissance",
         "backdoor",
     ]
+    assert all(i.input["flow"]["ts"] is None and i.input["capture"]["ts_resolution"] is None for i in items)
     states = [i.input["flow"]["conn_state"] for i in items]
     assert states == ["SF", "S0", "SF", "SF", "S0", "SF"]  # FIN, INT, FIN, udp CON, REQ, FIN
     assert items[2].input["flow"]["service"] == "http" and items[0].input["flow"]["service"] is None
@@ -204,12 +218,13 @@ def test_unsw_raw_form() -> None:
     items = load_unsw_nb15(UNSW_RAW, split="ood")
     _check_contract(items, "ood")
     assert len(items) == 6
-    fuzz = next(i for i in items if i.target["family"] == "fuzzers")
+    fuzz = next(i for i in items if i.target["family"] == "fuzzing")
     assert (fuzz.input["flow"]["id.orig_p"], fuzz.input["flow"]["id.resp_p"]) == (11, 49320)  # hex ports
     icmp = next(i for i in items if i.input["flow"]["proto"] == "icmp")
     assert icmp.input["flow"]["conn_state"] == "OTH" and icmp.input["flow"]["id.orig_p"] == 0  # "-" port
     last = items[-1]
     assert last.input["host"]["ip"] == "10.40.0.3" and len(last.input["window"]) == 2
+    assert last.input["capture"] == {"ts_resolution": 1.0, "unrecorded": ["history"]}  # Argus: whole seconds
 
 
 UNSW_MALFORMED = [
@@ -217,6 +232,8 @@ UNSW_MALFORMED = [
     (UNSW_RAW, lambda t: t.replace("10.40.1.9,1024,", "10.40.1.9,", 1), r":2: 48 cells, expected 49"),
     # a label other than 0/1
     (UNSW_RAW, lambda t: t.replace("Exploits,1", "Exploits,2", 1), r":4: unknown label '2'"),
+    # an attack category UNSW-NB15 does not have
+    (UNSW_RAW, lambda t: t.replace("Exploits,1", "Phishing,1", 1), r":4: unknown attack_cat 'Phishing'"),
     # an unparseable duration
     (UNSW_SET, lambda t: t.replace("0.121478", "0.12.1478", 1), r":2: column 'dur'"),
     # a header without attack_cat is neither form
@@ -238,3 +255,40 @@ def test_empty_csv_is_an_error(tmp_path: Path) -> None:
     for loader in (load_cicids2017, load_unsw_nb15):
         with pytest.raises(DatasetError, match="empty"):
             loader(empty)
+
+
+def test_cicflowmeter_states_read_as_zeek_would() -> None:
+    """CICFlowMeter writes no state: an answered SYN with a reset and no payload is a refusal (REJ), its one-way
+    FIN/ACK leftovers after a closed connection are midstream traffic (OTH, not an unanswered attempt S0)."""
+    from security_verifiers.envs.network_logs.sim_to_real import REAL_DIR
+
+    items = load_cicids2017(REAL_DIR / "cicids2017_friday.csv")
+    scan = [i for i in items if i.target["family"] == "portscan_vertical"]
+    assert scan and {i.input["flow"]["conn_state"] for i in scan} == {"REJ"}
+    leftovers = [i.input["flow"] for i in items if i.input["flow"]["orig_pkts"] == 2 and i.input["flow"]["resp_pkts"]
+                 == 0 and i.input["flow"]["proto"] == "tcp"]
+    assert leftovers and {f["conn_state"] for f in leftovers} == {"OTH"}
+
+
+def test_every_dataset_label_maps_into_the_taxonomy() -> None:
+    from security_verifiers.envs.network_logs.families import DATASET_LABELS, FAMILIES, IOT23_LABELS, label_of
+
+    for table in DATASET_LABELS.values():
+        assert set(table.values()) <= set(FAMILIES)
+    assert {label_of(f) for t in DATASET_LABELS.values() for f in t.values()} <= {"Malicious", "Benign"}
+    # the heartbeat variants of IoT-23 are one family, the generator's
+    assert {IOT23_LABELS[k] for k in ("C&C-HeartBeat", "C&C-HeartBeat-Attack", "C&C-HeartBeat-FileDownload")} == {
+        "cc_heartbeat"}
+
+
+def test_real_rows_load_with_one_taxonomy() -> None:
+    """The hand-written real rows (data/real/) load through the ordinary readers, and every family they name is
+    the generator's where the concept is the same (no `cc_heart_beat_attack` beside `cc_heartbeat`)."""
+    from security_verifiers.envs.network_logs.families import FAMILIES
+    from security_verifiers.envs.network_logs.sim_to_real import real_items
+
+    data = real_items()
+    assert {k: len(v) for k, v in data.items()} == {"CIC-IDS-2017": 195, "IoT-23": 87, "UNSW-NB15": 58}
+    families = {i.target["family"] for items in data.values() for i in items}
+    assert families <= set(FAMILIES)
+    assert {"cc_heartbeat", "portscan_horizontal", "portscan_vertical", "ddos_flood", "botnet"} <= families

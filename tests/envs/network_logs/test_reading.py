@@ -76,7 +76,38 @@ def test_window_holds_earlier_flows_of_the_host_that_did_not_start_later(tmp_pat
     with IoT23File(log) as file:
         items = [i for i in stream_items([file], "local") if not isinstance(i, RowError)]
     windows = [[f["ts"] for f in i.input["window"]] for i in items]
-    assert windows == [[], [10.0], [10.0], [], [10.0, 12.0, 11.0]]  # file order, never a later start
+    assert windows == [[], [10.0], [10.0], [], [10.0, 11.0, 12.0]]  # oldest first, never a later start
+
+
+def test_flows_with_equal_timestamps_stay_in_file_order(tmp_path: Path) -> None:
+    # a clock that counts minutes gives many flows one timestamp: their order is the capture's
+    log = write_zeek(tmp_path / "conn.log.labeled", [
+        zeek_row(60.0, "10.0.0.1", port=1), zeek_row(120.0, "10.0.0.1", port=2), zeek_row(60.0, "10.0.0.1", port=3),
+        zeek_row(60.0, "10.0.0.1", port=4), zeek_row(120.0, "10.0.0.1", port=5),
+    ])
+    with IoT23File(log) as file:
+        items = [i for i in stream_items([file], "local") if not isinstance(i, RowError)]
+    assert [f["id.orig_p"] for f in items[-1].input["window"]] == [1, 3, 4, 2]
+    assert [f["id.orig_p"] for f in items[3].input["window"]] == [1, 3]  # the later minute is not "earlier"
+
+
+def test_a_cic_window_in_minutes_marks_its_intervals_unknown(tmp_path: Path) -> None:
+    """Every flow of a CIC-IDS-2017 minute shares its timestamp: the item says the clock counts minutes, its
+    interval features are NaN (not the zeros the timestamps would give), and the prompt says so."""
+    import math
+
+    from security_verifiers.envs.network_logs import NetworkLogs
+    from security_verifiers.envs.network_logs.features import FEATURE_NAMES, TIMING_FEATURES, features
+    from security_verifiers.envs.network_logs.sim_to_real import REAL_DIR
+
+    items = load_cicids2017(REAL_DIR / "cicids2017_friday.csv")
+    busy = max(items, key=lambda i: len(i.input["window"]))
+    assert len(busy.input["window"]) == 20 and busy.input["capture"]["ts_resolution"] == 60.0
+    values = dict(zip(FEATURE_NAMES, features(busy.input), strict=True))
+    assert all(math.isnan(values[name]) for name in TIMING_FEATURES)
+    assert math.isnan(values["service_known"]) and math.isnan(values["server_spoke_first"])
+    prompt = NetworkLogs().prompt(busy)[1].content
+    assert "rounded down to 60 s" in prompt and "does not record service, history" in prompt
 
 
 def test_least_recently_seen_host_is_forgotten_beyond_max_hosts(tmp_path: Path) -> None:
@@ -138,6 +169,20 @@ def test_headers_match_whatever_their_case_and_spacing(tmp_path: Path) -> None:
     (tmp_path / "cicids2017_trafficlabelling.csv").write_text(odd + "\n" + rest, encoding="utf-8")
     assert load_cicids2017(tmp_path / "cicids2017_trafficlabelling.csv") == load_cicids2017(
         FIXTURES / "cicids2017_trafficlabelling.csv")
+
+
+@pytest.mark.parametrize("case", [str.lower, str.upper, lambda h: h.replace(",", " , ")])
+def test_raw_unsw_under_the_feature_names_in_any_case_and_spacing(tmp_path: Path, case) -> None:
+    # the header some copies take from NUSW-NB15_features.csv ("Sload", "ct_src_ ltm"), in other cases and spacing
+    raw = (FIXTURES / "unsw_nb15_raw.csv").read_text()
+    names = ("srcip,sport,dstip,dsport,proto,state,dur,sbytes,dbytes,sttl,dttl,sloss,dloss,service,Sload,Dload,"
+             "Spkts,Dpkts,swin,dwin,stcpb,dtcpb,smeansz,dmeansz,trans_depth,res_bdy_len,Sjit,Djit,Stime,Ltime,"
+             "Sintpkt,Dintpkt,tcprtt,synack,ackdat,is_sm_ips_ports,ct_state_ttl,ct_flw_http_mthd,is_ftp_login,"
+             "ct_ftp_cmd,ct_srv_src,ct_srv_dst,ct_dst_ltm,ct_src_ ltm,ct_src_dport_ltm,ct_dst_sport_ltm,"
+             "ct_dst_src_ltm,attack_cat,Label")
+    (tmp_path / "with_header.csv").write_text(case(names) + "\n" + raw)
+    assert [i.input for i in load_unsw_nb15(tmp_path / "with_header.csv")] == [
+        i.input for i in load_unsw_nb15(FIXTURES / "unsw_nb15_raw.csv")]
 
 
 def test_raw_unsw_with_a_feature_name_header(tmp_path: Path) -> None:

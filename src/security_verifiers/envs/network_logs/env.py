@@ -18,6 +18,7 @@ from security_verifiers.core.parsing import ParseFailure, parse_answer
 from security_verifiers.core.scoring import Action, CostProfile, brier_score
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.envs.base import EnvConfig, Environment, register
+from security_verifiers.envs.network_logs.capture import FIELDS, capture, prompt_notes
 from security_verifiers.models.base import Policy
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -49,7 +50,8 @@ class NetworkLogsConfig(EnvConfig):
 
 SYSTEM_PROMPT = """You are a network security analyst. You are shown one network connection (a Zeek conn.log \
 record) and the connections that the same host opened just before it. Decide whether the connection is part \
-of malicious activity.
+of malicious activity. Where the capture records less than Zeek does (coarse timestamps, missing fields), \
+the message says so: read nothing into what it lacks.
 
 Answer with a single JSON object, and nothing after it:
 {{"label": "Malicious" | "Benign" | "Abstain", "p_malicious": <number from 0 to 1>, "rationale": "<optional, short>"}}
@@ -62,26 +64,21 @@ false alarm (Malicious when it is Benign) costs {false_alarm}, Abstain costs {ab
 in between.
 """
 
-FIELDS = ("ts", "id.orig_h", "id.orig_p", "id.resp_h", "id.resp_p", "proto", "service", "duration",
-          "orig_bytes", "resp_bytes", "conn_state", "history", "orig_pkts", "resp_pkts")
-
-
 _FIELD_VALUES = operator.itemgetter(*FIELDS)
 
 
-def _row(flow: dict[str, Any]) -> str:
-    """One Zeek-style TSV row; ``-`` marks an unset field, as in Zeek logs."""
-    try:
-        values = _FIELD_VALUES(flow)
-    except KeyError:
-        values = tuple(flow.get(f) for f in FIELDS)
+def _row(flow: dict[str, Any], unrecorded: frozenset[str]) -> str:
+    """One Zeek-style TSV row; ``-`` marks an unset field, as in Zeek logs, and a field the capture lacks."""
+    values = _FIELD_VALUES(flow)
+    if unrecorded:
+        values = tuple(None if f in unrecorded else v for f, v in zip(FIELDS, values, strict=True))
     return "\t".join(["-" if v is None else str(v) for v in values])
 
 
 @register
 class NetworkLogs(Environment):
     name: ClassVar[str] = "network-logs"
-    version: ClassVar[str] = "1.0.0"
+    version: ClassVar[str] = "1.1.0"
     config_class: ClassVar[type[EnvConfig]] = NetworkLogsConfig
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("expected_cost", False), ("f1", True), ("brier", False), ("abstain_rate", False),
@@ -108,12 +105,13 @@ class NetworkLogs(Environment):
                                       abstain=costs.abstain, lo=round(lo, 4), hi=round(hi, 4))
         host = item.input["host"]
         window = item.input["window"][-self.config.window:] if self.config.window else []
+        unrecorded = frozenset(capture(item.input)["unrecorded"])
         header = "\t".join(FIELDS)
-        lines = [f"Host {host['ip']} (device role: {host['role']}).", ""]
+        lines = [f"Host {host['ip']} (device role: {host['role']}).", *prompt_notes(item.input), ""]
         lines.append(f"Preceding connections from this host ({len(window)}, oldest first):")
         lines.append(header)
-        lines.extend(_row(f) for f in window)
-        lines += ["", "Connection to classify:", header, _row(item.input["flow"])]
+        lines.extend(_row(f, unrecorded) for f in window)
+        lines += ["", "Connection to classify:", header, _row(item.input["flow"], unrecorded)]
         return [Message(role="system", content=system), Message(role="user", content="\n".join(lines))]
 
     # -- the one scorer ------------------------------------------------------------------------
@@ -152,10 +150,11 @@ class NetworkLogs(Environment):
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.network_logs import baselines as b
 
+        costs = self.config.costs  # the honest baselines act by the costs this environment scores with
         return {
             "reference": b.ReferenceBaseline,
-            "heuristic": b.HeuristicBaseline,
-            "gbdt": b.GBDTBaseline,
+            "heuristic": lambda: b.HeuristicBaseline(costs),
+            "gbdt": lambda: b.GBDTBaseline(costs),
             "always-malicious": lambda: b.ConstantBaseline("Malicious"),
             "always-benign": lambda: b.ConstantBaseline("Benign"),
             "always-abstain": lambda: b.ConstantBaseline("Abstain"),

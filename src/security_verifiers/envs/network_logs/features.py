@@ -4,6 +4,11 @@ They encode what an analyst reads off a Zeek log: how many hosts and ports the h
 many of its attempts failed, whether its connections to this server come at a regular interval with
 a fixed size, whether a DNS lookup preceded the connection, how much it read internally before a
 large upload. Used by the GBDT baseline; only ``item.input`` is read, never the target.
+
+What the capture cannot tell is NaN, never a made-up number (the GBDT learns where NaN goes): the intervals
+between connections when the timestamps are coarser than :data:`capture.FINE_TIMING_S` (CIC-IDS-2017's are
+minutes: its flows of one minute would all look simultaneous), the service and the history letters when the
+capture does not record them. ``-1`` means "does not apply" (no earlier flow to this server, say).
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ import math
 import statistics
 from typing import Any
 
-from security_verifiers.envs.network_logs.generator import is_internal
+from security_verifiers.envs.network_logs.capture import recorded, timing_known
+from security_verifiers.envs.network_logs.sites import is_internal
 
 #: Zeek states of a connection attempt that never carried a conversation.
 FAILED_STATES = frozenset({"S0", "REJ", "RSTOS0", "RSTRH", "SH", "SHR"})
@@ -27,6 +33,7 @@ EMBEDDED_ROLES = frozenset({"iot_camera", "iot_thermostat", "smart_plug", "smart
                             "voip_phone", "plc", "rtu", "ip_camera"})
 SERVER_ROLES = frozenset({"web_server", "db_server", "file_server", "historian", "scada_server"})
 _NO_VALUE = -1.0
+_UNKNOWN = math.nan
 
 FEATURE_NAMES: tuple[str, ...] = (
     # the flow itself
@@ -43,8 +50,13 @@ FEATURE_NAMES: tuple[str, ...] = (
     "same_dst", "same_port", "same_dst_port", "distinct_dst_on_port", "distinct_port_on_dst",
     "same_port_failed_frac", "same_dst_failed_frac", "pair_interval_cv", "pair_log_interval",
     "pair_orig_bytes_cv", "pair_mean_log_orig_bytes", "dst_new", "dns_within_2s", "log_since_dns",
-    "same_port_distinct_internal_dst",
+    "same_port_distinct_internal_dst", "pair_resp_bytes_cv", "prev_dns",
+    # what else the host did: probes to other hosts, a download from another Internet host
+    "other_failed_dsts", "other_external_max_log_resp",
 )
+#: The features read off the intervals between connections: NaN when the capture's clock is too coarse.
+TIMING_FEATURES = frozenset({"win_log_span", "win_log_rate", "log_gap_prev", "pair_interval_cv",
+                             "pair_log_interval", "dns_within_2s", "log_since_dns"})
 
 
 def _log(x: float | None) -> float:
@@ -59,18 +71,18 @@ def _cv(values: list[float]) -> float:
     return statistics.pstdev(values) / mean if mean > 0 else 0.0
 
 
-def _flow_features(flow: dict[str, Any]) -> list[float]:
+def _flow_features(flow: dict[str, Any], service: bool, history: bool) -> list[float]:
     proto, state, port = flow["proto"], flow["conn_state"], int(flow["id.resp_p"])
     ob, rb = flow["orig_bytes"] or 0, flow["resp_bytes"] or 0
-    history = flow["history"] or ""
     return [
         float(proto == "tcp"), float(proto == "udp"), float(proto == "icmp"), float(port),
-        float(port in _STANDARD_PORTS), float(flow["service"] is not None),
+        float(port in _STANDARD_PORTS), float(flow["service"] is not None) if service else _UNKNOWN,
         float(is_internal(flow["id.resp_h"])),
         _NO_VALUE if flow["duration"] is None else float(flow["duration"]), _log(flow["orig_bytes"]),
         _log(flow["resp_bytes"]), _log(flow["orig_pkts"]), _log(flow["resp_pkts"]),
         float(state in FAILED_STATES), float(state == "REJ"), float(state in _RESET_STATES),
-        float(state == "SF"), ob / (ob + rb) if ob + rb else _NO_VALUE, float(history.startswith("ShAd")),
+        float(state == "SF"), ob / (ob + rb) if ob + rb else _NO_VALUE,
+        float(flow["history"].startswith("ShAd")) if history else _UNKNOWN,
     ]
 
 
@@ -78,15 +90,23 @@ def _role_features(role: str) -> list[float]:
     return [float(role in EMBEDDED_ROLES), float(role in SERVER_ROLES), float(role in SCANNER_ROLES)]
 
 
-def _window_features(flow: dict[str, Any], window: list[dict[str, Any]]) -> list[float]:
+def _is_dns(flow: dict[str, Any]) -> bool:
+    return flow["id.resp_p"] == 53 and flow["proto"] == "udp"
+
+
+def _window_features(flow: dict[str, Any], window: list[dict[str, Any]], timing: bool) -> list[float]:
     n = len(window)
     if not n:
         return [0.0, _NO_VALUE, _NO_VALUE, _NO_VALUE, 0.0, 0.0, 0.0] + [_NO_VALUE] * 7
-    span = flow["ts"] - window[0]["ts"]
     external = [w for w in window if not is_internal(w["id.resp_h"])]
-    dns = [w for w in window if w["id.resp_p"] == 53 and w["proto"] == "udp"]
+    dns = [w for w in window if _is_dns(w)]
+    if timing:
+        span = flow["ts"] - window[0]["ts"]
+        clock = [_log(span), math.log(n / max(span, 1e-3)), _log(flow["ts"] - window[-1]["ts"])]
+    else:
+        clock = [_UNKNOWN] * 3
     return [
-        float(n), _log(span), math.log(n / max(span, 1e-3)), _log(flow["ts"] - window[-1]["ts"]),
+        float(n), *clock,
         float(len({w["id.resp_h"] for w in window})), float(len({w["id.resp_p"] for w in window})),
         sum(w["conn_state"] in FAILED_STATES for w in window) / n, len(external) / n,
         max(_log(w["orig_bytes"]) for w in window), _log(sum(w["orig_bytes"] or 0 for w in external)),
@@ -96,31 +116,39 @@ def _window_features(flow: dict[str, Any], window: list[dict[str, Any]]) -> list
     ]
 
 
-def _relative_features(flow: dict[str, Any], window: list[dict[str, Any]]) -> list[float]:
+def _relative_features(flow: dict[str, Any], window: list[dict[str, Any]], timing: bool) -> list[float]:
     dst, port = flow["id.resp_h"], flow["id.resp_p"]
     same_dst = [w for w in window if w["id.resp_h"] == dst]
     same_port = [w for w in window if w["id.resp_p"] == port]
     pair = [w for w in same_dst if w["id.resp_p"] == port] + [flow]
-    times = [w["ts"] for w in pair]
-    intervals = [b - a for a, b in zip(times, times[1:], strict=False)]
-    dns_times = [w["ts"] for w in window if w["id.resp_p"] == 53 and w["proto"] == "udp"]
-    since_dns = flow["ts"] - dns_times[-1] if dns_times else None
+    if timing:
+        times = [w["ts"] for w in pair]
+        intervals = [b - a for a, b in zip(times, times[1:], strict=False)]
+        dns_times = [w["ts"] for w in window if _is_dns(w)]
+        since_dns = flow["ts"] - dns_times[-1] if dns_times else None
+        clock = [_cv(intervals), _log(statistics.fmean(intervals)) if intervals else _NO_VALUE]
+        dns_clock = [float(since_dns is not None and since_dns <= 2.0), _log(since_dns)]
+    else:
+        clock, dns_clock = [_UNKNOWN] * 2, [_UNKNOWN] * 2
     return [
         float(len(same_dst)), float(len(same_port)), float(len(pair) - 1),
         float(len({w["id.resp_h"] for w in same_port} | {dst})),
         float(len({w["id.resp_p"] for w in same_dst} | {port})),
         sum(w["conn_state"] in FAILED_STATES for w in same_port) / len(same_port) if same_port else _NO_VALUE,
         sum(w["conn_state"] in FAILED_STATES for w in same_dst) / len(same_dst) if same_dst else _NO_VALUE,
-        _cv(intervals), _log(statistics.fmean(intervals)) if intervals else _NO_VALUE,
-        _cv([float(w["orig_bytes"] or 0) for w in pair]),
-        statistics.fmean(_log(w["orig_bytes"]) for w in pair), float(not same_dst),
-        float(since_dns is not None and since_dns <= 2.0), _log(since_dns),
+        *clock, _cv([float(w["orig_bytes"] or 0) for w in pair]),
+        statistics.fmean(_log(w["orig_bytes"]) for w in pair), float(not same_dst), *dns_clock,
         float(len({w["id.resp_h"] for w in same_port if is_internal(w["id.resp_h"])})),
+        _cv([float(w["resp_bytes"] or 0) for w in pair]), float(bool(window) and _is_dns(window[-1])),
+        float(len({w["id.resp_h"] for w in window if w["conn_state"] in FAILED_STATES and w["id.resp_h"] != dst})),
+        max((_log(w["resp_bytes"]) for w in window if w["id.resp_h"] != dst and not is_internal(w["id.resp_h"])),
+            default=_NO_VALUE),
     ]
 
 
 def features(item_input: dict[str, Any]) -> list[float]:
     """The feature vector of one item's input, in the order of :data:`FEATURE_NAMES`."""
-    flow, window = item_input["flow"], item_input["window"]
-    return (_flow_features(flow) + _role_features(item_input["host"]["role"]) + _window_features(flow, window)
-            + _relative_features(flow, window))
+    flow, window, timing = item_input["flow"], item_input["window"], timing_known(item_input)
+    return (_flow_features(flow, recorded(item_input, "service"), recorded(item_input, "history"))
+            + _role_features(item_input["host"]["role"]) + _window_features(flow, window, timing)
+            + _relative_features(flow, window, timing))

@@ -8,10 +8,12 @@
 
 Each format is a :class:`~security_verifiers.envs.network_logs.reading.FlowFile` that streams its rows
 (``FORMATS``, what ``sv data import network-logs`` uses); ``load_*`` read one whole file into a list and
-raise on its first unreadable row. Where a dataset lacks a field of the conn record, the reader says so in
-the value (``None``, an empty history, port 0, host ``"unknown"``) instead of inventing one; a row that
-cannot be read (a wrong number of cells, an unparseable number, an unknown label) is a ``RowError`` naming
-``file:line``. Nothing ever falls back to synthetic data.
+raise on its first unreadable row. Where a dataset lacks a field of the conn record, the reader writes a
+placeholder (``None``, an empty history, port 0, host ``"unknown"``) *and* lists the field in the item's
+capture (:mod:`capture`), with the resolution of the dataset's timestamps, so that nothing reads the
+placeholder as a value. Labels map onto the one family taxonomy of :mod:`families` (an unknown label is an
+error, never a new family name). A row that cannot be read (a wrong number of cells, an unparseable number,
+an unknown label) is a ``RowError`` naming ``file:line``. Nothing ever falls back to synthetic data.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from pathlib import Path
 
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import Item
+from security_verifiers.envs.network_logs.capture import ZEEK
+from security_verifiers.envs.network_logs.families import CICIDS2017_LABELS, IOT23_LABELS, UNSW_NB15_LABELS
 from security_verifiers.envs.network_logs.reading import (
     UNKNOWN_HOST,
     Cells,
@@ -37,12 +41,13 @@ from security_verifiers.envs.network_logs.reading import (
     load_file,
 )
 
+#: What the address-less forms (CIC-IDS-2017 MachineLearningCVE, UNSW-NB15 training/testing set) lack.
+_UNADDRESSED = ("id.orig_h", "id.orig_p", "id.resp_h", "service", "history")
 
-def _camel_to_snake(name: str) -> str:
-    """``PartOfAHorizontalPortScan-Attack`` -> ``part_of_a_horizontal_port_scan_attack``."""
-    name = name.replace("&", "")
-    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+def _label_key(label: str) -> str:
+    """How dataset labels are compared: their words, lower case (``Web Attack \u2013 XSS`` -> ``web attack xss``)."""
+    return " ".join(re.findall(r"[a-z0-9]+", label.lower()))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -53,11 +58,6 @@ _ZEEK_REQUIRED = ("ts", "id.orig_h", "id.orig_p", "id.resp_h", "id.resp_p", "pro
                   "detailed-label")
 #: Tabs, or the runs of spaces that separate the last three columns in the published IoT-23 files.
 _IOT23_SPLIT = re.compile(r"\t| {2,}")
-_IOT23_FAMILIES = {
-    "PartOfAHorizontalPortScan": "portscan_horizontal", "C&C-HeartBeat": "cc_heartbeat", "DDoS": "ddos_flood",
-    "FileDownload": "malware_download", "C&C-FileDownload": "malware_download", "C&C": "cc", "Okiru": "okiru",
-    "Attack": "attack", "C&C-Torii": "cc_torii", "C&C-Mirai": "cc_mirai",
-}
 
 
 def _iot23_record(row: Cells) -> Record:
@@ -67,10 +67,10 @@ def _iot23_record(row: Cells) -> Record:
     detail = row.text("detailed-label")
     if label == "Benign":
         family = "benign"
-    elif detail == "-":
-        family = "malicious_unspecified"
+    elif detail in IOT23_LABELS:
+        family = IOT23_LABELS[detail]
     else:
-        family = _IOT23_FAMILIES.get(detail, _camel_to_snake(detail))
+        raise row.error(f"unknown detailed-label {detail!r} (not an IoT-23 label; see families.IOT23_LABELS)")
     history = row.text("history")
     flow = conn_record(
         row.required("ts", float), (row.text("id.orig_h"), row.required("id.orig_p", int)),
@@ -79,7 +79,7 @@ def _iot23_record(row: Cells) -> Record:
         row.text("conn_state"), "" if history == "-" else history,
         (row.required("orig_pkts", int), row.required("resp_pkts", int)),
     )
-    return Record(flow, label, family, row.line)
+    return Record(flow, label, family, row.line, ZEEK["ts_resolution"])
 
 
 class IoT23File(FlowFile):
@@ -130,33 +130,22 @@ _CIC_REQUIRED = ("Destination Port", "Flow Duration", "Total Fwd Packets", "Tota
                  "Total Length of Fwd Packets", "Total Length of Bwd Packets", "FIN Flag Count",
                  "SYN Flag Count", "RST Flag Count", "ACK Flag Count", "Label")
 _CIC_ADDRESSED = ("Source IP", "Source Port", "Destination IP", "Protocol", "Timestamp")
-_CIC_FAMILIES = {
-    "DDoS": "ddos_flood", "PortScan": "portscan", "FTP-Patator": "ftp_bruteforce",
-    "SSH-Patator": "ssh_bruteforce",
-    "DoS slowloris": "http_slowloris", "DoS Slowhttptest": "http_slowhttptest", "DoS Hulk": "dos_hulk",
-    "DoS GoldenEye": "dos_goldeneye", "Heartbleed": "heartbleed", "Infiltration": "infiltration",
-    "Bot": "botnet",
-}
-_CIC_WEB_ATTACKS = {"brute force": "web_bruteforce", "xss": "web_xss", "sql injection": "web_sql_injection"}
+_CIC_LABELS = {_label_key(k): v for k, v in CICIDS2017_LABELS.items()}
 _IP_PROTOCOLS = {6: "tcp", 17: "udp", 1: "icmp"}
 
 
 def _cic_family(row: Cells) -> tuple[str, str]:
-    """(label, family); the web-attack labels carry an en dash that some releases mis-encode."""
+    """(label, family); labels are compared by their words (the web attacks' dash is mis-encoded in some copies)."""
     raw = row.text("Label")
-    if raw.upper() == "BENIGN":
-        return "Benign", "benign"
-    if raw in _CIC_FAMILIES:
-        return "Malicious", _CIC_FAMILIES[raw]
-    words = " ".join(re.findall(r"[a-z]+", raw.lower()))
-    for kind, family in _CIC_WEB_ATTACKS.items():
-        if words.startswith("web attack") and words.endswith(kind):
-            return "Malicious", family
-    raise row.error(f"unknown label {raw!r}")
+    family = _CIC_LABELS.get(_label_key(raw))
+    if family is None:
+        raise row.error(f"unknown label {raw!r}")
+    return ("Benign" if family == "benign" else "Malicious"), family
 
 
-def _cic_timestamp(row: Cells) -> float:
-    """Seconds since the epoch from ``d/m/Y H:M[:S] [AM|PM]`` (the capture's local clock, read as UTC).
+def _cic_timestamp(row: Cells) -> tuple[float, float]:
+    """Seconds since the epoch from ``d/m/Y H:M[:S] [AM|PM]`` (the capture's local clock, read as UTC), and the
+    resolution of that value: 60 s where the release wrote minutes only, 1 s where it wrote seconds.
 
     The published CSVs write afternoon hours without ``PM`` (``1:05`` for 13:05); the captures ran
     from about 8:00 to 18:00, so an hour below 8 without a marker is taken as afternoon.
@@ -172,7 +161,8 @@ def _cic_timestamp(row: Cells) -> float:
     elif marker == "AM" and hour == 12:
         hour = 0
     try:
-        return datetime(year, month, day, hour, minute, second, tzinfo=UTC).timestamp()
+        return (datetime(year, month, day, hour, minute, second, tzinfo=UTC).timestamp(),
+                60.0 if match.group(6) is None else 1.0)
     except ValueError:
         raise row.error(f"column 'Timestamp': {value!r} is not a date") from None
 
@@ -185,37 +175,41 @@ def _cic_record(row: Cells, addressed: bool) -> Record | None:
         proto = _IP_PROTOCOLS.get(row.required("Protocol", int))
         if proto is None:
             return None  # IP protocol 0 (HOPOPT) and the like: not a conn record Zeek would write
-        orig, ts = (row.text("Source IP"), row.required("Source Port", int)), _cic_timestamp(row)
+        orig, (ts, resolution) = (row.text("Source IP"), row.required("Source Port", int)), _cic_timestamp(row)
         resp_h = row.text("Destination IP")
     else:  # MachineLearningCVE: no addresses, no time, no protocol; a TCP flow always shows flags
         proto = "tcp" if any(flags.values()) else "udp"
-        orig, ts, resp_h = (UNKNOWN_HOST, 0), 0.0, UNKNOWN_HOST
+        orig, ts, resolution, resp_h = (UNKNOWN_HOST, 0), None, None, UNKNOWN_HOST
     micros = row.required("Flow Duration", float)
+    nbytes = (row.required("Total Length of Fwd Packets", int), row.required("Total Length of Bwd Packets", int))
     flow = conn_record(ts, orig, (resp_h, row.required("Destination Port", int)), proto, None,
-                 micros / 1e6 if micros >= 0 else None,
-                 (row.required("Total Length of Fwd Packets", int),
-                  row.required("Total Length of Bwd Packets", int)),
-                 _cic_state(proto, bwd, flags), "", (fwd, bwd))
-    return Record(flow, label, family, row.line)
+                 micros / 1e6 if micros >= 0 else None, nbytes,
+                 _cic_state(proto, fwd, bwd, nbytes == (0, 0), flags), "", (fwd, bwd))
+    return Record(flow, label, family, row.line, resolution)
 
 
-def _cic_state(proto: str, bwd_pkts: int, flags: dict[str, int]) -> str:
-    """A Zeek-like state from CICFlowMeter's counters (it records no state of its own)."""
+def _cic_state(proto: str, fwd_pkts: int, bwd_pkts: int, no_payload: bool, flags: dict[str, int]) -> str:
+    """A Zeek-like state from CICFlowMeter's counters (it records no state of its own).
+
+    A flow with no answer is an unanswered attempt (S0) only if it could have opened a connection: the
+    one-way FIN/ACK leftovers CICFlowMeter writes after a connection it had already closed (Engelen et al.,
+    2021) carry no SYN and are midstream traffic, Zeek's OTH."""
     if proto == "icmp":
         return "OTH"
     if bwd_pkts == 0:
-        return "S0"
+        return "OTH" if proto == "tcp" and not flags["SYN"] and (flags["FIN"] or flags["ACK"]) else "S0"
     if proto == "udp":
         return "SF"
     if flags["RST"]:
-        return "RSTO"
+        return "REJ" if no_payload and fwd_pkts <= 2 else "RSTO"  # a SYN answered by a reset: refused
     return "SF" if flags["FIN"] else "S1"
 
 
 class CicIds2017File(CsvFile):
     """A CIC-IDS-2017 CSV, with (``TrafficLabelling``) or without (``MachineLearningCVE``) addresses and times.
 
-    Without addresses every host is ``"unknown"``, ``ts`` is 0 and windows are empty.
+    Neither has a service or history column; without addresses every host is ``"unknown"``, there is no
+    ``ts`` and windows are empty. With them, timestamps count minutes (some releases seconds).
     """
 
     dataset = "cic-ids-2017"
@@ -228,6 +222,7 @@ class CicIds2017File(CsvFile):
             missing = sorted(set(_CIC_ADDRESSED) - set(present))
             raise DatasetError(f"{self.where}:1: has {', '.join(present)} but lacks {', '.join(missing)}")
         self._addressed = bool(present)
+        self.unrecorded = ("service", "history") if present else _UNADDRESSED
 
     def records(self) -> Iterator[Record | RowError]:
         for row in self._cells():
@@ -285,8 +280,10 @@ def _unsw_label(row: Cells) -> tuple[str, str]:
         raise row.error(f"unknown label {raw!r} in column 'label' (expected 0 or 1)")
     if raw == "0":
         return "Benign", "benign"
-    category = row.text("attack_cat").lower().replace(" ", "_")
-    return "Malicious", {"backdoors": "backdoor", "": "malicious_unspecified"}.get(category, category)
+    category = _label_key(row.text("attack_cat"))
+    if category not in UNSW_NB15_LABELS:
+        raise row.error(f"unknown attack_cat {row.text('attack_cat')!r}")
+    return "Malicious", UNSW_NB15_LABELS[category]
 
 
 def _unsw_record(row: Cells, raw_form: bool) -> Record | None:
@@ -295,15 +292,15 @@ def _unsw_record(row: Cells, raw_form: bool) -> Record | None:
         return None  # ARP, OSPF, SCTP, ...: not a conn record of the item contract
     label, family = _unsw_label(row)
     if raw_form:
-        ts = row.required("Stime", float)
+        ts, resolution = row.required("Stime", float), 1.0  # Argus' start time, in whole seconds
         orig = (row.text("srcip"), row.number("sport", int) or 0)
         resp = (row.text("dstip"), row.number("dsport", int) or 0)
     else:
-        ts, orig, resp = 0.0, (UNKNOWN_HOST, 0), (UNKNOWN_HOST, 0)
+        ts, resolution, orig, resp = None, None, (UNKNOWN_HOST, 0), (UNKNOWN_HOST, 0)
     flow = conn_record(ts, orig, resp, proto, row.optional("service"), row.required("dur", float),
                  (row.required("sbytes", int), row.required("dbytes", int)),
                  _unsw_state(proto, row.text("state")), "", (row.required("spkts", int), row.required("dpkts", int)))
-    return Record(flow, label, family, row.line)
+    return Record(flow, label, family, row.line, resolution)
 
 
 class UnswNb15File(CsvFile):
@@ -329,6 +326,7 @@ class UnswNb15File(CsvFile):
                                    f"{len(UNSW_RAW_COLUMNS)} cells ({len(first)} cells)")
             self._raw, self._first, header = True, first, list(UNSW_RAW_COLUMNS)
         required = _UNSW_RAW_REQUIRED if self._raw else _UNSW_SET_REQUIRED
+        self.unrecorded = ("history",) if self._raw else (*_UNADDRESSED[:3], "id.resp_p", "history")
         self._columns, self._width = column_index(self.where, 1, header, required), len(header)
 
     def records(self) -> Iterator[Record | RowError]:

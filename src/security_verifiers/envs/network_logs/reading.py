@@ -4,8 +4,13 @@ The captures run to gigabytes, so nothing is read whole: a :class:`FlowFile` rea
 (a file whose header is wrong is a :class:`DatasetError`: none of its rows could be read) and then yields
 its rows one by one, in file order; :func:`stream_items` turns them into items. An item's window is the
 preceding flows of the same originating host: flows earlier in the input that did not start after it, at
-most ``WINDOW`` of them, kept by :class:`HostWindows` for a bounded number of hosts (the least recently
+most ``WINDOW`` of them, oldest first (flows with equal timestamps stay in file order: a capture whose clock
+counts minutes has many), kept by :class:`HostWindows` for a bounded number of hosts (the least recently
 seen host is forgotten first), so memory does not grow with the length of the input.
+
+Every item records its capture (:mod:`capture`): the resolution of its timestamps (the coarsest among the
+flow and its window; ``None`` when the dataset has none) and the fields its dataset lacks, so nothing
+downstream reads a placeholder as a value.
 
 A row that cannot be read comes out as a :class:`RowError` naming ``file:line``: ``sv data import``
 reports it and goes on, the ``load_*`` functions of :mod:`loaders` raise it. Column names are matched
@@ -29,6 +34,7 @@ from typing import Any, ClassVar
 from security_verifiers.core.datasets import item_id
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import Item
+from security_verifiers.envs.network_logs.capture import FIELDS
 from security_verifiers.envs.network_logs.generator import WINDOW
 
 UNKNOWN_HOST = "unknown"
@@ -40,12 +46,14 @@ DEFAULT_MAX_HOSTS = 100_000
 
 @dataclass(frozen=True)
 class Record:
-    """One readable row: its conn record, label, family and 1-based line."""
+    """One readable row: its conn record, label, family, 1-based line, and the resolution of its timestamp
+    in seconds (``None``: the dataset has no timestamps)."""
 
     flow: dict[str, Any]
     label: str
     family: str
     line: int
+    ts_resolution: float | None
 
 
 class RowError(DatasetError):
@@ -106,14 +114,15 @@ def column_index(file: str, line: int, header: list[str], required: Iterable[str
     return columns
 
 
-def conn_record(ts: float, orig: tuple[str, int], resp: tuple[str, int], proto: str, service: str | None,
+def conn_record(ts: float | None, orig: tuple[str, int], resp: tuple[str, int], proto: str, service: str | None,
                 duration: float | None, nbytes: tuple[int | None, int | None], state: str, history: str,
                 pkts: tuple[int, int]) -> dict[str, Any]:
     """A conn record with exactly the keys of the item contract, floats rounded like the generator's.
 
     Strings are interned: the windows hold up to millions of flows whose addresses and states repeat."""
     return {
-        "ts": round(ts, 6), "id.orig_h": sys.intern(orig[0]), "id.orig_p": orig[1], "id.resp_h": sys.intern(resp[0]),
+        "ts": None if ts is None else round(ts, 6), "id.orig_h": sys.intern(orig[0]), "id.orig_p": orig[1],
+        "id.resp_h": sys.intern(resp[0]),
         "id.resp_p": resp[1], "proto": sys.intern(proto), "service": None if service is None else sys.intern(service),
         "duration": None if duration is None else round(duration, 6),
         "orig_bytes": nbytes[0], "resp_bytes": nbytes[1], "conn_state": sys.intern(state),
@@ -136,6 +145,9 @@ class FlowFile(ABC):
     dataset: ClassVar[str]
     #: The host role written into items (IoT-23's hosts are all lab IoT devices; the others are unknown).
     role: ClassVar[str] = "unknown"
+    #: The conn fields this file's rows lack (their placeholders are in :data:`capture.PLACEHOLDERS`); set by
+    #: ``_open`` where a dataset's forms differ.
+    unrecorded: tuple[str, ...] = ()
 
     def __init__(self, path: Path | str, name: str | None = None) -> None:
         self.path = Path(path)
@@ -228,23 +240,25 @@ class HostWindows:
         if max_hosts < 1 or window < 0:
             raise ValueError("max_hosts must be positive and window not negative")
         self.window, self.max_hosts, self.forgotten = window, max_hosts, 0
-        self._hosts: OrderedDict[str, deque[dict[str, Any]]] = OrderedDict()
+        self._hosts: OrderedDict[str, deque[Record]] = OrderedDict()
 
-    def preceding(self, host: str, ts: float) -> list[dict[str, Any]]:
-        """The host's kept flows that did not start after ``ts``, oldest first."""
-        flows = self._hosts.get(host)
-        return [] if flows is None else [f for f in flows if f["ts"] <= ts]
+    def preceding(self, host: str, ts: float) -> list[Record]:
+        """The host's kept records that did not start after ``ts``, oldest first; equal times in file order."""
+        records = self._hosts.get(host)
+        if records is None:
+            return []
+        return sorted((r for r in records if r.flow["ts"] <= ts), key=lambda r: r.flow["ts"])
 
-    def add(self, host: str, flow: dict[str, Any]) -> None:
-        flows = self._hosts.get(host)
-        if flows is None:
+    def add(self, host: str, record: Record) -> None:
+        records = self._hosts.get(host)
+        if records is None:
             if len(self._hosts) >= self.max_hosts:
                 self._hosts.popitem(last=False)
                 self.forgotten += 1
-            flows = self._hosts[host] = deque(maxlen=self.window)
+            records = self._hosts[host] = deque(maxlen=self.window)
         else:
             self._hosts.move_to_end(host)
-        flows.append(flow)
+        records.append(record)
 
     @property
     def hosts(self) -> int:
@@ -270,15 +284,24 @@ def stream_items(files: Iterable[FlowFile], split: str,
                 continue
             host = record.flow["id.orig_h"]
             previous = [] if host == UNKNOWN_HOST else windows.preceding(host, record.flow["ts"])
-            inp = {"host": {"ip": host, "role": file.role}, "flow": record.flow, "window": previous}
+            inp = {"host": {"ip": host, "role": file.role}, "flow": record.flow, "window": [r.flow for r in previous],
+                   "capture": _capture(file, record, previous)}
             target = {"label": record.label, "family": record.family,
                       "p_malicious": 1.0 if record.label == "Malicious" else 0.0}
             source = {"file": file.name, "line": record.line}
             if host != UNKNOWN_HOST:
-                windows.add(host, record.flow)
+                windows.add(host, record)
             yield Item(id=item_id("nl", {"input": inp, "target": target, "source": source}), split=split,
                        input=inp, target=target, meta={"dataset": file.dataset, "source": file.name,
                                                        "line": record.line})
+
+
+def _capture(file: FlowFile, record: Record, previous: list[Record]) -> dict[str, Any]:
+    """The item's capture: the coarsest timestamp resolution among its flows, and what the file lacks."""
+    resolutions = [r.ts_resolution for r in (*previous, record)]
+    resolution = None if None in resolutions else max(r for r in resolutions if r is not None)
+    missing = set(file.unrecorded) | ({"ts"} if resolution is None else set())
+    return {"ts_resolution": resolution, "unrecorded": [f for f in FIELDS if f in missing]}
 
 
 def load_file(file: FlowFile, split: str) -> list[Item]:

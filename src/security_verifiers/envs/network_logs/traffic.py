@@ -1,0 +1,154 @@
+"""Zeek-consistent flow records for one simulated host: a :class:`Timeline` and its flow builders.
+
+A builder turns what happened (a TCP conversation of so many bytes, a refused attempt, a DNS lookup) into
+the conn record Zeek would write for it: state, history letters and packet counts follow from the bytes, so
+no field is drawn independently of the others. Every float is rounded, so items are byte-identical on every
+machine.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from security_verifiers.envs.network_logs.sites import PUBLIC_RESOLVERS, Network, public_ip
+
+_MSS = 1448
+
+
+@dataclass
+class Timeline:
+    """The flows one host opened; helpers build Zeek-consistent records (states, history, packets)."""
+
+    rng: random.Random
+    net: Network
+    ip: str
+    role: str
+    flows: list[dict[str, Any]] = field(default_factory=list)
+    resolver: str = ""
+    cloud: str = ""
+    cdns: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.resolver = self.net.server(self.rng, "dns")
+        if self.role.startswith(("iot_", "smart_")) and self.rng.random() < 0.3:
+            self.resolver = self.rng.choice(PUBLIC_RESOLVERS)  # a device that hard-codes a public resolver
+        self.cloud = self.rng.choice(self.net.clouds)
+        # the few CDN and cloud front-ends this host's browser and apps keep coming back to
+        self.cdns = tuple(public_ip(self.rng) for _ in range(self.rng.randint(3, 6)))
+
+    def ephemeral(self) -> int:
+        lo, hi = (49152, 65535) if self.role in _WINDOWS_ROLES else (32768, 60999)
+        return self.rng.randint(lo, hi)
+
+    def _add(self, ts: float, dst: str, dport: int, proto: str, service: str | None, state: str,
+             duration: float | None, ob: int | None, rb: int | None, pkts: tuple[int, int], history: str,
+             sport: int | None = None) -> dict[str, Any]:
+        flow = {
+            "ts": round(ts, 6), "id.orig_h": self.ip,
+            "id.orig_p": self.ephemeral() if sport is None else sport,
+            "id.resp_h": dst, "id.resp_p": dport, "proto": proto, "service": service,
+            "duration": None if duration is None else round(duration, 6), "orig_bytes": ob, "resp_bytes": rb,
+            "conn_state": state, "history": history, "orig_pkts": pkts[0], "resp_pkts": pkts[1],
+        }
+        self.flows.append(flow)
+        return flow
+
+    def tcp(self, ts: float, dst: str, dport: int, service: str | None, ob: int, rb: int, duration: float,
+            state: str = "SF", server_first: bool = False) -> dict[str, Any]:
+        """An established TCP connection; packets follow from the bytes, history from the state."""
+        out_seg, in_seg = math.ceil(ob / _MSS), math.ceil(rb / _MSS)
+        closed = 1 if state == "SF" else 0
+        pkts = (2 + out_seg + math.ceil(in_seg / 2) + closed + self.rng.randint(0, 1),
+                1 + in_seg + math.ceil(out_seg / 2) + closed)
+        return self._add(ts, dst, dport, "tcp", service, state, duration, ob, rb, pkts,
+                         _tcp_history(self.rng, state, ob, rb, server_first))
+
+    def attempt(self, ts: float, dst: str, dport: int, outcome: str, lan: bool) -> dict[str, Any]:
+        """A TCP connection that carried no data.
+
+        ``s0_1``/``s0_n``: no answer (one SYN, or retransmitted); ``rej``: refused; ``synrst``: a SYN scan
+        that found an open port; ``connrst``: a full handshake, then a reset.
+        """
+        rtt = self.rng.uniform(0.0002, 0.004) if lan else self.rng.uniform(0.012, 0.25)
+        if outcome == "s0_1":
+            return self._add(ts, dst, dport, "tcp", None, "S0", None, None, None, (1, 0), "S")
+        if outcome == "s0_n":
+            tries = self.rng.choice((2, 3))
+            duration = (1.0 if tries == 2 else 3.0) + self.rng.uniform(0.0, 0.06)
+            return self._add(ts, dst, dport, "tcp", None, "S0", duration, 0, 0, (tries, 0), "S")
+        if outcome == "rej":
+            return self._add(ts, dst, dport, "tcp", None, "REJ", rtt, 0, 0, (1, 1), "Sr")
+        if outcome == "synrst":
+            return self._add(ts, dst, dport, "tcp", None, "RSTO", rtt, 0, 0, (2, 1), "ShR")
+        return self._add(ts, dst, dport, "tcp", None, "RSTO", rtt * 1.5, 0, 0, (3, 1), "ShAR")
+
+    def udp(self, ts: float, dst: str, dport: int, service: str | None, ob: int, rb: int,
+            duration: float | None, pkts: tuple[int, int] = (1, 1),
+            sport: int | None = None) -> dict[str, Any]:
+        """A UDP exchange; without a reply it is Zeek state S0 with history ``D``."""
+        if rb == 0:
+            return self._add(ts, dst, dport, "udp", service, "S0", duration if pkts[0] > 1 else None, ob, 0,
+                             (pkts[0], 0), "D", sport)
+        return self._add(ts, dst, dport, "udp", service, "SF", duration, ob, rb, pkts, "Dd", sport)
+
+    def icmp(self, ts: float, dst: str, count: int, size: int, answered: bool,
+             duration: float) -> dict[str, Any]:
+        """ICMP echo; Zeek keys it by type/code, which it prints as the ports."""
+        rb = count * size if answered else 0
+        return self._add(ts, dst, 0, "icmp", None, "OTH", duration if count > 1 else None, count * size, rb,
+                         (count, count if answered else 0), "", sport=8)
+
+    def quic(self, ts: float, dst: str, ob: int, rb: int, duration: float) -> dict[str, Any]:
+        """HTTP/3 over UDP 443: both directions carry data; Zeek versions without a QUIC analyzer name no service."""
+        out, back = max(2, math.ceil(ob / 1250)), max(1, math.ceil(rb / 1250))
+        return self.udp(ts, dst, 443, None, ob, rb, duration, pkts=(out + back // 8, back))
+
+    def dns(self, ts: float, answered: bool = True, qsize: int | None = None) -> dict[str, Any]:
+        """A DNS lookup to this host's resolver."""
+        r = self.rng
+        ob = qsize if qsize is not None else r.randint(28, 64)
+        rb = r.randint(ob + 16, ob + 260) if answered else 0
+        return self.udp(ts, self.resolver, 53, "dns", ob, rb, r.uniform(0.0008, 0.09))
+
+
+_WINDOWS_ROLES = frozenset({"workstation", "engineering_workstation", "hmi", "jump_host", "historian"})
+
+
+def _tcp_history(rng: random.Random, state: str, ob: int, rb: int, server_first: bool) -> str:
+    """Zeek's history letters for an established connection (upper case: originator)."""
+    if ob and rb:
+        body = "ShAdDa" if server_first else "ShADad"
+    elif ob:
+        body = "ShADa"
+    elif rb:
+        body = "ShAd"
+    else:
+        body = "ShA"
+    if state == "SF":
+        return body + rng.choice(("Ff", "fF"))
+    if state == "RSTO":
+        return body + "R"
+    if state == "RSTR":
+        return body + "r"
+    return body  # S1: established, still open
+
+
+def lognormal_int(rng: random.Random, median: float, sigma: float, lo: int, hi: int) -> int:
+    return int(min(hi, max(lo, rng.lognormvariate(math.log(median), sigma))))
+
+
+def jittered(rng: random.Random, start: float, period: float, cv: float, end: float) -> list[float]:
+    """Times of a periodic activity from ``start`` up to ``end`` (exclusive), with relative jitter ``cv``."""
+    times, t = [], start
+    while t < end:
+        times.append(t)
+        t += max(0.05, rng.gauss(period, period * cv))
+    return times
+
+
+def established_state(rng: random.Random) -> str:
+    """Most sessions close cleanly; some are reset or still open when the log rotates."""
+    return rng.choices(("SF", "RSTO", "RSTR", "S1"), (0.86, 0.05, 0.06, 0.03))[0]
