@@ -308,7 +308,7 @@ def test_real_oracle_dedups_rego_and_checkov(real_results: list[OracleResult]) -
     assert by_key[("k8s-missing-cpu-limit", "Pod/web")].engines == ("rego", "checkov")
     assert bucket.keys >= {("tf-aws-s3-public-acl", "aws_s3_bucket.b")}
     engines = {x.key: x.engines for x in db.findings}
-    assert engines[("tf-hardcoded-password", "aws_db_instance.db")] == ("semgrep",)
+    assert engines[("tf-hardcoded-password", "aws_db_instance.db")] == ("semgrep", "values")  # raw text and value agree
     assert engines[("tf-aws-rds-public", "aws_db_instance.db")] == ("rego", "checkov")
     assert not broken.valid and broken.parse_error and broken.findings == []
 

@@ -172,6 +172,13 @@ class _Checkov:
     filter_cls: Any
     exact_filter_cls: Any
     version: str
+    iam_scanner: Any  # holds a class-level cache of parsed IAM policies
+
+    def clear_caches(self) -> None:
+        """Forget what checkov cached from earlier scans. Its IAM policy analysis caches parsed policies at class
+        level, keyed by file path and resource address: every scan writes ``main.tf``, so without this a patched
+        file would be judged with the original's policies."""
+        self.iam_scanner.policy_document_cache.clear()
 
 
 _LOADED: _Checkov | None = None
@@ -196,6 +203,9 @@ def _load() -> _Checkov:
             from checkov.common.util.env_vars_config import env_vars_config
             from checkov.kubernetes.runner import Runner as K8sRunner
             from checkov.runner_filter import RunnerFilter
+            from checkov.terraform.checks.utils.base_cloudsplaining_iam_scanner import (
+                BaseTerraformCloudsplainingIAMScanner,
+            )
             from checkov.terraform.runner import Runner as TfRunner
             from checkov.version import version
         except ImportError as err:
@@ -221,7 +231,8 @@ def _load() -> _Checkov:
             def check_matches(check_id: str, bc_check_id: str | None, pattern_list: list[str]) -> bool:
                 return check_id in pattern_list or (bc_check_id is not None and bc_check_id in pattern_list)
 
-        _LOADED = _Checkov(K8sRunner, TfRunner, RunnerFilter, ExactRunnerFilter, str(version))
+        _LOADED = _Checkov(K8sRunner, TfRunner, RunnerFilter, ExactRunnerFilter, str(version),
+                           BaseTerraformCloudsplainingIAMScanner)
         return _LOADED
 
 
@@ -290,6 +301,7 @@ class CheckovEngine:
                 handle.write(neutralize_suppressions(text))
             runner_cls = self._ck.k8s_runner if platform == "kubernetes" else self._ck.tf_runner
             with self._lock:
+                self._ck.clear_caches()
                 _SharedHclParse.context.files = tuple(context)
                 try:
                     report = runner_cls().run(root_folder=None, files=[path], runner_filter=runner_filter)

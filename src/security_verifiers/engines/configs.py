@@ -77,16 +77,55 @@ class K8sObject:
         return out
 
 
+#: A YAML document may not expand (aliases counted as often as they are used) to more nodes than this, nor nest
+#: deeper: no real manifest comes close, and an alias bomb of a few KB would otherwise cost every engine minutes
+#: and gigabytes before any of them could refuse it.
+MAX_EXPANDED_NODES = 200_000
+MAX_NESTING = 100
+
+
+def _check_expansion(node: yaml.Node, index: int) -> None:
+    """Raise ConfigParseError when the document under ``node`` expands past the limits (computed on the node
+    graph, where an alias is a shared node, in time linear in the graph: nothing is expanded)."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+    while stack:
+        current, done = stack.pop()
+        key = id(current)
+        if key in size:
+            continue
+        children: list[yaml.Node] = []
+        if isinstance(current, yaml.MappingNode):
+            children = [n for pair in current.value for n in pair]
+        elif isinstance(current, yaml.SequenceNode):
+            children = list(current.value)
+        if not done:
+            stack.append((current, True))
+            stack.extend((child, False) for child in children if id(child) not in size)
+            continue
+        size[key] = 1 + sum(size.get(id(c), 0) for c in children)
+        depth[key] = 1 + max((depth.get(id(c), 0) for c in children), default=0)
+        if size[key] > MAX_EXPANDED_NODES:
+            raise ConfigParseError(f"document {index + 1} expands to more than {MAX_EXPANDED_NODES:,} YAML nodes "
+                                   "(aliases repeat what they point to)")
+        if depth[key] > MAX_NESTING:
+            raise ConfigParseError(f"document {index + 1} nests deeper than {MAX_NESTING} levels")
+
+
 def parse_kubernetes(text: str) -> list[K8sObject]:
     """Every non-empty YAML document of ``text`` as a Kubernetes object (``kind`` and ``metadata.name`` required)."""
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.YAMLError as err:
         raise ConfigParseError(f"YAML does not parse: {err}") from err
+    except RecursionError as err:
+        raise ConfigParseError(f"YAML nests deeper than the parser can follow (over {MAX_NESTING} levels)") from err
     objects: list[K8sObject] = []
     for index, node in enumerate(nodes):
         if node is None:
             continue
+        _check_expansion(node, index)
         loader = _Loader("")
         try:
             body = loader.construct_document(node)

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 CATALOG_DIR = Path(__file__).parent / "policies" / "catalog"
 Platform = Literal["kubernetes", "terraform"]
 PLATFORMS: tuple[Platform, ...] = ("kubernetes", "terraform")
-Engine = Literal["rego", "checkov", "semgrep"]
+Engine = Literal["rego", "checkov", "semgrep", "values"]
 
 
 class Severity(StrEnum):
@@ -62,6 +62,12 @@ class Rule(BaseModel):
     reference: str = Field(min_length=3, description="The hardening guide or check the rule comes from.")
     remediation: str = Field(min_length=3)
     checkov: tuple[str, ...] = Field((), description="Checkov checks mapped onto this rule.")
+    hardcoded: bool = Field(
+        False, description="The rule is about a literal written in the file (a secret): a value supplied from outside "
+        "(a variable without a default) fixes it, where for other rules an unknown value may still be insecure.")
+    native_platforms: tuple[Platform, ...] = Field(
+        (), description="Where the rule's own engine implements it (the platforms of its defining file); the others "
+        "come from Checkov checks mapped onto it by `extends`.")
 
     def applies_to(self, types: Iterable[str]) -> bool:
         """Whether the rule can fire on a file holding resources of ``types``."""
@@ -128,6 +134,7 @@ def _catalog() -> tuple[dict[str, Rule], tuple[Exclusion, ...]]:
             default = PLATFORMS if section == "any" else (section,)
             for entry in entries or []:
                 rule = Rule(**{"platforms": default, **entry})
+                rule = rule.model_copy(update={"native_platforms": rule.platforms})
                 if rule.id in rules:
                     raise ValueError(f"rule id {rule.id} appears twice in the catalog ({path.name})")
                 rules[rule.id] = rule

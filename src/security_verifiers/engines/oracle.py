@@ -31,13 +31,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from security_verifiers.core.errors import EngineUnavailable
 from security_verifiers.engines.configs import ConfigParseError
 from security_verifiers.engines.findings import Finding, catalog
+from security_verifiers.engines.secret_values import SecretValuesEngine
 
 if TYPE_CHECKING:
     from security_verifiers.engines.validate import Issue, ValidationResult
 
 #: Cached results per process (a result is a few KB at most).
 DEFAULT_CACHE_SIZE = 4096
-_ENGINE_ORDER = {"rego": 0, "checkov": 1, "semgrep": 2}
+_ENGINE_ORDER = {"rego": 0, "checkov": 1, "semgrep": 2, "values": 3}
 
 
 class _Scanner(Protocol):
@@ -65,6 +66,9 @@ class OracleResult:
     parse_error: str | None = None
     issues: list[Issue] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    #: An engine failed on this text (raised, ran out of memory, nested too deep): the text cannot be judged.
+    #: On a model's patched file that is the model's failure; on an original it is the scorer's.
+    engine_error: str | None = None
 
     @property
     def keys(self) -> set[tuple[str, str]]:
@@ -138,10 +142,12 @@ class Oracle:
     """
 
     def __init__(self, rego: _Scanner | None = None, checkov: _Scanner | None = None,
-                 semgrep: _BatchScanner | None = None, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+                 semgrep: _BatchScanner | None = None, cache_size: int = DEFAULT_CACHE_SIZE,
+                 values: _Scanner | None = None) -> None:
         self.rego: _Scanner = rego if rego is not None else _load_rego()
         self.checkov: _Scanner = checkov if checkov is not None else _load_checkov()
         self.semgrep: _BatchScanner = semgrep if semgrep is not None else _load_semgrep()
+        self.values: _Scanner = values if values is not None else SecretValuesEngine()
         self.cache_size = cache_size
         self._cache: OrderedDict[str, OracleResult] = OrderedDict()
         self._scanner_cache: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
@@ -157,6 +163,7 @@ class Oracle:
         from security_verifiers.engines.validate import KUBERNETES_VERSION
 
         return {"rego": self.rego.version(), "checkov": self.checkov.version(), "semgrep": self.semgrep.version(),
+                "secret_values": self.values.version(),
                 "kubernetes_schema": KUBERNETES_VERSION, "kubernetes_validate": package_version("kubernetes-validate")}
 
     def scanner_findings(self, platform: str, text: str, context: tuple[str, ...] = ()) -> list[Finding]:
@@ -171,6 +178,7 @@ class Oracle:
         found = [f if f.engines else f.model_copy(update={"engines": ("rego",)})
                  for f in self.rego.scan(platform, text, context)]
         found.extend(self.checkov.scan(platform, text, context))
+        found.extend(self.values.scan(platform, text, context))
         with self._cache_lock:
             self._scanner_cache[key] = tuple(found)
             while len(self._scanner_cache) > self.cache_size:
@@ -209,6 +217,24 @@ class Oracle:
         return [replace(results[k], issues=list(results[k].issues), findings=list(results[k].findings))
                 for k in keys]
 
+    def _semgrep_isolated(self, files: list[tuple[str, str]]) -> list[list[Finding] | _Crash]:
+        """semgrep on a batch; when the batch fails, each file alone, so one file's failure stays that file's.
+        When every file fails alone too, semgrep itself is broken: that is raised, for the whole batch."""
+        try:
+            return list(self.semgrep.scan_many(files))
+        except Exception as batch_error:  # noqa: BLE001 - retried file by file below
+            if len(files) == 1:
+                raise
+            out: list[list[Finding] | _Crash] = []
+            for file in files:
+                try:
+                    out.extend(self.semgrep.scan_many([file]))
+                except Exception as err:  # noqa: BLE001
+                    out.append(_Crash(f"semgrep: {type(err).__name__}: {str(err)[:300]}"))
+            if all(isinstance(r, _Crash) for r in out):
+                raise batch_error
+            return out
+
     def cache_info(self) -> dict[str, int]:
         with self._cache_lock:
             return {"hits": self.hits, "misses": self.misses, "size": len(self._cache), "max_size": self.cache_size}
@@ -221,15 +247,15 @@ class Oracle:
     # ------------------------------------------------------------------------------------------ internals
 
     def _compute(self, items: list[tuple[str, str, tuple[str, ...]]]) -> list[OracleResult]:
-        from security_verifiers.engines.validate import Issue, validate
+        from security_verifiers.engines.validate import Issue
 
         # semgrep is a separate process (~0.2 s a batch): it runs while this thread validates and runs the
         # in-process engines. It scans every text (its rules are plain-text patterns); the findings of a
         # text that does not parse are dropped below, as the other engines report none for it either.
-        semgrep_run = self._semgrep_thread.submit(self.semgrep.scan_many, [(p, t) for p, t, _ in items])
+        semgrep_run = self._semgrep_thread.submit(self._semgrep_isolated, [(p, t) for p, t, _ in items])
         try:
-            validations: list[ValidationResult] = [validate(p, t, c) for p, t, c in items]
-            per_item: list[list[Finding] | str] = []  # findings, or the parse error
+            validations: list[ValidationResult] = [_validated(p, t, c) for p, t, c in items]
+            per_item: list[list[Finding] | str | _Crash] = []  # findings, the parse error, or an engine's failure
             for (platform, text, context), validation in zip(items, validations, strict=True):
                 if not validation.parsed:
                     per_item.append(validation.errors[0] if validation.errors else "the text does not parse")
@@ -239,11 +265,19 @@ class Oracle:
                 except ConfigParseError as err:  # an engine's parser is stricter than ours
                     per_item.append(str(err) or "the text does not parse")
                     continue
+                except Exception as err:  # noqa: BLE001 - one text's failure must not take the batch with it
+                    per_item.append(_Crash(f"{type(err).__name__}: {str(err)[:300]}"))
+                    continue
                 per_item.append(found)
         finally:
-            semgrep_found = semgrep_run.result()  # waits; re-raises semgrep's failure
+            semgrep_found = semgrep_run.result()  # waits; re-raises a failure of semgrep itself
         out = []
         for validation, result, found in zip(validations, per_item, semgrep_found, strict=True):
+            if isinstance(found, _Crash) and not isinstance(result, str):
+                result = found
+            if isinstance(result, _Crash):
+                out.append(OracleResult(valid=False, engine_error=result.message, issues=list(validation.issues)))
+                continue
             if isinstance(result, str):
                 out.append(OracleResult(valid=False, parse_error=result,
                                         issues=list(validation.issues) or [Issue(("parse",), result)]))
@@ -251,6 +285,24 @@ class Oracle:
                 out.append(OracleResult(valid=validation.ok, parse_error=None, issues=list(validation.issues),
                                         findings=merge_findings([*result, *found])))
         return out
+
+
+@dataclass(frozen=True)
+class _Crash:
+    """An engine failed on one text."""
+
+    message: str
+
+
+def _validated(platform: str, text: str, context: tuple[str, ...]) -> ValidationResult:
+    """Validation that cannot take the batch down: a validator failure is a parse failure of that text."""
+    from security_verifiers.engines.validate import Issue, ValidationResult, validate
+
+    try:
+        return validate(platform, text, context)
+    except (RecursionError, MemoryError) as err:
+        message = f"the text cannot be validated: {type(err).__name__}"
+        return ValidationResult(ok=False, issues=[Issue(("parse",), message)], parsed=False)
 
 
 def _load_rego() -> _Scanner:

@@ -48,6 +48,15 @@ _PRECEDENCE = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">="
                "*": 6, "/": 6, "%": 6}
 #: Evaluation depth (nested calls, locals referring to locals): deeper expressions are left unknown.
 MAX_DEPTH = 64
+#: Evaluation steps for one file, and the size (elements, characters / 64) of one attribute's value: beyond them
+#: values are left unknown. Real files need a tiny fraction; ``for`` expressions over ``range()`` or locals that
+#: repeat other locals could otherwise make one file cost minutes and gigabytes in every engine.
+MAX_STEPS = 200_000
+MAX_VALUE_SIZE = 100_000
+#: What the engines read in place of an expression refused for its size or cost (an unknown to every rule).
+TOO_LARGE = "(not evaluated: too large)"
+_REFUSED = ("a value expands past", "the value expands past", "the file needs more than")
+
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,9 @@ class Attribute:
     end: int
     value: Any  # a Python value, an Unknown, or a container holding some
     line_start: int = 0  # offset of the attribute's name: text[line_start:end] is "name = expression"
+    #: The expression reads another resource, data source or module (``aws_s3_bucket.b.id``): engines that link
+    #: resources (Checkov's graph) read such an expression as written, so it is never replaced by its value.
+    references: bool = False
 
 
 class _Error(Exception):
@@ -332,11 +344,16 @@ class Evaluator:
         self._locals_done: dict[str, Any] = {}
         self._locals_busy: set[str] = set()
         self._depth = 0
+        self._steps = 0
+        self.referenced = False  # the last attribute evaluated read a resource, data source or module
+        #: Elements the evaluated values of the whole file may still hold: a file spells out far fewer.
+        self.document_budget = MAX_VALUE_SIZE
 
     # -- entry points ------------------------------------------------------------------------------
     def attribute(self, where: tuple[str, ...], expr: Any, scope: dict[str, Any] | None = None) -> Any:
         """The value of one attribute's expression; a Terraform error is recorded and the value is unknown."""
         self._where = where
+        self.referenced = False
         try:
             return self.eval(expr, scope or {})
         except TerraformError as err:
@@ -348,9 +365,12 @@ class Evaluator:
     # -- expressions -------------------------------------------------------------------------------
     def eval(self, node: Any, scope: dict[str, Any]) -> Any:
         self._depth += 1
+        self._steps += 1
         try:
             if self._depth > MAX_DEPTH:
                 raise _Unsupported("expression nested too deeply")
+            if self._steps > MAX_STEPS:
+                raise _Unsupported(f"the file needs more than {MAX_STEPS:,} evaluation steps")
             return self._eval(node, scope)
         finally:
             self._depth -= 1
@@ -375,9 +395,9 @@ class Evaluator:
         if kind in ("heredoc_template", "heredoc_template_trim"):
             return self._template(template_parts(_heredoc_body(str(node.children[0])), quoted=False), scope)
         if kind == "tuple":
-            return [self.eval(c, scope) for c in node.children]
+            return _bounded([self.eval(c, scope) for c in node.children])
         if kind == "object":
-            return self._object(node, scope)
+            return _bounded(self._object(node, scope))
         if kind == "function_call":
             return self._call(node, scope)
         if kind in ("get_attr_expr_term", "index_expr_term", "attr_splat_expr_term", "full_splat_expr_term",
@@ -422,7 +442,7 @@ class Evaluator:
             if isinstance(value, list | dict):
                 raise TerraformError(f"a template cannot interpolate {describe(value)}")
             out.append(to_string(value))
-        return "".join(out)
+        return _bounded("".join(out))
 
     def _object(self, node: Tree, scope: dict[str, Any]) -> Any:
         out: dict[str, Any] = {}
@@ -449,7 +469,7 @@ class Evaluator:
         function = FUNCTIONS.get(name)
         if function is None:
             return Unknown(f"function {name}() is not evaluated")
-        args = [self.eval(a, scope) for a in arg_nodes]
+        args = [_bounded(self.eval(a, scope)) for a in arg_nodes]
         for arg in args:
             missing = first_unknown(arg)
             if missing is not None:
@@ -461,7 +481,7 @@ class Evaluator:
         except (ValueError, OverflowError, IndexError, KeyError) as err:
             raise TerraformError(f"{name}(): {err}") from err
         return normalise_number(result) if isinstance(result, int | float) and not isinstance(result, bool) \
-            else result
+            else _bounded(result)
 
     def _try(self, name: str, arg_nodes: list[Any], scope: dict[str, Any]) -> Any:
         for arg in arg_nodes:
@@ -518,7 +538,7 @@ class Evaluator:
                 if isinstance(item_key, Unknown):
                     return item_key
                 out_map[to_string(item_key)] = self.eval(values[1], inner)
-        return out_list if tuple_result else out_map
+        return _bounded(out_list if tuple_result else out_map)
 
     # -- operators -----------------------------------------------------------------------------------
     def _eval_chain(self, tree: Any, scope: dict[str, Any]) -> Any:
@@ -561,6 +581,8 @@ class Evaluator:
             if name not in self.module.locals:
                 return self._undeclared(("local", name), f"local value {name!r} is not declared")
             return self._apply_steps(self._local(name), steps[1:], scope)
+        if root in ("module", "data") or root not in ("var", "local"):
+            self.referenced = True
         if root == "module":
             if name not in self.module.modules:
                 return self._undeclared(("module", name), f"module {name!r} is not declared")
@@ -583,7 +605,7 @@ class Evaluator:
         return Unknown(message)
 
     def _variable(self, name: str, default: Any) -> Any:
-        value = self.eval(default, {})
+        value = _bounded(self.eval(default, {}))
         declared = self.module.variable_types.get(name, "")
         if is_known(value) and declared in ("bool", "number", "string"):
             convert = {"bool": to_bool, "number": to_number, "string": to_string}[declared]
@@ -597,7 +619,7 @@ class Evaluator:
             raise TerraformError(f"local.{name} refers to itself")
         self._locals_busy.add(name)
         try:
-            value = self.eval(self.module.locals[name], {})
+            value = _bounded(self.eval(self.module.locals[name], {}))
         finally:
             self._locals_busy.discard(name)
         self._locals_done[name] = value
@@ -856,12 +878,49 @@ def _record(evaluator: Evaluator, text: str, known: dict[int, Any], attributes: 
             path: str, node: Tree, scope: dict[str, Any]) -> None:
     expr = node.children[1]
     value = evaluator.attribute((address, path), expr, scope)
+    size = _size(value, evaluator.document_budget)
+    if size > evaluator.document_budget:
+        value = Unknown(f"the value expands past {MAX_VALUE_SIZE:,} elements (what the file spells out, at most)")
+    else:
+        evaluator.document_budget -= size
     start, end = _span(expr, text)
     name_start = node.meta.start_pos if not node.meta.empty else start
     attributes.append(Attribute(address=address, path=path, source=text[start:end], start=start, end=end,
-                                value=value, line_start=name_start))
-    if is_known(value) or isinstance(value, list | dict):
+                                value=value, line_start=name_start, references=evaluator.referenced))
+    if isinstance(value, Unknown) and value.why.startswith(_REFUSED):
+        known[id(node.meta)] = TOO_LARGE  # as written, every engine would expand it again, at the same cost
+    elif not evaluator.referenced and (is_known(value) or isinstance(value, list | dict)):
         known[id(node.meta)] = value
+
+
+def _bounded(value: Any) -> Any:
+    """``value``, or an unknown when it expands past :data:`MAX_VALUE_SIZE` (checked where values are made, so no
+    walk over a value, such as looking for unknowns inside it, can ever be longer than that)."""
+    if isinstance(value, list | dict | str) and _too_large(value):
+        raise _Unsupported(f"a value expands past {MAX_VALUE_SIZE:,} elements")
+    return value
+
+
+def _too_large(value: Any) -> bool:
+    """Whether ``value`` expands (shared parts counted as often as they occur) past :data:`MAX_VALUE_SIZE`."""
+    return _size(value, MAX_VALUE_SIZE) > MAX_VALUE_SIZE
+
+
+def _size(value: Any, limit: int) -> int:
+    """Elements of ``value`` with shared parts counted as often as they occur (strings count 1 per 64 characters);
+    stops counting past ``limit``."""
+    total = 0
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        total += 1 + (len(current) // 64 if isinstance(current, str) else 0)
+        if total > limit:
+            return total
+        if isinstance(current, list):
+            stack.extend(current)
+        elif isinstance(current, dict):
+            stack.extend(current.values())
+    return total
 
 
 def _merge_known(raw: Any, value: Any) -> Any:

@@ -36,10 +36,11 @@ SETTINGS = settings(max_examples=4, deadline=None, derandomize=True,
 
 
 def firing(suffix: str) -> list[Path]:
-    """Firing fixtures of rules our own engines implement through parsed values (semgrep reads raw text: secrets
-    re-spelled are the subject of the issue "Reward integrity")."""
+    """Firing fixtures of every rule our own engines implement: the Rego rules, and the secret rules (semgrep reads
+    the raw text; the secret-values engine reads the same values however they are spelled)."""
     rules = catalog()
-    return [p for p in sorted(FIXTURES.glob(f"*/fire*{suffix}")) if rules[p.parent.name].engine == "rego"]
+    own = [p for p in sorted(FIXTURES.glob(f"*/fire*{suffix}")) if rules[p.parent.name].engine == "rego"]
+    return own + sorted((FIXTURES.parent / "semgrep").glob(f"fire*{suffix}"))
 
 
 def keys(platform: str, text: str) -> set[tuple[str, str]]:
@@ -254,3 +255,19 @@ def test_kubernetes_duplicate_keys_are_invalid(replacement: str, valid: bool) ->
     assert (outcome["patch_error"] is None) is valid, outcome["patch_error"]
     if not valid:
         assert "written twice" in outcome["patch_error"] and outcome["patch_fixed_w"] == 0.0
+
+
+def test_a_secret_replaced_by_an_outside_value_is_fixed() -> None:
+    """For a rule about a literal written in the file (a secret), a variable without a default is the fix; for a
+    rule about a configured behaviour the same unknown stays open (above)."""
+    text = ('variable "db_password" {\n  type      = string\n  sensitive = true\n}\n\n'
+            'resource "aws_db_instance" "db" {\n  identifier = "orders"\n  engine     = "postgres"\n'
+            '  password   = "hunter2hunter2"\n}\n')
+    item = item_for("terraform", text, "main.tf")
+    assert ("tf-hardcoded-password", "aws_db_instance.db") in {(f["rule_id"], f["resource"])
+                                                               for f in item.target["findings"]}
+    outcome = patch_outcome(item, text.replace('"hunter2hunter2"', "var.db_password"))
+    assert outcome["patch_error"] is None and outcome["patch_n_undetermined"] == 0
+    assert outcome["patch_fixed_w"] >= catalog()["tf-hardcoded-password"].severity.weight
+    respelled = patch_outcome(item, text.replace('"hunter2hunter2"', '"hunter2${""}hunter2"'))
+    assert respelled["patch_fixed_w"] == 0.0  # the same literal re-spelled is still the same secret

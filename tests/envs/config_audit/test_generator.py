@@ -136,20 +136,23 @@ def test_every_core_rule_has_an_operator_and_at_least_100_rules_are_injectable()
     assert missing_operators() == []
     for rule in catalog().values():
         if rule.engine != "checkov":
-            for platform in rule.platforms:
+            for platform in rule.native_platforms:
                 assert operators(platform)[rule.id].rule_id == rule.id
     injectable = injectable_rules("kubernetes") | injectable_rules("terraform")
     assert len(injectable) >= MIN_INJECTABLE_RULES, f"only {len(injectable)} rules have a mutation operator"
 
 
 def test_every_operator_is_detected_precisely(showcase) -> None:
-    """One item per (platform, rule), each with one mutation; operator_showcase already ran the self-check."""
-    seen = {(i.input["platform"], i.target["mutations"][0]["rule_id"]) for i in showcase}
-    assert seen == {(p, r) for p in FILENAMES for r in operators(p)}
-    for item in showcase:
-        (mutation,) = item.target["mutations"]
-        assert [(f["rule_id"], f["resource"]) for f in item.target["findings"]] == [
-            (mutation["rule_id"], mutation["resource"])]
+    """One item per (platform, operator), in registry order, holding exactly what the operator injects: its rule on
+    its resource, the rules its edit also violates there (``also``) and its spillover onto other resources.
+    operator_showcase already ran the self-check."""
+    expected = [(p, op) for p in FILENAMES for op in operators(p).values()]
+    assert [i.input["platform"] for i in showcase] == [p for p, _ in expected]
+    for item, (_, op) in zip(showcase, expected, strict=True):
+        injected = sorted((m["rule_id"], m["resource"]) for m in item.target["mutations"])
+        own = [resource for rule, resource in injected if rule == op.rule_id]
+        assert any({(rule, resource) for rule in op.rules} <= set(injected) for resource in own), (op.rule_id, injected)
+        assert [(f["rule_id"], f["resource"]) for f in item.target["findings"]] == injected
     assert self_check(showcase) == []
 
 

@@ -100,7 +100,8 @@ HACKS = {
 
 
 def test_reference_is_top_and_autofix_beats_tools() -> None:
-    assert HONEST["reference"] == 1.0 > HONEST["autofix"] > HONEST["tools"]
+    # autofix may tie with the reference on a subset (it repairs every rule the generator injects)
+    assert HONEST["reference"] == 1.0 >= HONEST["autofix"] > HONEST["tools"]
 
 
 @pytest.mark.parametrize("hack", sorted(HACKS))

@@ -33,5 +33,6 @@ def test_native_tool_calls_are_executed_recorded_and_scored(tmp_path: Path) -> N
     records = read_records(tmp_path / "evals" / "config-audit--tool-user" / "t" / "results.jsonl")
     assert len(records) == 4 and all(r.error is None for r in records)
     assert all(r.transcript.tool_calls == 1 and r.outcome["tool_calls"] == 1 for r in records)
-    dirty = [r for r in records if not r.outcome["clean"]]
-    assert all(r.outcome["tp"] > 0 and r.outcome["fp"] == 0 for r in dirty)
+    # scan_policies runs our Rego library: the model claims what it reported, all of it true
+    assert all(r.outcome["fp"] == 0 for r in records)
+    assert sum(r.outcome["tp"] for r in records) > 0

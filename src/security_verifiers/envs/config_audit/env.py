@@ -18,7 +18,7 @@ from security_verifiers.core.errors import ErrorKind, InfraError
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.engines.configs import ConfigParseError, inventory, resource_types
-from security_verifiers.engines.findings import Finding, Severity, rules_for
+from security_verifiers.engines.findings import Finding, Severity, catalog, rules_for
 from security_verifiers.envs.base import EnvConfig, Environment, Toolbox, register
 from security_verifiers.envs.config_audit.baselines import context_of
 from security_verifiers.envs.config_audit.patch import PatchError, apply_patch
@@ -95,7 +95,7 @@ You may call the tools scan_policies, scan_checkov and validate_schema (at most 
 @register
 class ConfigAudit(Environment):
     name: ClassVar[str] = "config-audit"
-    version: ClassVar[str] = "1.0.0"
+    version: ClassVar[str] = "2.0.0"
     config_class: ClassVar[type[EnvConfig]] = ConfigAuditConfig
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("f1_weighted", True), ("fix_rate", True), ("patch_valid_rate", True),
@@ -215,6 +215,9 @@ class ConfigAudit(Environment):
                    original: Any, patched_text: str | PatchError | None, patched_result: Any,
                    variant_result: Any) -> Score:
         target = [Finding.model_validate(f) for f in item.target["findings"]]
+        if original.engine_error is not None:  # independent of the model's reply: the scorer's failure
+            raise InfraError(ErrorKind.SCORER, f"a policy engine failed on the original of {item.id}: "
+                             f"{original.engine_error}")
         if {f.key for f in original.findings} != {f.key for f in target}:
             raise InfraError(ErrorKind.SCORER, f"the oracle's findings on {item.id} differ from the dataset's; "
                              "the engines or rules changed since the dataset was built")
@@ -262,8 +265,10 @@ class ConfigAudit(Environment):
         undetermined = 0
         if variant_result is not None:  # fail-closed: findings that an undetermined value may still hide
             seen = {f.key for f in judged}
+            rules = catalog()
             target_keys = {f.key for f in target}
-            kept_open = [f for f in variant_result.findings if f.key in target_keys and f.key not in seen]
+            kept_open = [f for f in variant_result.findings if f.key in target_keys and f.key not in seen
+                         and not rules[f.rule_id].hardcoded]  # a secret replaced by an outside value is fixed
             undetermined = len(kept_open)
             judged += kept_open
         fixed_w, original_w, new_w, n_fixed, n_new, score = score_fix(target, judged)
@@ -277,6 +282,8 @@ class ConfigAudit(Environment):
         original: a problem the original already had does not make the patch invalid); None when it is valid."""
         from security_verifiers.engines.validate import new_issues
 
+        if patched_result.engine_error is not None:  # caused by the model's text: its failure, scored
+            return f"the policy engines cannot process it ({patched_result.engine_error})"
         if patched_result.parse_error is not None:
             return patched_result.parse_error
         issues = new_issues(original.validation, patched_result.validation)

@@ -9,9 +9,10 @@ the insecure literal sees "not insecure", so a patch could replace ``publicly_ac
 
 The rule here: every value that the patch made undetermined is *assumed to be what the original had there* (or
 absent, where the original had nothing). :func:`fail_closed_variant` writes that assumption as a text; a finding
-of the original that the engines still report on the variant is not fixed. Computed references to things the
-module declares (``aws_kms_key.k.arn``) are values, not unknowns: pointing ``kms_key_id`` at a declared key is
-an honest fix and is kept.
+of the original that the engines still report on the variant is not fixed, except for the rules about a literal
+written in the file (``Rule.hardcoded``: secrets): there, a value supplied from outside is the fix. Computed
+references to things the module declares (``aws_kms_key.k.arn``) are values, not unknowns: pointing
+``kms_key_id`` at a declared key is an honest fix and is kept.
 
 :func:`type_issues` applies Terraform's type rules where the original shows the type: an attribute the original
 set to a bool (or a number) must still convert to one (``"TRUE"`` is not a bool, ``"yes"`` is not a number).
@@ -29,16 +30,19 @@ from security_verifiers.engines.validate import Issue
 
 def _undetermined(attribute: Attribute, original: Attribute | None) -> bool:
     """Whether the patch left this attribute's value undetermined where the original had a value to judge."""
-    missing = first_unknown(attribute.value)
-    if missing is None:
-        return False
     if original is not None and original.source == attribute.source:
         return False  # the original had the same expression: nothing the patch did
+    held_literal = original is not None and is_known(original.value) and isinstance(original.value, bool | int | float)
+    missing = first_unknown(attribute.value)
+    if missing is None:
+        # Known, but read from another resource: engines see the reference as written, so where the original
+        # held a literal setting, judge it as that literal (the reference may carry the same insecure value).
+        return attribute.references and held_literal
     if not missing.reference:
         return True
     # A computed reference is a real value, but where the original held a literal bool or number a reference
     # (an ARN, an id) cannot be one: judge it as the original value.
-    return original is not None and is_known(original.value) and isinstance(original.value, bool | int | float)
+    return held_literal
 
 
 def fail_closed_variant(original: str, patched: str, context: tuple[str, ...] = ()) -> str | None:

@@ -237,6 +237,20 @@ class HclText:
     def variable_names(self) -> set[str]:
         return set(re.findall(r'(?m)^\s*variable\s+"([^"]+)"', self.text))
 
+    def add_variable(self, wanted: str, description: str, type_: str = "string") -> str:
+        """Append an input ``variable "<name>"`` (no default: the caller must supply it) under a free name."""
+        name, taken, n = wanted, self.variable_names(), 2
+        while name in taken:
+            name, n = f"{wanted}_{n}", n + 1
+        self.append(f'variable "{name}" {{\n  description = "{description}"\n  type        = {type_}\n}}\n')
+        return name
+
+    def ensure_data(self, type_: str, name: str = "current") -> str:
+        """``data.<type_>.<name>``, appending an empty data block when the file has none."""
+        if not re.search(rf'(?m)^\s*data\s+"{re.escape(type_)}"\s+"{re.escape(name)}"', self.text):
+            self.append(f'data "{type_}" "{name}" {{}}\n')
+        return f"data.{type_}.{name}"
+
     def add_sensitive_variable(self, wanted: str, description: str) -> str:
         """Append ``variable "<name>" { sensitive = true }`` under a free name; the name."""
         name, taken, n = wanted, self.variable_names(), 2

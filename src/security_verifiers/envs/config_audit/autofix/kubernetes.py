@@ -8,7 +8,9 @@ Why one module past 500 lines: it is the whole Kubernetes dispatch table and its
 best side by side with the table.
 
 Fixers are idempotent and apply to every container of the flagged workload: fixing a container the engine
-did not single out can only remove findings, never add one.
+did not single out can only remove findings, never add one. A secret taken out of a manifest always lands in a
+Secret mounted as files (never an env variable: that is k8s-secret-in-env-ref). The fixers of the rules that
+Checkov alone implements are in :mod:`.kubernetes_checkov` and join the table here.
 """
 
 from __future__ import annotations
@@ -22,12 +24,20 @@ import yaml
 from security_verifiers.engines.configs import FAST_LOADER, image_repository
 from security_verifiers.engines.findings import Finding
 from security_verifiers.envs.config_audit.autofix.common import SECRET_NAME_RE, Skipped, has_secret_literal, slug
+from security_verifiers.envs.config_audit.autofix.kubernetes_checkov import (
+    K8S_CHECKOV_FAMILIES,
+    K8S_CHECKOV_FIXERS,
+    NON_ROOT_UID,
+    READ_VERBS,
+    RESOURCES_BY_GROUP,
+)
 from security_verifiers.envs.config_audit.autofix.yaml_text import (
     K8sContext,
     K8sFixer,
     any_changed,
     child,
     meta,
+    mount_secret,
     pod_containers,
     pod_metadata,
     pod_spec,
@@ -43,13 +53,8 @@ from security_verifiers.envs.config_audit.autofix.yaml_text import (
 PINNED_TAG = "1.0.0"
 DANGEROUS_CAPABILITIES = frozenset({"ALL", "SYS_ADMIN", "NET_ADMIN", "SYS_PTRACE", "SYS_MODULE", "NET_RAW",
                                     "DAC_READ_SEARCH"})
-NON_ROOT_UID = 10001
 DEFAULT_RESOURCES = {("limits", "cpu"): "500m", ("limits", "memory"): "512Mi",
                      ("requests", "cpu"): "100m", ("requests", "memory"): "128Mi"}
-#: Least-privilege replacements for RBAC wildcards.
-READ_VERBS = ["get", "list", "watch"]
-RESOURCES_BY_GROUP = {"": ["pods", "services", "configmaps"], "apps": ["deployments", "replicasets", "statefulsets"],
-                      "batch": ["jobs", "cronjobs"], "networking.k8s.io": ["ingresses", "networkpolicies"]}
 INTERNAL_SOURCE_RANGE = "10.0.0.0/8"
 LB_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
 WORLD_RANGES = ("", "0.0.0.0/0", "::/0")  # "" : a blank entry restricts nothing
@@ -263,19 +268,32 @@ def _named_in_path(name: str, path: str | None) -> bool:
     return bool(path) and re.search(rf"(^|[/.\[\]'\"=\s]){re.escape(name)}($|[/.\[\]'\"\s])", str(path)) is not None
 
 
-def _to_secret_ref(entry: dict[str, Any], secret: str) -> None:
-    entry.pop("value", None)
-    entry["valueFrom"] = {"secretKeyRef": {"name": secret, "key": str(entry.get("name"))}}
+def remove_env_entries(container: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+    """Drop ``entries`` (by identity) from the container's env; the key goes when nothing is left."""
+    kept = [e for e in container.get("env") or [] if not any(e is x for x in entries)]
+    if kept:
+        container["env"] = kept
+    else:
+        container.pop("env", None)
+
+
+def workload_secret(doc: dict[str, Any]) -> str:
+    """The Secret that holds what a fix took out of a workload's manifest: ``<workload>-secrets``."""
+    return f"{slug(str(meta(doc).get('name')), '-')}-secrets"
 
 
 def fix_secret_in_env(ctx: K8sContext, finding: Finding) -> bool:
-    """Replace literal secret env values by a secretKeyRef into ``<workload>-secrets`` (key = the variable name)."""
+    """Move literal secret env values into the Secret ``<workload>-secrets`` (key = the variable name), mounted as
+    files under ``/var/run/secrets/<workload>-secrets``: a secretKeyRef variable would still expose the value to
+    the process environment (k8s-secret-in-env-ref). The Secret itself is provisioned out of band."""
     changed = False
     for doc in ctx.objects(finding.resource):
         spec = pod_spec(doc)
         for container in pod_containers(spec) if spec else []:
-            for entry in _secret_env_entries(container, finding, finding.rule_id):
-                _to_secret_ref(entry, f"{slug(str(meta(doc).get('name')), '-')}-secrets")
+            entries = _secret_env_entries(container, finding, finding.rule_id)
+            if entries and spec is not None:
+                remove_env_entries(container, entries)
+                mount_secret(spec, container, workload_secret(doc))
                 changed = True
     return changed
 
@@ -425,12 +443,13 @@ def fix_ingress_no_tls(ctx: K8sContext, finding: Finding) -> bool:
 
 
 def fix_missing_networkpolicy(ctx: K8sContext, finding: Finding) -> bool:
-    """Append a default-deny (ingress and egress) NetworkPolicy to the flagged namespace."""
+    """Append a default-deny (ingress and egress) NetworkPolicy to the flagged namespace, or to the namespace of
+    the flagged workload (k8s-pod-no-networkpolicy: a policy with an empty podSelector selects every pod)."""
     kind, _, name = finding.resource.partition("/")
     if kind == "Namespace":
         namespaces = [name]
     else:
-        namespaces = [ns for d in ctx.objects(finding.resource) if isinstance(ns := meta(d).get("namespace"), str)]
+        namespaces = [str(meta(d).get("namespace") or "default") for d in ctx.objects(finding.resource)]
     changed = False
     for namespace in dict.fromkeys(namespaces):
         existing = ctx.names("NetworkPolicy", namespace)
@@ -438,7 +457,8 @@ def fix_missing_networkpolicy(ctx: K8sContext, finding: Finding) -> bool:
         while policy in existing:
             policy += "-x"
         if any(d.get("kind") == "NetworkPolicy" and meta(d).get("namespace") == namespace for d in ctx.added):
-            continue  # another finding already added this namespace's policy
+            changed = True  # another finding already added this namespace's policy, which covers this one too
+            continue
         ctx.added.append({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
                           "metadata": {"name": policy, "namespace": namespace},
                           "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}})
@@ -450,21 +470,25 @@ def fix_missing_networkpolicy(ctx: K8sContext, finding: Finding) -> bool:
 
 
 def _configmap_refs(ctx: K8sContext, configmap: str, keys: set[str]) -> None:
-    """Workloads reading a removed ConfigMap key now read it from the Secret ``<configmap>-secret``."""
+    """Workloads reading a removed ConfigMap key now read it as a file of the Secret ``<configmap>-secret``."""
     for doc in ctx.all_docs():
         spec = pod_spec(doc)
         for container in pod_containers(spec) if spec else []:
+            moved = []
             for entry in container.get("env") or []:
                 ref = ((entry or {}).get("valueFrom") or {}).get("configMapKeyRef") if isinstance(entry, dict) else None
                 if isinstance(ref, dict) and ref.get("name") == configmap and ref.get("key") in keys:
-                    entry["valueFrom"] = {"secretKeyRef": {"name": f"{configmap}-secret", "key": ref["key"]}}
+                    moved.append(entry)
+            if moved and spec is not None:
+                remove_env_entries(container, moved)
+                mount_secret(spec, container, f"{configmap}-secret")
 
 
 def fix_secret_in_configmap(ctx: K8sContext, finding: Finding) -> bool:
     """Remove the secret-looking keys from the ConfigMap (the value belongs in a Secret provisioned out of band).
 
     The key named by the finding's path is removed; otherwise every key whose name or value looks secret.
-    Env references to a removed key are rewritten to a secretKeyRef into ``<configmap>-secret``."""
+    Env references to a removed key become a file of the Secret ``<configmap>-secret``, mounted as a volume."""
     changed = False
     for doc in ctx.objects(finding.resource, ("ConfigMap",)):
         removed: set[str] = set()
@@ -486,26 +510,17 @@ def fix_secret_in_configmap(ctx: K8sContext, finding: Finding) -> bool:
     return changed
 
 
-def _redact(node: Any, rule_id: str, secret: str, container: dict[str, Any] | None) -> bool:
-    """Remove every literal matching ``rule_id``'s secret pattern below ``node``.
-
-    Env values become secretKeyRefs; command/args entries become ``$(VAR)`` backed by such an env var; any other
-    mapping entry or list item holding the literal is deleted."""
+def _redact(node: Any, rule_id: str) -> bool:
+    """Delete every mapping entry or list item below ``node`` holding a literal of ``rule_id``'s secret pattern."""
     changed = False
     if isinstance(node, dict):
         for key in list(node):
             value = node[key]
             if isinstance(value, str) and has_secret_literal(value, rule_id):
-                if container is not None and key == "value" and "name" in node:
-                    _to_secret_ref(node, secret)
-                else:
-                    del node[key]
+                del node[key]
                 changed = True
-            elif key in ("command", "args") and isinstance(value, list) and isinstance(node.get("image"), str):
-                changed = _redact_args(node, key, rule_id, secret) or changed
             else:
-                child_container = node if isinstance(node.get("image"), str) else container
-                changed = _redact(value, rule_id, secret, child_container) or changed
+                changed = _redact(value, rule_id) or changed
     elif isinstance(node, list):
         for index in reversed(range(len(node))):
             item = node[index]
@@ -513,28 +528,40 @@ def _redact(node: Any, rule_id: str, secret: str, container: dict[str, Any] | No
                 del node[index]
                 changed = True
             else:
-                changed = _redact(item, rule_id, secret, container) or changed
+                changed = _redact(item, rule_id) or changed
     return changed
 
 
-def _redact_args(container: dict[str, Any], key: str, rule_id: str, secret: str) -> bool:
-    changed = False
-    for index, arg in enumerate(container[key]):
-        if isinstance(arg, str) and has_secret_literal(arg, rule_id):
-            var = "AWS_ACCESS_KEY_ID" if rule_id == "cfg-hardcoded-aws-key" else "PRIVATE_KEY"
-            container[key][index] = f"$({var})"
-            env = container.setdefault("env", [])
-            if not any(isinstance(e, dict) and e.get("name") == var for e in env):
-                env.append({"name": var, "valueFrom": {"secretKeyRef": {"name": secret, "key": var}}})
-            changed = True
-    return changed
+def _redact_container(spec: dict[str, Any], container: dict[str, Any], rule_id: str, secret: str) -> bool:
+    """Literal keys of one container into the Secret ``secret``, mounted as files: an env variable is removed (its
+    value becomes the key of that name), a command/args item becomes the path of the mounted file."""
+    entries = [e for e in container.get("env") or [] if isinstance(e, dict) and isinstance(e.get("value"), str)
+               and has_secret_literal(e["value"], rule_id)]
+    literal_args = [(key, i) for key in ("command", "args") if isinstance(container.get(key), list)
+                    for i, arg in enumerate(container[key])
+                    if isinstance(arg, str) and has_secret_literal(arg, rule_id)]
+    if not entries and not literal_args:
+        return False
+    path = mount_secret(spec, container, secret)
+    remove_env_entries(container, entries)
+    file = "AWS_ACCESS_KEY_ID" if rule_id == "cfg-hardcoded-aws-key" else "PRIVATE_KEY"
+    for key, index in literal_args:  # the flag must accept a file (most have a *-file variant)
+        container[key][index] = f"{path}/{file}"
+    return True
 
 
 def fix_hardcoded_secret(ctx: K8sContext, finding: Finding) -> bool:
-    """Private keys / AWS keys: env values -> secretKeyRef, args -> ``$(VAR)``, other entries removed."""
+    """Private keys / AWS keys: in a container, into a Secret mounted as files (env variables removed, command or
+    args pointing at the file); anywhere else (a ConfigMap, a Secret's data, an annotation) the entry is removed."""
     objects = ctx.objects(finding.resource) or list(ctx.all_docs())  # a line-placed finding may lack a resource
-    return any_changed([_redact(doc, finding.rule_id, f"{slug(str(meta(doc).get('name')), '-')}-secrets", None)
-                 for doc in objects])
+    changes = []
+    for doc in objects:
+        spec = pod_spec(doc)
+        if spec is not None:
+            changes += [_redact_container(spec, container, finding.rule_id, workload_secret(doc))
+                        for container in pod_containers(spec)]
+        changes.append(_redact(doc, finding.rule_id))
+    return any_changed(changes)
 
 
 K8S_FIXERS: dict[str, K8sFixer] = {
@@ -543,6 +570,7 @@ K8S_FIXERS: dict[str, K8sFixer] = {
     "k8s-run-as-root": fix_run_as_root,
     "k8s-added-capabilities": fix_added_capabilities,
     "k8s-capabilities-not-dropped": fix_capabilities_not_dropped,
+    "k8s-net-raw-not-dropped": fix_capabilities_not_dropped,  # drop: [ALL] drops NET_RAW too
     "k8s-host-network": _drop_pod_field("hostNetwork"),
     "k8s-host-pid": _drop_pod_field("hostPID"),
     "k8s-host-ipc": _drop_pod_field("hostIPC"),
@@ -567,9 +595,11 @@ K8S_FIXERS: dict[str, K8sFixer] = {
     "k8s-loadbalancer-unrestricted": fix_loadbalancer_unrestricted,
     "k8s-ingress-no-tls": fix_ingress_no_tls,
     "k8s-missing-networkpolicy": fix_missing_networkpolicy,
+    "k8s-pod-no-networkpolicy": fix_missing_networkpolicy,
     "k8s-secret-in-configmap": fix_secret_in_configmap,
     "cfg-hardcoded-private-key": fix_hardcoded_secret,
     "cfg-hardcoded-aws-key": fix_hardcoded_secret,
+    **K8S_CHECKOV_FIXERS,
 }
 
 #: Rules whose fixes overlap: once one of a family changed a resource, a later finding of the family on that
@@ -577,7 +607,7 @@ K8S_FIXERS: dict[str, K8sFixer] = {
 #: env and an AWS key; RBAC verbs and resources are narrowed together).
 FIX_FAMILIES = {"k8s-secret-in-env": "secrets", "k8s-secret-in-configmap": "secrets",
                 "cfg-hardcoded-private-key": "secrets", "cfg-hardcoded-aws-key": "secrets",
-                "k8s-rbac-wildcard-verbs": "rbac", "k8s-rbac-wildcard-resources": "rbac"}
+                "k8s-rbac-wildcard-verbs": "rbac", "k8s-rbac-wildcard-resources": "rbac", **K8S_CHECKOV_FAMILIES}
 
 
 def fix_kubernetes(text: str, findings: list[Finding]) -> tuple[str, list[Finding], list[Skipped]]:

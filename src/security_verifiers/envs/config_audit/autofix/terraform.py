@@ -1,17 +1,18 @@
-"""Rule-based remediation of Terraform findings, one fixer per rule id, as text edits (see :mod:`.autofix_hcl`).
+"""Rule-based remediation of Terraform findings, one fixer per rule id, as text edits (see :mod:`.hcl_text`).
 
 Resources are never removed or renamed (the inventory check forbids it): a fix sets attributes, narrows
 literals, or appends companion resources (``aws_s3_bucket_versioning`` ...) and ``variable`` blocks. Each fix
-is re-parsed; one that breaks the parse is undone and reported as skipped.
+is re-parsed; one that breaks the parse is undone and reported as skipped. This module holds the dispatch and
+the fixers of the core rules; the fixers of Checkov-only rules are in :mod:`.terraform_checkov`, the helpers
+they share in :mod:`.terraform_kit`.
 
-Why one module past 500 lines: it is the whole Terraform dispatch table and its fixers (the text-editing
-primitives are already apart, in :mod:`.autofix_hcl`); splitting the table by cloud would scatter it.
+Why one module past 500 lines: it is the dispatch table and the core rules' fixers (the text-editing
+primitives are already apart, in :mod:`.hcl_text`); splitting the core fixers by cloud would scatter them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from security_verifiers.engines.configs import ConfigParseError, TFBlock
 from security_verifiers.engines.findings import Finding
@@ -24,6 +25,17 @@ from security_verifiers.envs.config_audit.autofix.common import (
     slug,
 )
 from security_verifiers.envs.config_audit.autofix.hcl_text import HclText, Span, scan
+from security_verifiers.envs.config_audit.autofix.terraform_checkov import CHECKOV_FIXERS
+from security_verifiers.envs.config_audit.autofix.terraform_kit import (
+    TFFixer,
+    append_companion,
+    both,
+    companions,
+    relink,
+    set_attrs,
+    set_if_present,
+    set_present_or,
+)
 
 INTERNAL_CIDR = "10.0.0.0/8"
 INTERNAL_CIDR_V6 = "fd00::/8"
@@ -35,76 +47,7 @@ PRIVATE_MEMBER = "group:security@example.com"
 ADMIN_PORTS = (22, 3389)
 OPEN_CIDRS = (r'"0\.0\.0\.0/0"', r'"::/0"')
 
-TFFixer = Callable[[HclText, TFBlock | None, Finding], bool]
-
-
-def _set(*pairs: tuple[str, str]) -> TFFixer:
-    """A fixer that sets top-level attributes of the flagged block."""
-    def fix(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
-        if block is None:
-            return False
-        changed = False
-        for key, value in pairs:
-            current = hcl.block(block.address)
-            assert current is not None
-            changed = hcl.set_attr(hcl.body(current), key, value) or changed
-        return changed
-    fix.__doc__ = "Set " + ", ".join(f"{k} = {v}" for k, v in pairs) + "."
-    return fix
-
-
-def _set_if_present(key: str, value: str) -> TFFixer:
-    """Set a legacy attribute only where the file already uses it (adding it would clash with newer providers)."""
-    def fix(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
-        return block is not None and key in block.attributes and hcl.set_attr(hcl.body(block), key, value)
-    return fix
-
-
-def _set_present_or(keys: tuple[str, ...], value: str) -> TFFixer:
-    """Set every one of ``keys`` (an argument and its older name) the block uses; none used: the first.
-
-    Why not always the first: both names in one block is a conflict for the provider."""
-    def fix(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
-        if block is None:
-            return False
-        present = [k for k in keys if k in block.attributes] or [keys[0]]
-        return _set(*[(k, value) for k in present])(hcl, block, finding)
-    return fix
-
-
-def _both(*fixers: TFFixer) -> TFFixer:
-    def fix(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
-        changed = False
-        for fixer in fixers:
-            changed = fixer(hcl, hcl.block(block.address) if block else None, finding) or changed
-        return changed
-    return fix
-
-
 # --- S3 ----------------------------------------------------------------------------------------------------
-
-
-def _companions(hcl: HclText, bucket: TFBlock, type_: str) -> list[TFBlock]:
-    """Blocks of ``type_`` that apply to ``bucket``: by reference (``aws_s3_bucket.NAME.id`` / ``.bucket``) or
-    by the bucket's literal name, as the rules match them."""
-    ref = re.compile(rf"^\$\{{{re.escape(bucket.address)}(\[[^\]]*\])?\.(id|bucket)\}}$")
-    name = bucket.attributes.get("bucket")
-    return [b for b in hcl.blocks() if b.type == type_ and (
-        ref.match(str(b.attributes.get("bucket", ""))) or (isinstance(name, str) and "${" not in name
-                                                            and b.attributes.get("bucket") == name))]
-
-
-def _free_name(hcl: HclText, type_: str, wanted: str) -> str:
-    taken = {b.name for b in hcl.blocks() if b.type == type_}
-    name, n = wanted, 2
-    while name in taken:
-        name, n = f"{wanted}_{n}", n + 1
-    return name
-
-
-def _append_companion(hcl: HclText, bucket: TFBlock, type_: str, body: str) -> None:
-    name = _free_name(hcl, type_, bucket.name)
-    hcl.append(f'resource "{type_}" "{name}" {{\n  bucket = {bucket.address}.id\n{body}}}\n')
 
 
 PUBLIC_CANNED_ACLS = frozenset({"public-read", "public-read-write", "authenticated-read"})
@@ -116,7 +59,7 @@ def fix_s3_public_acl(hcl: HclText, block: TFBlock | None, finding: Finding) -> 
     aws_s3_bucket_acl resources that apply to it (the rule reports those on their bucket)."""
     if block is None:
         return False
-    targets = [block] + (_companions(hcl, block, "aws_s3_bucket_acl") if block.type == "aws_s3_bucket" else [])
+    targets = [block] + (companions(hcl, block, "aws_s3_bucket_acl") if block.type == "aws_s3_bucket" else [])
     changed = False
     for target in targets:
         current = hcl.block(target.address)
@@ -151,27 +94,31 @@ def fix_s3_public_access_block(hcl: HclText, block: TFBlock | None, finding: Fin
     """All four flags true on the access block; a flagged bucket without one gets a companion block."""
     if block is None:
         return False
+    relinked = False
     if block.type == "aws_s3_bucket":
-        targets = _companions(hcl, block, "aws_s3_bucket_public_access_block")
+        targets = companions(hcl, block, "aws_s3_bucket_public_access_block")
         if not targets:
-            _append_companion(hcl, block, "aws_s3_bucket_public_access_block",
+            append_companion(hcl, block, "aws_s3_bucket_public_access_block",
                               "".join(f"  {flag} = true\n" for flag in PUBLIC_ACCESS_FLAGS))
             return True
+        relinked = relink(hcl, block, "aws_s3_bucket_public_access_block")
     else:
         targets = [block]
-    set_flags = _set(*[(flag, "true") for flag in PUBLIC_ACCESS_FLAGS])
-    return any([set_flags(hcl, hcl.block(t.address), finding) for t in targets])
+    set_flags = set_attrs(*[(flag, "true") for flag in PUBLIC_ACCESS_FLAGS])
+    return any([set_flags(hcl, hcl.block(t.address), finding) for t in targets]) or relinked
 
 
 def fix_s3_encryption(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
     """Append an aws_s3_bucket_server_side_encryption_configuration (aws:kms) for the bucket."""
     if block is None or block.type != "aws_s3_bucket":
         return False
-    companions = _companions(hcl, block, "aws_s3_bucket_server_side_encryption_configuration")
-    if companions:  # present but with an algorithm Checkov does not accept
-        return any([hcl.sub(hcl.body(hcl.block(c.address)), r'(sse_algorithm\s*=\s*)"(?!aws:kms"|AES256")[^"]*"',
-                            r'\1"aws:kms"') for c in companions])  # type: ignore[arg-type]
-    _append_companion(hcl, block, "aws_s3_bucket_server_side_encryption_configuration",
+    configs = companions(hcl, block, "aws_s3_bucket_server_side_encryption_configuration")
+    if configs:  # present but with an algorithm Checkov does not accept, or linked by the bucket's literal name
+        relinked = relink(hcl, block, "aws_s3_bucket_server_side_encryption_configuration")
+        return any([hcl.sub(hcl.body(hcl.block(c.address)),  # type: ignore[arg-type]
+                            r'(sse_algorithm\s*=\s*)"(?!aws:kms"|AES256")[^"]*"', r'\1"aws:kms"')
+                    for c in configs]) or relinked
+    append_companion(hcl, block, "aws_s3_bucket_server_side_encryption_configuration",
                       '\n  rule {\n    apply_server_side_encryption_by_default {\n      sse_algorithm = "aws:kms"\n'
                       "    }\n  }\n")
     return True
@@ -188,10 +135,12 @@ def fix_s3_versioning(hcl: HclText, block: TFBlock | None, finding: Finding) -> 
     inline = hcl.sub_blocks(hcl.body(block), "versioning")
     if inline:
         return any([hcl.sub(s, r"(\benabled\s*=\s*)false\b", r"\1true") for s in inline])
-    companions = _companions(hcl, block, "aws_s3_bucket_versioning")
-    if companions:
-        return any([_set_versioning_status(hcl, hcl.block(c.address)) for c in companions])  # type: ignore[arg-type]
-    _append_companion(hcl, block, "aws_s3_bucket_versioning",
+    versionings = companions(hcl, block, "aws_s3_bucket_versioning")
+    if versionings:
+        relinked = relink(hcl, block, "aws_s3_bucket_versioning")
+        return any([_set_versioning_status(hcl, hcl.block(c.address))  # type: ignore[arg-type]
+                    for c in versionings]) or relinked
+    append_companion(hcl, block, "aws_s3_bucket_versioning",
                       '\n  versioning_configuration {\n    status = "Enabled"\n  }\n')
     return True
 
@@ -213,7 +162,7 @@ def fix_s3_logging(hcl: HclText, block: TFBlock | None, finding: Finding) -> boo
     """Append an aws_s3_bucket_logging that logs the bucket into itself under ``logs/``."""
     if block is None or block.type != "aws_s3_bucket":
         return False
-    _append_companion(hcl, block, "aws_s3_bucket_logging",
+    append_companion(hcl, block, "aws_s3_bucket_logging",
                       f"  target_bucket = {block.address}.id\n" + '  target_prefix = "logs/"\n')
     return True
 
@@ -262,7 +211,7 @@ def fix_gcp_firewall(hcl: HclText, block: TFBlock | None, finding: Finding) -> b
     return block is not None and _narrow_cidrs(hcl, hcl.body(block))
 
 
-def _azure_ports_cover_admin(text: str) -> bool:
+def _azure_ports_cover(text: str, ports: tuple[int, ...] = ADMIN_PORTS) -> bool:
     match = re.search(r"\bdestination_port_ranges?\s*=\s*(.*)", text)
     if not match:
         return True
@@ -270,7 +219,7 @@ def _azure_ports_cover_admin(text: str) -> bool:
         low, _, high = token.partition("-")
         if token.strip() in ("*", "Any"):
             return True
-        if low.isdigit() and any(int(low) <= p <= int(high if high.isdigit() else low) for p in ADMIN_PORTS):
+        if low.isdigit() and any(int(low) <= p <= int(high if high.isdigit() else low) for p in ports):
             return True
     return False
 
@@ -289,8 +238,12 @@ def _narrow_azure_source(hcl: HclText, span: Span) -> bool:
 
 def fix_azure_nsg(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
     """source_address_prefix * / Internet / 0.0.0.0/0 -> "VirtualNetwork" on the rules reaching 22 or 3389."""
-    if block is None:
-        return False
+    return block is not None and narrow_azure_rules(hcl, block, ADMIN_PORTS)
+
+
+def narrow_azure_rules(hcl: HclText, block: TFBlock, ports: tuple[int, ...]) -> bool:
+    """The inbound Allow rules of an NSG (or the rule resource) that reach one of ``ports`` from the internet take
+    the virtual network as their source."""
     body = hcl.body(block)
     rules = hcl.sub_blocks(body, "security_rule")
     if not rules:
@@ -299,7 +252,7 @@ def fix_azure_nsg(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool
     for span in rules:
         text = "".join(hcl.lines[span.lo:span.hi])
         if re.search(r'(?i)direction\s*=\s*"Outbound"|access\s*=\s*"Deny"', text) or \
-                not _azure_ports_cover_admin(text):
+                not _azure_ports_cover(text, ports):
             continue  # narrowing a Deny rule would weaken it
         changed = _narrow_azure_source(hcl, span) or changed
     return changed
@@ -379,6 +332,40 @@ def fix_iam_wildcard(hcl: HclText, block: TFBlock | None, finding: Finding) -> b
         return True
     return any([_narrow_iam(hcl, hcl.block(d.address))  # type: ignore[arg-type]
                 for d in _referenced(hcl, block, "aws_iam_policy_document")])
+
+
+#: What a grant of every IAM action becomes: reading roles (a placeholder for the actions really needed).
+NARROW_IAM_ACTION = "iam:GetRole"
+
+
+def _drop_iam_star(hcl: HclText, block: TFBlock) -> bool:
+    """``iam:*`` leaves the action lists of the block (a list holding nothing else gets :data:`NARROW_IAM_ACTION`)."""
+    lo, hi = block.start_line - 1, block.end_line
+    old = "".join(hcl.lines[lo:hi])
+    new = re.sub(r'\[\s*"iam:\*"\s*\]', f'["{NARROW_IAM_ACTION}"]', old)
+    new = re.sub(r'"iam:\*"\s*,\s*|,\s*"iam:\*"', "", new)
+    new = re.sub(r'("?Action"?\s*[=:]\s*)"iam:\*"', rf'\1"{NARROW_IAM_ACTION}"', new)
+    if new == old:
+        return False
+    hcl.replace_lines(lo, hi, new.splitlines(keepends=True))
+    return True
+
+
+def fix_iam_full_access(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
+    """No grant of every IAM action: ``iam:*`` is dropped and ``*`` narrowed (as for a wildcard policy), in the
+    block's policy or in the policy documents it references."""
+    if block is None:
+        return False
+    targets = [block] + _referenced(hcl, block, "aws_iam_policy_document")
+    changed = False
+    for target in targets:
+        current = hcl.block(target.address)
+        assert current is not None
+        changed = _drop_iam_star(hcl, current) or changed
+        current = hcl.block(target.address)
+        assert current is not None
+        changed = _narrow_iam(hcl, current) or changed
+    return changed
 
 
 def fix_gcp_bucket_public(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
@@ -490,29 +477,36 @@ TF_FIXERS: dict[str, TFFixer] = {
     "tf-aws-s3-logging-off": fix_s3_logging,
     "tf-aws-sg-open-admin-port": fix_sg_open_admin_port,
     "tf-aws-iam-wildcard-policy": fix_iam_wildcard,
-    "tf-aws-rds-unencrypted": _set(("storage_encrypted", "true")),
-    "tf-aws-rds-public": _set(("publicly_accessible", "false")),
-    "tf-aws-ebs-unencrypted": _set(("encrypted", "true")),
-    "tf-aws-kms-rotation-off": _set(("enable_key_rotation", "true")),
-    "tf-aws-cloudtrail-validation-off": _set(("enable_log_file_validation", "true")),
+    "tf-aws-rds-unencrypted": set_attrs(("storage_encrypted", "true")),
+    "tf-aws-rds-public": set_attrs(("publicly_accessible", "false")),
+    "tf-aws-ebs-unencrypted": set_attrs(("encrypted", "true")),
+    "tf-aws-kms-rotation-off": set_attrs(("enable_key_rotation", "true")),
+    "tf-aws-cloudtrail-validation-off": set_attrs(("enable_log_file_validation", "true")),
     "tf-gcp-bucket-public": fix_gcp_bucket_public,
-    "tf-gcp-bucket-uniform-access-off": _set(("uniform_bucket_level_access", "true")),
+    "tf-gcp-bucket-uniform-access-off": set_attrs(("uniform_bucket_level_access", "true")),
     "tf-gcp-firewall-open-admin-port": fix_gcp_firewall,
     "tf-gcp-sql-public": fix_gcp_sql_public,
-    "tf-gcp-kms-rotation-off": _set(("rotation_period", '"7776000s"')),
+    "tf-gcp-kms-rotation-off": set_attrs(("rotation_period", '"7776000s"')),
     # Checkov maps CKV_AZURE_190 (allow_nested_items_to_be_public) and CKV_AZURE_59 (public_network_access_enabled)
     # onto this rule: both must be false, whatever the older allow_blob_public_access says.
-    "tf-azure-storage-public-access": _both(_set(("allow_nested_items_to_be_public", "false"),
+    "tf-azure-storage-public-access": both(set_attrs(("allow_nested_items_to_be_public", "false"),
                                                  ("public_network_access_enabled", "false")),
-                                            _set_if_present("allow_blob_public_access", "false")),
-    "tf-azure-storage-https-off": _set_present_or(("https_traffic_only_enabled", "enable_https_traffic_only"), "true"),
-    "tf-azure-storage-old-tls": _set(("min_tls_version", '"TLS1_2"')),
+                                            set_if_present("allow_blob_public_access", "false")),
+    "tf-azure-storage-https-off": set_present_or(("https_traffic_only_enabled", "enable_https_traffic_only"), "true"),
+    "tf-azure-storage-old-tls": set_attrs(("min_tls_version", '"TLS1_2"')),
     "tf-azure-nsg-open-admin-port": fix_azure_nsg,
-    "tf-azure-sql-public": _set(("public_network_access_enabled", "false")),
-    "tf-azure-keyvault-no-purge-protection": _set(("purge_protection_enabled", "true")),
+    "tf-azure-sql-public": set_attrs(("public_network_access_enabled", "false")),
+    "tf-azure-keyvault-no-purge-protection": set_attrs(("purge_protection_enabled", "true")),
     "tf-hardcoded-password": fix_literal_secret,
     "cfg-hardcoded-private-key": fix_literal_secret,
     "cfg-hardcoded-aws-key": fix_literal_secret,
+    "tf-aws-iam-policy-full-iam-access": fix_iam_full_access,
+    # Checkov's IAM analysis of a wildcard policy (what "*" on "*" also is): narrowing the wildcards fixes them.
+    **{rule: fix_iam_wildcard for rule in (
+        "tf-aws-iam-credentials-exposure", "tf-aws-iam-data-exfiltration",
+        "tf-aws-iam-permissions-management", "tf-aws-iam-privilege-escalation", "tf-aws-iam-write-unconstrained",
+        "tf-aws-iam-star-resource")},
+    **CHECKOV_FIXERS,
 }
 FILE_LEVEL_RULES = frozenset({"tf-hardcoded-password", "cfg-hardcoded-private-key", "cfg-hardcoded-aws-key"})
 

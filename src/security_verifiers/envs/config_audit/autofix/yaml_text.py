@@ -116,6 +116,46 @@ def pop_key(node: dict[str, Any], key: str) -> bool:
 
 
 
+#: Where a Secret is mounted as files: ``<SECRETS_DIR>/<secret>/<key>``.
+SECRETS_DIR = "/var/run/secrets"
+
+
+def mount_secret(spec: dict[str, Any], container: dict[str, Any], secret: str) -> str:
+    """Mount the Secret ``secret`` read-only into ``container`` (a volume of the pod spec, reused when one already
+    holds it); the directory where its keys appear as files.
+
+    A file is what the remediations ask for instead of an environment variable: it is not inherited by child
+    processes, not printed with the environment, and follows the Secret when it rotates."""
+    volumes = spec.get("volumes")
+    if not isinstance(volumes, list):
+        volumes = spec["volumes"] = []
+    volume = next((v for v in volumes if isinstance(v, dict) and isinstance(v.get("secret"), dict)
+                   and v["secret"].get("secretName") == secret), None)
+    if volume is None:
+        taken = {v.get("name") for v in volumes if isinstance(v, dict)}
+        name = base = f"secret-{secret}"[:63].rstrip("-")
+        suffix = 2
+        while name in taken:
+            name = f"{base[:60].rstrip('-')}-{suffix}"
+            suffix += 1
+        volume = {"name": name, "secret": {"secretName": secret}}
+        volumes.append(volume)
+    mounts = container.get("volumeMounts")
+    if not isinstance(mounts, list):
+        mounts = container["volumeMounts"] = []
+    existing = next((m for m in mounts if isinstance(m, dict) and m.get("name") == volume["name"]), None)
+    if existing is not None:
+        return str(existing.get("mountPath"))
+    taken_paths = {m.get("mountPath") for m in mounts if isinstance(m, dict)}
+    path = base_path = f"{SECRETS_DIR}/{secret}"
+    suffix = 2
+    while path in taken_paths:
+        path = f"{base_path}-{suffix}"
+        suffix += 1
+    mounts.append({"name": volume["name"], "mountPath": path, "readOnly": True})
+    return path
+
+
 def any_changed(changes: list[bool]) -> bool:
     """``any`` over an already-evaluated list: every fix in it must run, not just the first that changes."""
     return any(changes)

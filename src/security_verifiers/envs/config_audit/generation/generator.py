@@ -1,8 +1,9 @@
 """Deterministic generator of E2 (config-audit) items: one Kubernetes manifest or Terraform file to audit.
 
 Each item starts from a *secure base* (``templates_k8s`` / ``templates_tf``: realistic multi-resource
-files that no engine flags) and applies 0-4 *mutation operators* (``mutations``), each injecting one
-known misconfiguration into one resource. The item's target holds:
+files that no engine flags) and applies *mutation operators* (``mutations``), each injecting one known
+misconfiguration into one resource (with what that edit necessarily violates besides), until the item holds
+0-4 injected (rule, resource) pairs. The item's target holds:
 
 * ``findings``: what the oracle (Rego + mapped Checkov + semgrep) reports on the text, the truth the
   scorer uses;
@@ -40,7 +41,7 @@ from security_verifiers.envs.config_audit.generation.mutations import candidates
 from security_verifiers.envs.config_audit.generation.templates_k8s import K8S_TEMPLATES
 from security_verifiers.envs.config_audit.generation.templates_tf import TF_CLOUDS, TF_TEMPLATES
 
-GENERATOR_VERSION = "1.0.0"
+GENERATOR_VERSION = "2.0.0"
 SPLITS = ("train", "dev", "test")
 FILENAMES = {"kubernetes": "manifest.yaml", "terraform": "main.tf"}
 CLOUDS = ("aws", "gcp", "azure")
@@ -270,7 +271,8 @@ def generate(split: str, n: int, seed: int, oracle: Any | None = None) -> list[I
 
 def operator_showcase(seed: int = 0, oracle: Any | None = None) -> list[Item]:
     """One item per (platform, rule): each operator applied alone to the first base (in a seeded order of
-    templates) where it is meaningful. It proves that every operator is detected, precisely, by the oracle."""
+    templates) where it is meaningful, labelled with every pair it injects (its rule, ``also``, spillover). It
+    proves that every operator is detected, precisely, by the oracle."""
     rng = random.Random(int.from_bytes(hashlib.sha256(f"showcase:{seed}".encode()).digest()[:8], "big"))
     drafts = []
     for platform in FILENAMES:
@@ -289,5 +291,5 @@ def operator_showcase(seed: int = 0, oracle: Any | None = None) -> list[Item]:
             op.apply(base, resource, rng)
             cloud = None if platform == "kubernetes" else base.cloud
             drafts.append(Draft("showcase", platform, base.template, cloud, base.render(), fixed,
-                                ((rule_id, resource),)))
+                                tuple(op.injected(base, resource))))
     return _checked(label(drafts, oracle), oracle)

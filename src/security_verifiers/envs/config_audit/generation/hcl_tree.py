@@ -28,6 +28,15 @@ def ref(text: str) -> Raw:
     return Raw(text)
 
 
+@dataclass(frozen=True)
+class Call:
+    """A function call over one structured argument, rendered like any value: ``jsonencode({ ... })`` (an inline
+    IAM policy whose objects and lists the mutation operators can still edit)."""
+
+    name: str
+    arg: Any
+
+
 @dataclass
 class Block:
     """``type "label" ... { body }``; ``body`` holds ``(key, value)`` attributes and nested blocks, in order."""
@@ -115,6 +124,12 @@ def _key(key: str) -> str:
 
 
 def _render_value(value: Any, depth: int) -> str:
+    if isinstance(value, Call):
+        return f"{value.name}({_render_value(value.arg, depth)})"
+    if isinstance(value, list | tuple) and any(isinstance(v, dict | list | tuple | Call) for v in value):
+        pad = INDENT * (depth + 1)
+        inner = "".join(f"{pad}{_render_value(v, depth + 1)},\n" for v in value)
+        return "[\n" + inner + INDENT * depth + "]"
     if isinstance(value, dict):
         if not value:
             return "{}"

@@ -25,7 +25,9 @@ class Operator:
     violated); ``apply(base, resource, rng)`` edits the base in place so that the oracle reports
     ``(rule_id, resource)`` and nothing else new. ``also``: rules that the same edit necessarily violates on
     the same resource (removing a bucket's encryption also removes its customer-managed key); they are
-    injected, labelled and self-checked with it.
+    injected, labelled and self-checked with it. ``spillover(base, resource)``: the (rule, resource) pairs on
+    *other* resources that the edit necessarily violates, read from the edited base (deleting a namespace's
+    NetworkPolicies leaves each of its pods unselected by any policy); injected and labelled the same way.
     """
 
     rule_id: str
@@ -33,11 +35,19 @@ class Operator:
     targets: Callable[[Base], list[str]]
     apply: Callable[[Base, str, random.Random], None]
     also: tuple[str, ...] = ()
+    spillover: Callable[[Base, str], list[tuple[str, str]]] | None = None
 
     @property
     def rules(self) -> tuple[str, ...]:
-        """Every rule the operator injects: its own first."""
+        """Every rule the operator injects on its own resource: its own first."""
         return (self.rule_id, *self.also)
+
+    def injected(self, base: Base, resource: str) -> list[tuple[str, str]]:
+        """The (rule, resource) pairs the operator injected into ``base`` (call it right after :attr:`apply`)."""
+        pairs = {(rule, resource) for rule in self.rules}
+        if self.spillover is not None:
+            pairs.update(self.spillover(base, resource))
+        return sorted(pairs)
 
 
 _BASE32 = string.ascii_uppercase + "234567"

@@ -46,11 +46,12 @@ def operators(platform: str) -> dict[str, Operator]:
 
 
 def missing_operators() -> list[str]:
-    """``platform:rule`` for every core rule (implemented by our own engines) that has no operator on one of its
-    platforms (should be none). Rules that Checkov alone implements need no operator: the generator covers a
-    chosen part of them (:func:`injectable_rules`)."""
+    """``platform:rule`` for every core rule (implemented by our own engines) that has no operator on a platform
+    where its engine implements it (should be none). Rules that Checkov alone implements, and the platforms a
+    core rule reaches only through mapped Checkov checks, need no operator: the generator covers a chosen part of
+    them (:func:`injectable_rules`)."""
     return [f"{p}:{rule.id}" for rule in catalog().values() if rule.engine != "checkov"
-            for p in rule.platforms if rule.id not in operators(p)]
+            for p in rule.native_platforms if rule.id not in operators(p)]
 
 
 def injectable_rules(platform: str) -> set[str]:
@@ -90,28 +91,39 @@ def candidates(base: Base, exclude: set[str] | frozenset[str] = frozenset()) -> 
 
 
 def mutate(base: Base, k: int, rng: random.Random, usage: Counter[str] | None = None) -> list[dict[str, str]]:
-    """Break ``base`` in place with up to ``k`` operators of distinct rules; returns the injected
-    ``{"rule_id", "resource"}`` sorted (fewer than ``k`` only if the base offers fewer rules).
+    """Break ``base`` in place with operators of distinct rules until ``k`` (rule, resource) pairs are injected;
+    returns the injected ``{"rule_id", "resource"}`` sorted (fewer than ``k`` only if the base offers no more).
 
-    An operator whose edit also violates other rules (``Operator.also``) adds those pairs too.
+    ``k`` counts pairs, not operators: an operator whose edit also violates other rules (``Operator.also``, and
+    ``Operator.spillover`` on other resources) brings those pairs too, so it is tried on a copy first and taken
+    only if its new pairs fit in what is left of ``k`` (then applied to ``base`` with the same random stream).
     ``usage`` counts how often each rule was injected so far in the dataset being built (updated here):
     a rule's weight is divided by ``(1 + usage)**2``, which spreads a dataset over all rules instead of
-    letting the rules that apply everywhere crowd out the rest."""
-    applied: list[dict[str, str]] = []
+    letting the rules that apply everywhere crowd out the rest; it is multiplied by the number of rules the
+    operator injects on its resource, because such an operator fits in fewer items (those with room left)."""
+    injected: set[tuple[str, str]] = set()
     used: set[str] = set()
+    too_big: set[str] = set()  # rules whose pairs did not fit in what was left of k
     counts: Counter[str] = usage if usage is not None else Counter()
-    for _ in range(k):
-        options = candidates(base, used)
+    while len(injected) < k:
+        options = candidates(base, used | too_big)
         if not options:
             break
         rules = sorted(options)
-        weights = [rule_weight(base.platform, r) / (1 + counts[r]) ** 2 for r in rules]
+        weights = [rule_weight(base.platform, r) * len(operators(base.platform)[r].rules) / (1 + counts[r]) ** 2
+                   for r in rules]
         rule_id = rng.choices(rules, weights)[0]
         resource = rng.choice(options[rule_id])
         operator = operators(base.platform)[rule_id]
-        operator.apply(base, resource, rng)
-        applied.extend({"rule_id": rule, "resource": resource} for rule in operator.rules)
-        used.update(operator.rules)
+        stream = rng.getrandbits(64)
+        trial = base.copy()
+        operator.apply(trial, resource, random.Random(stream))
+        pairs = set(operator.injected(trial, resource))
+        if len(injected | pairs) > k:
+            too_big.add(rule_id)
+            continue
+        operator.apply(base, resource, random.Random(stream))
+        injected |= pairs
+        used.update(rule for rule, _ in pairs)
         counts[rule_id] += 1
-    unique = {(m["rule_id"], m["resource"]): m for m in applied}
-    return [unique[key] for key in sorted(unique)]
+    return [{"rule_id": rule, "resource": where} for rule, where in sorted(injected)]

@@ -1,23 +1,31 @@
-"""Mutation operators for Kubernetes bases: one per catalog rule, each injecting one misconfiguration.
+"""Mutation operators for Kubernetes bases: one per rule, each injecting one misconfiguration.
 
 Every operator is *precise*: it changes exactly the field its rule is about, in a way that both the Rego
-library and any mapped Checkov check agree on, and it keeps the manifest valid under the strict schema.
-Where two rules share a field (``capabilities.add`` vs ``capabilities.drop``) the operators edit
-disjoint keys so they can be combined in one item. Some choices exist only to stay precise:
+library and any mapped Checkov check agree on, and it keeps the manifest valid under the strict schema. What
+the same edit necessarily violates besides is declared (``also`` on the same resource, ``spillover`` on
+others), and :mod:`.mutations_k8s_graph` predicts what Checkov's graph checks add on other objects. Where two
+rules share a field (``capabilities.add`` vs ``capabilities.drop``) the operators edit disjoint keys so they
+can be combined in one item. Some choices exist only to stay precise:
 
 * wildcard *resources* go into a rule other than the first, because Checkov's CKV_K8S_49 (mapped to the
   wildcard-*verbs* rule) looks at the first rule's resources too and would add a second finding;
 * the AWS key is planted in an env var or ConfigMap key whose *name* is not secret-like, so it does not
-  also trigger the secret-in-env / secret-in-ConfigMap rules.
+  also trigger the secret-in-env / secret-in-ConfigMap rules;
+* bases pin every image by digest, which also satisfies the latest-tag and pull-policy checks: unpinning an
+  image therefore also drops its digest (``also``: ``k8s-image-not-pinned-by-digest``);
+* an operator that edits a security context requires one to exist (creating one would silence
+  CKV_K8S_29, a missing pod securityContext, injected by another operator of the same item).
+
+The core rules' operators live here; the operators of rules that Checkov alone implements are in
+:mod:`.mutations_k8s_checkov`.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from security_verifiers.engines.configs import POD_SPEC_PATHS
 from security_verifiers.envs.config_audit.generation.mutation_kit import (
     Operator,
     fake_aws_key_id,
@@ -26,9 +34,33 @@ from security_verifiers.envs.config_audit.generation.mutation_kit import (
     fake_pem,
     fake_token,
 )
+from security_verifiers.envs.config_audit.generation.mutations_k8s_checkov import (
+    DIGEST,
+    checkov_operators,
+    drop_secret_mount,
+    rbac_spillover,
+    secret_mounts,
+    strip_digest,
+)
+from security_verifiers.envs.config_audit.generation.mutations_k8s_graph import (
+    bound_roles,
+    graph_rule_hits,
+    networkpolicy_spillover,
+)
+from security_verifiers.envs.config_audit.generation.mutations_k8s_kit import (
+    ContainerEdit,
+    ContainerPred,
+    Doc,
+    container_op,
+    containers,
+    doc_op,
+    either,
+    pod_op,
+    sc,
+    workloads,
+)
 from security_verifiers.envs.config_audit.generation.templates_k8s import K8sBase
 
-Doc = dict[str, Any]
 DANGEROUS_CAPS = ("SYS_ADMIN", "NET_ADMIN", "SYS_PTRACE", "SYS_MODULE", "NET_RAW", "DAC_READ_SEARCH", "ALL")
 SECRET_ENV_NAMES = ("DB_PASSWORD", "API_TOKEN", "STRIPE_API_KEY", "JWT_SECRET", "SMTP_PASSWD", "GITHUB_TOKEN",
                     "REDIS_PASSWORD", "SENTRY_APIKEY", "OAUTH_CLIENT_SECRET", "ADMIN_PASSWORD", "SLACK_TOKEN")
@@ -39,163 +71,79 @@ AWS_KEY_ENV_NAMES = ("AWS_KEY_ID", "S3_KEY_ID", "UPLOADER_AWS_ID", "BACKUP_AWS_K
 PEM_CM_KEYS = ("tls.key", "server.pem", "signing.pem", "client-key.pem", "jwt-signing.key")
 HOST_PATHS = (("/var/log", "Directory"), ("/var/run/docker.sock", "Socket"), ("/etc", "Directory"),
               ("/proc", "Directory"), ("/var/lib/kubelet", "Directory"), ("/", "Directory"))
-
-
-# --------------------------------------------------------------------------------------------------
-# Navigation
-# --------------------------------------------------------------------------------------------------
-def resource_of(doc: Doc) -> str:
-    return f"{doc['kind']}/{doc['metadata']['name']}"
-
-
-def find(base: K8sBase, resource: str) -> Doc:
-    for doc in base.docs:
-        if resource_of(doc) == resource:
-            return doc
-    raise KeyError(resource)
-
-
-def pod_spec(doc: Doc) -> Doc | None:
-    path = POD_SPEC_PATHS.get(doc["kind"])
-    if path is None:
-        return None
-    node: Any = doc
-    for key in path:
-        node = node.get(key) if isinstance(node, dict) else None
-    return node if isinstance(node, dict) else None
-
-
-def workloads(base: K8sBase) -> Iterator[tuple[Doc, Doc]]:
-    for doc in base.docs:
-        spec = pod_spec(doc)
-        if spec is not None:
-            yield doc, spec
-
-
-def containers(spec: Doc, init: bool = True) -> list[Doc]:
-    keys = ("initContainers", "containers") if init else ("containers",)
-    return [c for key in keys for c in spec.get(key) or []]
-
-
-def _sc(c: Doc) -> Doc:
-    return c.setdefault("securityContext", {})
-
-
-# --------------------------------------------------------------------------------------------------
-# Operator factories
-# --------------------------------------------------------------------------------------------------
-ContainerPred = Callable[[Doc], bool]
-ContainerEdit = Callable[[Doc, Doc, random.Random], None]  # (container, pod spec, rng)
-
-
-def container_op(rule_id: str, eligible: ContainerPred, edit: ContainerEdit, init: bool = True,
-                 skip_kinds: tuple[str, ...] = ()) -> Operator:
-    """An operator that edits one eligible container of one workload."""
-
-    def targets(base: K8sBase) -> list[str]:
-        return [resource_of(d) for d, spec in workloads(base)
-                if d["kind"] not in skip_kinds and any(eligible(c) for c in containers(spec, init))]
-
-    def apply(base: K8sBase, resource: str, rng: random.Random) -> None:
-        spec = pod_spec(find(base, resource))
-        assert spec is not None
-        chosen = rng.choice([c for c in containers(spec, init) if eligible(c)])
-        edit(chosen, spec, rng)
-
-    return Operator(rule_id, "kubernetes", targets, apply)
-
-
-def pod_op(rule_id: str, eligible: Callable[[Doc], bool], edit: Callable[[Doc, random.Random], None]) -> Operator:
-    """An operator that edits the pod spec of one workload."""
-
-    def targets(base: K8sBase) -> list[str]:
-        return [resource_of(d) for d, spec in workloads(base) if eligible(spec)]
-
-    def apply(base: K8sBase, resource: str, rng: random.Random) -> None:
-        spec = pod_spec(find(base, resource))
-        assert spec is not None
-        edit(spec, rng)
-
-    return Operator(rule_id, "kubernetes", targets, apply)
-
-
-def doc_op(rule_id: str, eligible: Callable[[Doc], bool], edit: Callable[[Doc, random.Random], None]) -> Operator:
-    """An operator that edits one whole object (Service, Ingress, Role, binding, ConfigMap)."""
-
-    def targets(base: K8sBase) -> list[str]:
-        return [resource_of(d) for d in base.docs if eligible(d)]
-
-    def apply(base: K8sBase, resource: str, rng: random.Random) -> None:
-        edit(find(base, resource), rng)
-
-    return Operator(rule_id, "kubernetes", targets, apply)
+#: capabilities.drop lists that miss ALL but keep NET_RAW (so CKV_K8S_28 still passes).
+PARTIAL_DROPS = (["NET_RAW"], ["MKNOD", "NET_RAW"], ["NET_RAW", "SYS_CHROOT"])
 
 
 # --------------------------------------------------------------------------------------------------
 # Container security context
 # --------------------------------------------------------------------------------------------------
+def _has_sc(c: Doc) -> bool:
+    return isinstance(c.get("securityContext"), dict) and bool(c["securityContext"])
+
+
+def _pod_has_sc(spec: Doc) -> bool:
+    return isinstance(spec.get("securityContext"), dict) and bool(spec["securityContext"])
+
+
 def _privileged(c: Doc, spec: Doc, rng: random.Random) -> None:
-    _sc(c)["privileged"] = True
+    sc(c)["privileged"] = True
 
 
 def _escalation(c: Doc, spec: Doc, rng: random.Random) -> None:
     if rng.random() < 0.5:
-        _sc(c)["allowPrivilegeEscalation"] = True
+        sc(c)["allowPrivilegeEscalation"] = True
     else:
-        _sc(c).pop("allowPrivilegeEscalation", None)
-
-
-def _root_ok(c: Doc) -> bool:
-    sc = c.get("securityContext") or {}
-    return sc.get("runAsUser") != 0
+        sc(c).pop("allowPrivilegeEscalation", None)
 
 
 def _run_as_root(c: Doc, spec: Doc, rng: random.Random) -> None:
-    """Three realistic ways to end up as root: an explicit uid 0, or no non-root guarantee at all."""
-    variant = rng.randrange(3)
-    sc = _sc(c)
+    """Three realistic ways to end up as root: an explicit uid 0, or no non-root guarantee at all. Every one
+    also leaves the UID below 10000 (``k8s-low-uid``)."""
+    variant = rng.randrange(3) if _pod_has_sc(spec) else 0
     if variant == 0:  # the container asks for uid 0
-        sc.pop("runAsNonRoot", None)
-        sc["runAsUser"] = 0
-    elif variant == 1:  # the whole pod runs as root
-        pod = spec.setdefault("securityContext", {})
+        sc(c).pop("runAsNonRoot", None)
+        sc(c)["runAsUser"] = 0
+        return
+    pod = sc(spec)
+    if variant == 1:  # the whole pod runs as root
         pod.pop("runAsNonRoot", None)
         pod["runAsUser"] = 0
-        for other in containers(spec):
-            _sc(other).pop("runAsNonRoot", None)
     else:  # nobody says "non-root" (the image's USER decides)
-        pod = spec.setdefault("securityContext", {})
         for key in ("runAsNonRoot", "runAsUser", "runAsGroup"):
             pod.pop(key, None)
-        for other in containers(spec):
-            _sc(other).pop("runAsNonRoot", None)
+    for other in containers(spec):
+        (other.get("securityContext") or {}).pop("runAsNonRoot", None)
+
+
+def _root_target(c: Doc) -> bool:
+    return _has_sc(c) and sc(c).get("runAsUser") != 0
 
 
 def _add_caps(c: Doc, spec: Doc, rng: random.Random) -> None:
-    caps = _sc(c).setdefault("capabilities", {})
+    caps = sc(c).setdefault("capabilities", {})
     added = rng.sample(DANGEROUS_CAPS, rng.choice((1, 1, 2)))
     caps["add"] = sorted(set(caps.get("add", [])) | set(added))
+
+
+def _adds_nothing(c: Doc) -> bool:
+    return _has_sc(c) and not (sc(c).get("capabilities") or {}).get("add")
 
 
 def _drops_all(c: Doc) -> bool:
     return "ALL" in ((c.get("securityContext") or {}).get("capabilities") or {}).get("drop", [])
 
 
-def _no_drop(c: Doc, spec: Doc, rng: random.Random) -> None:
-    caps = _sc(c)["capabilities"]
-    if rng.random() < 0.5:
-        caps["drop"] = rng.choice((["NET_RAW"], ["MKNOD", "NET_RAW"], ["SETUID", "SETGID"]))
-    else:
-        del caps["drop"]
-        if not caps:
-            del _sc(c)["capabilities"]
+def _partial_drop(c: Doc, spec: Doc, rng: random.Random) -> None:
+    """Drop a hand-picked list instead of ALL: NET_RAW stays in it (its own rule is k8s-net-raw-not-dropped)."""
+    sc(c)["capabilities"]["drop"] = list(rng.choice(PARTIAL_DROPS))
 
 
 def _writable_root(c: Doc, spec: Doc, rng: random.Random) -> None:
     if rng.random() < 0.5:
-        _sc(c)["readOnlyRootFilesystem"] = False
+        sc(c)["readOnlyRootFilesystem"] = False
     else:
-        _sc(c).pop("readOnlyRootFilesystem", None)
+        sc(c).pop("readOnlyRootFilesystem", None)
 
 
 def _sc_is(key: str, value: Any) -> ContainerPred:
@@ -222,12 +170,13 @@ def _drop_resource(part: str, kind: str) -> ContainerEdit:
 
 
 def _pinned(c: Doc) -> bool:
-    last = str(c.get("image", "")).rsplit("/", 1)[-1]
+    last = str(c.get("image", "")).split("@", 1)[0].rsplit("/", 1)[-1]
     return ":" in last and not last.endswith(":latest")
 
 
 def _unpin(c: Doc, spec: Doc, rng: random.Random) -> None:
-    image = c["image"]
+    """``latest`` or no tag at all; the digest goes too (a digest pins the image whatever the tag says)."""
+    image = strip_digest(c["image"])
     repo = image[: image.rfind(":")]
     c["image"] = repo + ":latest" if rng.random() < 0.5 else repo
 
@@ -244,15 +193,13 @@ def _remove(key: str) -> ContainerEdit:
 
 
 def _secret_env(c: Doc, spec: Doc, rng: random.Random) -> None:
-    """A literal credential: either a new variable, or a secretKeyRef replaced by its value."""
+    """A literal credential in env: either a Secret that was mounted as files now pasted into a variable, or a
+    new variable. (Variables that reference a Secret are left alone: they are another rule's finding.)"""
     env = c.setdefault("env", [])
-    refs = [e for e in env if "valueFrom" in e and "secretKeyRef" in e["valueFrom"]]
-    if refs and rng.random() < 0.5:
-        entry = rng.choice(refs)
-        del entry["valueFrom"]
-        entry["value"] = fake_password(rng)
-        return
     name = rng.choice(SECRET_ENV_NAMES)
+    mounted = secret_mounts(c, spec)
+    if mounted and rng.random() < 0.5:
+        drop_secret_mount(c, spec, rng.choice(mounted))
     value = fake_password(rng) if "PASS" in name else fake_token(rng, rng.choice(("", "sk_live_", "ghp_", "xoxb-")))
     env.insert(rng.randint(0, len(env)), {"name": name, "value": value})
 
@@ -311,11 +258,11 @@ def _seccomp_ok(spec: Doc) -> bool:
 
 
 def _seccomp(spec: Doc, rng: random.Random) -> None:
-    sc = spec["securityContext"]
+    pod = sc(spec)
     if rng.random() < 0.4:
-        sc["seccompProfile"] = {"type": "Unconfined"}
+        pod["seccompProfile"] = {"type": "Unconfined"}
     else:
-        del sc["seccompProfile"]
+        del pod["seccompProfile"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -325,16 +272,38 @@ def _is_role(doc: Doc) -> bool:
     return doc["kind"] in ("Role", "ClusterRole")
 
 
+#: API groups of the rules other operators add (RBAC, admission webhooks, certificates): a wildcard there would
+#: also grant bind/escalate/approve, other rules' findings.
+SENSITIVE_GROUPS = frozenset({"rbac.authorization.k8s.io", "admissionregistration.k8s.io", "certificates.k8s.io"})
+
+
+def _plain_rules(rules: list[Doc]) -> list[Doc]:
+    return [r for r in rules if not SENSITIVE_GROUPS & set(r.get("apiGroups") or [])]
+
+
 def _wild_verbs(doc: Doc, rng: random.Random) -> None:
-    rng.choice(doc["rules"])["verbs"] = ["*"]
+    rng.choice(_plain_rules(doc["rules"]))["verbs"] = ["*"]
 
 
 def _wild_resources(doc: Doc, rng: random.Random) -> None:
-    rng.choice(doc["rules"][1:])["resources"] = ["*"]
+    rng.choice(_plain_rules(doc["rules"][1:]))["resources"] = ["*"]
 
 
 def _cluster_admin(doc: Doc, rng: random.Random) -> None:
     doc["roleRef"] = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"}
+
+
+def _cluster_admin_op() -> Operator:
+    """Re-point a binding at cluster-admin; not a binding whose own role fails a graph check (re-pointing it
+    would silence that finding, injected by another operator)."""
+
+    def targets(base: K8sBase) -> list[str]:
+        return [f"{d['kind']}/{d['metadata']['name']}" for d in base.docs
+                if d["kind"] in ("RoleBinding", "ClusterRoleBinding") and d["roleRef"]["name"] != "cluster-admin"
+                and not any(graph_rule_hits(r) for r in bound_roles(base.docs, d))]
+
+    op = doc_op("k8s-cluster-admin-binding", lambda d: False, _cluster_admin)
+    return Operator(op.rule_id, "kubernetes", targets, op.apply)
 
 
 def _plain_service(doc: Doc) -> bool:
@@ -388,7 +357,8 @@ def _is_cm(doc: Doc) -> bool:
 
 
 def _missing_networkpolicy() -> Operator:
-    """Delete every NetworkPolicy of a declared namespace that runs workloads (the fix adds them back)."""
+    """Delete every NetworkPolicy of a declared namespace that runs workloads (the fix adds them back). Its pods
+    are then selected by no policy either (CKV2_K8S_6 on each workload: the spillover)."""
 
     def namespaces(base: K8sBase) -> list[str]:
         declared = {d["metadata"]["name"] for d in base.docs if d["kind"] == "Namespace"}
@@ -404,35 +374,28 @@ def _missing_networkpolicy() -> Operator:
         base.docs[:] = [d for d in base.docs if not (d["kind"] == "NetworkPolicy"
                                                      and d["metadata"].get("namespace") == ns)]
 
-    return Operator("k8s-missing-networkpolicy", "kubernetes", targets, apply)
+    return Operator("k8s-missing-networkpolicy", "kubernetes", targets, apply,
+                    spillover=lambda base, resource: networkpolicy_spillover(base.docs, resource))
 
 
-def _either(rule_id: str, *ops: Operator) -> Operator:
-    """One rule, several ways to break it (an env var or a ConfigMap key, say): pick among applicable ones."""
-
-    def targets(base: K8sBase) -> list[str]:
-        return sorted({t for op in ops for t in op.targets(base)})
-
-    def apply(base: K8sBase, resource: str, rng: random.Random) -> None:
-        usable = [op for op in ops if resource in op.targets(base)]
-        rng.choice(usable).apply(base, resource, rng)
-
-    return Operator(rule_id, "kubernetes", targets, apply)
+def _with_rbac_spillover(op: Operator) -> Operator:
+    """The operator, with the RoleBindings its role edit makes fail CKV2_K8S_1-5 as spillover."""
+    return Operator(op.rule_id, "kubernetes", op.targets, op.apply, op.also, rbac_spillover)
 
 
 _JOBS = ("Job", "CronJob")
 
 
-def kubernetes_operators() -> list[Operator]:
-    """Every Kubernetes operator, in catalog order."""
+def core_operators() -> list[Operator]:
+    """The operators of the core rules (Rego / semgrep), in catalog order."""
     always = lambda c: True  # noqa: E731 - a predicate for "any container"
     return [
         container_op("k8s-privileged-container", _sc_is("privileged", False), _privileged),
         container_op("k8s-privilege-escalation", _sc_is("allowPrivilegeEscalation", False), _escalation),
-        container_op("k8s-run-as-root", _root_ok, _run_as_root),
-        container_op("k8s-added-capabilities", lambda c: not (c.get("securityContext") or {}).get(
-            "capabilities", {}).get("add"), _add_caps),
-        container_op("k8s-capabilities-not-dropped", _drops_all, _no_drop),
+        container_op("k8s-run-as-root", _root_target, _run_as_root, also=("k8s-low-uid",),
+                     init=False),  # CKV_K8S_40 (k8s-low-uid) ignores init containers
+        container_op("k8s-added-capabilities", _adds_nothing, _add_caps, also=("k8s-any-capability-added",)),
+        container_op("k8s-capabilities-not-dropped", _drops_all, _partial_drop),
         pod_op("k8s-host-network", lambda s: not s.get("hostNetwork"), _set_pod("hostNetwork")),
         pod_op("k8s-host-pid", lambda s: not s.get("hostPID"), _set_pod("hostPID")),
         pod_op("k8s-host-ipc", lambda s: not s.get("hostIPC"), _set_pod("hostIPC")),
@@ -446,7 +409,7 @@ def kubernetes_operators() -> list[Operator]:
         container_op("k8s-missing-cpu-request", _has_resource("requests", "cpu"), _drop_resource("requests", "cpu")),
         container_op("k8s-missing-memory-request", _has_resource("requests", "memory"),
                      _drop_resource("requests", "memory")),
-        container_op("k8s-latest-image-tag", _pinned, _unpin),
+        container_op("k8s-latest-image-tag", _pinned, _unpin, also=(DIGEST,)),
         container_op("k8s-missing-liveness-probe", _has("livenessProbe"), _remove("livenessProbe"), init=False,
                      skip_kinds=_JOBS),
         container_op("k8s-missing-readiness-probe", _has("readinessProbe"), _remove("readinessProbe"), init=False,
@@ -456,17 +419,23 @@ def kubernetes_operators() -> list[Operator]:
         pod_op("k8s-default-service-account", lambda s: s.get("serviceAccountName") not in (None, "default"),
                _default_sa),
         pod_op("k8s-seccomp-not-set", _seccomp_ok, _seccomp),
-        doc_op("k8s-rbac-wildcard-verbs", _is_role, _wild_verbs),
-        doc_op("k8s-rbac-wildcard-resources", lambda d: _is_role(d) and len(d["rules"]) > 1, _wild_resources),
-        doc_op("k8s-cluster-admin-binding", lambda d: d["kind"] in ("RoleBinding", "ClusterRoleBinding")
-               and d["roleRef"]["name"] != "cluster-admin", _cluster_admin),
+        _with_rbac_spillover(doc_op("k8s-rbac-wildcard-verbs", lambda d: _is_role(d) and bool(
+            _plain_rules(d["rules"])), _wild_verbs)),
+        _with_rbac_spillover(doc_op("k8s-rbac-wildcard-resources", lambda d: _is_role(d) and bool(
+            _plain_rules(d["rules"][1:])), _wild_resources)),
+        _cluster_admin_op(),
         doc_op("k8s-nodeport-service", _plain_service, _nodeport),
         doc_op("k8s-loadbalancer-unrestricted", _lb_ok, _lb_open),
         doc_op("k8s-ingress-no-tls", lambda d: d["kind"] == "Ingress" and "tls" in d["spec"], _no_tls),
         _missing_networkpolicy(),
         doc_op("k8s-secret-in-configmap", _is_cm, _cm_secret),
-        _either("cfg-hardcoded-private-key", doc_op("cfg-hardcoded-private-key", _is_cm, _cm_pem),
-                container_op("cfg-hardcoded-private-key", always, _pem_env, init=False)),
-        _either("cfg-hardcoded-aws-key", doc_op("cfg-hardcoded-aws-key", _is_cm, _cm_aws),
-                container_op("cfg-hardcoded-aws-key", always, _aws_key_env, init=False)),
+        either("cfg-hardcoded-private-key", doc_op("cfg-hardcoded-private-key", _is_cm, _cm_pem),
+               container_op("cfg-hardcoded-private-key", always, _pem_env, init=False)),
+        either("cfg-hardcoded-aws-key", doc_op("cfg-hardcoded-aws-key", _is_cm, _cm_aws),
+               container_op("cfg-hardcoded-aws-key", always, _aws_key_env, init=False)),
     ]
+
+
+def kubernetes_operators() -> list[Operator]:
+    """Every Kubernetes operator: the core rules' first (catalog order), then the Checkov-backed ones."""
+    return [*core_operators(), *checkov_operators()]

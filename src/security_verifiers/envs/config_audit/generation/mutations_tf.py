@@ -1,10 +1,11 @@
-"""Mutation operators for Terraform bases: one per catalog rule, each injecting one misconfiguration.
+"""Mutation operators for Terraform bases: the core rules' operators, and the registry of all of them.
 
-Operators edit the :mod:`hcl` tree of a base: set or remove one attribute, replace a nested block's
-value, or delete one companion resource (the fix adds it back; a mutation never *adds* a resource, so
-the fixed file always holds every resource of the mutated one). The reported resource is the one the
-oracle names: S3 companion problems (ACL, missing encryption/versioning/logging companions) are
-reported on the bucket, a public-access-block flag on the public-access-block resource itself.
+Operators edit the :mod:`hcl_tree` tree of a base (see :mod:`mutations_tf_kit`): set or remove one attribute,
+replace a nested block's value, or delete one companion resource (the fix adds it back; a mutation never
+*adds* a resource, so the fixed file always holds every resource of the mutated one). The reported resource is
+the one the oracle names: S3 companion problems (ACL, missing encryption/versioning/logging companions) are
+reported on the bucket, a public-access-block flag on the public-access-block resource itself. The operators
+of rules that Checkov alone implements live in :mod:`mutations_tf_checkov`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from security_verifiers.envs.config_audit.generation.mutation_kit import (
     fake_password,
     fake_pem,
 )
+from security_verifiers.envs.config_audit.generation.mutations_tf_checkov import checkov_operators
+from security_verifiers.envs.config_audit.generation.mutations_tf_kit import attr_op, bool_op, op, sub
 from security_verifiers.envs.config_audit.generation.templates_tf import TFBase
 
 PAB_FLAGS = ("block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets")
@@ -26,37 +29,8 @@ WORLD = "0.0.0.0/0"
 
 
 def _op(rule_id: str, targets: Callable[[TFBase], list[str]],
-        apply: Callable[[TFBase, str, random.Random], None]) -> Operator:
-    return Operator(rule_id, "terraform", targets, apply)
-
-
-def attr_op(rule_id: str, rtype: str, eligible: Callable[[Block], bool],
-            edit: Callable[[Block, random.Random], None]) -> Operator:
-    """An operator that edits one resource of type ``rtype`` in place."""
-
-    def targets(base: TFBase) -> list[str]:
-        return [b.address for b in base.resources(rtype) if eligible(b)]
-
-    def apply(base: TFBase, address: str, rng: random.Random) -> None:
-        edit(base.find(address), rng)
-
-    return _op(rule_id, targets, apply)
-
-
-def bool_op(rule_id: str, rtype: str, key: str, bad: bool = False, removable: bool = True,
-            also_remove: tuple[str, ...] = ()) -> Operator:
-    """Flip ``key`` to ``bad`` (or delete it when the default is insecure too); ``also_remove`` drops
-    attributes that only make sense with the secure setting (a KMS key id on an unencrypted volume)."""
-
-    def edit(b: Block, rng: random.Random) -> None:
-        if removable and rng.random() < 0.4:
-            b.remove(key)
-        else:
-            b.set(key, bad)
-        for other in also_remove:
-            b.remove(other)
-
-    return attr_op(rule_id, rtype, lambda b: b.get(key) is (not bad), edit)
+        apply: Callable[[TFBase, str, random.Random], None], also: tuple[str, ...] = ()) -> Operator:
+    return op(rule_id, targets, apply, also)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -67,7 +41,8 @@ def _companion(base: TFBase, rtype: str, bucket: str) -> Block | None:
     return found[0] if found else None
 
 
-def s3_companion_op(rule_id: str, rtype: str, alt: Callable[[Block, random.Random], bool] | None = None) -> Operator:
+def s3_companion_op(rule_id: str, rtype: str, alt: Callable[[Block, random.Random], bool] | None = None,
+                    also: tuple[str, ...] = ()) -> Operator:
     """Delete the bucket's ``rtype`` companion (or, via ``alt``, disable it in place); reported on the bucket."""
 
     def targets(base: TFBase) -> list[str]:
@@ -80,7 +55,7 @@ def s3_companion_op(rule_id: str, rtype: str, alt: Callable[[Block, random.Rando
             return
         base.blocks.remove(companion)
 
-    return _op(rule_id, targets, apply)
+    return _op(rule_id, targets, apply, also)
 
 
 def _suspend_versioning(block: Block, rng: random.Random) -> bool:
@@ -107,8 +82,13 @@ def _public_acl() -> Operator:
     return _op("tf-aws-s3-public-acl", targets, apply)
 
 
+#: The flags whose loss the oracle reports on the access block alone (Checkov also reports a bucket whose block
+#: lets ACLs or policies be set: that is the "block removed" variant, reported on the bucket).
+PAB_BLOCK_ONLY_FLAGS = ("ignore_public_acls", "restrict_public_buckets")
+
+
 def _pab_flag(block: Block, rng: random.Random) -> None:
-    block.set(rng.choice(PAB_FLAGS), False)
+    block.set(rng.choice(PAB_BLOCK_ONLY_FLAGS), False)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -119,6 +99,7 @@ def _admin_ingress(b: Block) -> list[Block]:
 
 
 def _sg_open(b: Block, rng: random.Random) -> None:
+    """Open an admin rule to the world, or add a "temporary" world-open admin rule after the last ingress."""
     rules = _admin_ingress(b)
     if rules and rng.random() < 0.7:
         rng.choice(rules).set("cidr_blocks", [WORLD])
@@ -126,8 +107,9 @@ def _sg_open(b: Block, rng: random.Random) -> None:
     port = rng.choice((22, 3389))
     new = Block("ingress", (), [("description", "Temporary admin access"), ("from_port", port), ("to_port", port),
                                 ("protocol", "tcp"), ("cidr_blocks", [WORLD])])
-    index = max(i for i, e in enumerate(b.body) if isinstance(e, Block) and e.type == "ingress") + 1
-    b.body.insert(index, new)
+    nested = [i for i, e in enumerate(b.body) if isinstance(e, Block) and e.type in ("ingress", "egress")]
+    ingress = [i for i in nested if b.body[i].type == "ingress"]  # type: ignore[union-attr]
+    b.body.insert(max(ingress) + 1 if ingress else min(nested), new)
 
 
 def _fw_admin(b: Block) -> bool:
@@ -172,10 +154,17 @@ def _nsg_open(b: Block, rng: random.Random) -> None:
 
 
 def _sql_authorized_world(b: Block, rng: random.Random) -> None:
-    ipc = b.blocks("settings")[0].blocks("ip_configuration")[0]
-    net = ipc.blocks("authorized_networks")[0]
-    net.set("name", rng.choice(("anywhere", "all", "temp-debug", "office")))
-    net.set("value", WORLD)
+    """Give the private instance a public IP and authorise the whole internet to reach it."""
+    ipc = sub(b, "settings", "ip_configuration")
+    assert ipc is not None
+    ipc.set("ipv4_enabled", True)
+    ipc.body.append(Block("authorized_networks", (), [
+        ("name", rng.choice(("anywhere", "all", "temp-debug", "office"))), ("value", WORLD)]))
+
+
+def _sql_private(b: Block) -> bool:
+    ipc = sub(b, "settings", "ip_configuration")
+    return ipc is not None and ipc.get("ipv4_enabled") is False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -186,13 +175,24 @@ def _permission_docs(base: TFBase) -> list[str]:
             if all(s.has("resources") and not s.blocks("principals") for s in d.blocks("statement"))]
 
 
+#: The guard an engineer puts on an "admin" statement to feel safe about it: a region, MFA, the organisation.
+#: The statement still allows * on *, hence iam:* too; Checkov's IAM analysis (cloudsplaining) skips conditional
+#: statements, so the edit is the wildcard finding and the full-IAM-access one (a graph check) alone.
+ADMIN_GUARDS = (("StringEquals", "aws:RequestedRegion", "{region}"), ("Bool", "aws:MultiFactorAuthPresent", "true"),
+                ("StringEquals", "aws:PrincipalOrgID", "o-{org}"))
+
+
 def _iam_wildcard() -> Operator:
     def apply(base: TFBase, address: str, rng: random.Random) -> None:
         statement = rng.choice(base.find(address).blocks("statement"))
         statement.set("actions", ["*"])
         statement.set("resources", ["*"])
+        test, variable, value = rng.choice(ADMIN_GUARDS)
+        value = value.format(region=rng.choice(("eu-west-1", "us-east-1", "eu-central-1")),
+                             org="".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(10)))
+        statement.body.append(Block("condition", (), [("test", test), ("variable", variable), ("values", [value])]))
 
-    return _op("tf-aws-iam-wildcard-policy", _permission_docs, apply)
+    return _op("tf-aws-iam-wildcard-policy", _permission_docs, apply, also=("tf-aws-iam-policy-full-iam-access",))
 
 
 def _gcp_public_member(b: Block, rng: random.Random) -> None:
@@ -251,12 +251,12 @@ def _private_key() -> Operator:
 
 
 def _aws_key() -> Operator:
-    """An access key id in a Lambda's environment or in a secret's literal value."""
+    """An access key id in a secret's literal value (in a Lambda environment it is also the Lambda rule's
+    finding: that operator lives with the Checkov rules)."""
 
     def targets(base: TFBase) -> list[str]:
-        out = [b.address for b in base.resources("aws_lambda_function")]
-        out += [b.address for b in base.resources("google_secret_manager_secret_version")
-                if not isinstance(b.get("secret_data"), str)]
+        out = [b.address for b in base.resources("google_secret_manager_secret_version")
+               if not isinstance(b.get("secret_data"), str)]
         out += [b.address for b in base.resources("azurerm_key_vault_secret")
                 if getattr(b.get("value"), "text", "").startswith("var.")]
         return out
@@ -264,10 +264,7 @@ def _aws_key() -> Operator:
     def apply(base: TFBase, address: str, rng: random.Random) -> None:
         b = base.find(address)
         key = fake_aws_key_id(rng)
-        if b.rtype == "aws_lambda_function":
-            variables = b.blocks("environment")[0].get("variables")
-            variables[rng.choice(("UPLOAD_KEY_ID", "AWS_KEY_ID", "S3_KEY_ID", "PARTNER_KEY_ID"))] = key
-        elif b.rtype == "google_secret_manager_secret_version":
+        if b.rtype == "google_secret_manager_secret_version":
             b.set("secret_data", key)
         else:
             b.set("value", key)
@@ -276,25 +273,35 @@ def _aws_key() -> Operator:
 
 
 def terraform_operators() -> list[Operator]:
-    """Every Terraform operator, in catalog order."""
+    """Every Terraform operator: the core rules' in catalog order, then the Checkov rules'."""
+    return [*core_operators(), *checkov_operators()]
+
+
+def core_operators() -> list[Operator]:
+    """The operators of the core rules (implemented by our Rego and semgrep rules), in catalog order."""
     return [
         _public_acl(),
         _either_pab(),
-        s3_companion_op("tf-aws-s3-no-encryption", "aws_s3_bucket_server_side_encryption_configuration"),
+        s3_companion_op("tf-aws-s3-no-encryption", "aws_s3_bucket_server_side_encryption_configuration",
+                        also=("tf-aws-s3-not-kms-encrypted",)),
         s3_companion_op("tf-aws-s3-versioning-off", "aws_s3_bucket_versioning", _suspend_versioning),
         s3_companion_op("tf-aws-s3-logging-off", "aws_s3_bucket_logging"),
-        attr_op("tf-aws-sg-open-admin-port", "aws_security_group", lambda b: bool(_admin_ingress(b)), _sg_open),
+        attr_op("tf-aws-sg-open-admin-port", "aws_security_group",
+                lambda b: bool(b.blocks("ingress")) and all(WORLD not in r.get("cidr_blocks", [])
+                                                            for r in _admin_ingress(b)), _sg_open),
         _iam_wildcard(),
         bool_op("tf-aws-rds-unencrypted", "aws_db_instance", "storage_encrypted", also_remove=("kms_key_id",)),
         bool_op("tf-aws-rds-public", "aws_db_instance", "publicly_accessible", bad=True, removable=False),
-        bool_op("tf-aws-ebs-unencrypted", "aws_ebs_volume", "encrypted", also_remove=("kms_key_id",)),
+        bool_op("tf-aws-ebs-unencrypted", "aws_ebs_volume", "encrypted", also_remove=("kms_key_id",),
+                also=("tf-aws-ebs-no-cmk",)),
         bool_op("tf-aws-kms-rotation-off", "aws_kms_key", "enable_key_rotation"),
         bool_op("tf-aws-cloudtrail-validation-off", "aws_cloudtrail", "enable_log_file_validation"),
         attr_op("tf-gcp-bucket-public", "google_storage_bucket_iam_member",
                 lambda b: b.get("member") not in ("allUsers", "allAuthenticatedUsers"), _gcp_public_member),
         bool_op("tf-gcp-bucket-uniform-access-off", "google_storage_bucket", "uniform_bucket_level_access"),
         _gcp_firewall(),
-        attr_op("tf-gcp-sql-public", "google_sql_database_instance", lambda b: True, _sql_authorized_world),
+        attr_op("tf-gcp-sql-public", "google_sql_database_instance", _sql_private, _sql_authorized_world,
+                also=("tf-gcp-sql-public-ip",)),
         attr_op("tf-gcp-kms-rotation-off", "google_kms_crypto_key", lambda b: b.has("rotation_period"),
                 _gcp_rotation),
         bool_op("tf-azure-storage-public-access", "azurerm_storage_account", "allow_nested_items_to_be_public",

@@ -2,9 +2,14 @@
 
 A base is a list of plain dicts (one per YAML document) built from small, seeded helpers, so the
 mutation operators can edit a field in place and the renderer turns the result into text. Every
-workload is hardened the same way (non-root, no privilege escalation, read-only root, ``drop: [ALL]``,
-RuntimeDefault seccomp, requests and limits, probes, a dedicated service account, no token automount),
-because a base is also the item's ``fixed`` answer: it must be clean under every engine of the oracle.
+workload is hardened the same way (non-root with a UID of 10000 or more, no privilege escalation, read-only
+root, ``drop: [ALL]``, RuntimeDefault seccomp, requests and limits, probes, a dedicated service account, no
+token automount, images pinned by digest and pulled ``Always``, credentials mounted from a Secret as files
+rather than exposed as environment variables, every pod selected by a NetworkPolicy), because a base is also
+the item's ``fixed`` answer: it must be clean under every engine of the oracle (Rego, Checkov, semgrep).
+
+Image digests are invented (64 hex digits from the seeded ``random.Random``): well-formed, deterministic, and
+never the digest of a real image.
 
 Scenarios compose the kinds the way real repositories do: a web app (Namespace, NetworkPolicies,
 ServiceAccount, ConfigMap, Deployment, Service, Ingress), a StatefulSet database, a DaemonSet log agent,
@@ -39,6 +44,10 @@ LOG_AGENTS = (("fluent-bit", "fluent/fluent-bit:3.0.7", 2020), ("vector", "timbe
               ("promtail", "grafana/promtail:3.1.0", 3101))
 BACKUP_IMAGES = ("amazon/aws-cli:2.17.0", "restic/restic:0.16.5", "bitnami/kubectl:1.30.2",
                  "postgres:16.3-alpine")
+GIT_SYNC_IMAGE = "registry.k8s.io/git-sync/git-sync:v4.2.{patch}"
+GIT_HOSTS = ("github.com/acme", "gitlab.example.com/platform", "git.acme.io/content")
+#: Pod UIDs: all at 10000 or above (below that a UID may collide with a host user, CKV_K8S_40).
+POD_UIDS = (10001, 10101, 20000, 65532)
 
 
 class _Dumper(yaml.SafeDumper):
@@ -90,6 +99,11 @@ def _version(rng: random.Random) -> str:
     return f"{rng.randint(1, 4)}.{rng.randint(0, 24)}.{rng.randint(0, 9)}"
 
 
+def image_digest(rng: random.Random) -> str:
+    """An invented but well-formed ``sha256:`` digest (64 hex digits drawn from the seeded stream)."""
+    return f"sha256:{rng.getrandbits(256):064x}"
+
+
 def app_image(rng: random.Random, team: str, app: str) -> str:
     registry = rng.choice(REGISTRIES).format(team=team)
     return f"{registry}/{app}:{_version(rng)}"
@@ -138,8 +152,9 @@ def container(rng: random.Random, name: str, image: str, *, port: int | None = N
               probes: str = "http", env: list[dict[str, Any]] | None = None,
               mounts: list[dict[str, Any]] | None = None, args: list[str] | None = None,
               scale: int = 1) -> dict[str, Any]:
-    """A hardened container; ``probes`` is ``http``, ``tcp`` or ``none`` (batch workloads)."""
-    c: dict[str, Any] = {"name": name, "image": image, "imagePullPolicy": "IfNotPresent"}
+    """A hardened container; ``probes`` is ``http``, ``tcp`` or ``none`` (batch workloads). The image
+    (``repo:tag``) is pinned by an invented digest and always pulled, so the registry re-checks access."""
+    c: dict[str, Any] = {"name": name, "image": f"{image}@{image_digest(rng)}", "imagePullPolicy": "Always"}
     if args:
         c["args"] = list(args)
     if port is not None:
@@ -162,7 +177,7 @@ def pod_spec(rng: random.Random, sa: str, containers: list[dict[str, Any]],
              volumes: list[dict[str, Any]] | None = None, restart: str | None = None,
              init: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     spec: dict[str, Any] = {"serviceAccountName": sa, "automountServiceAccountToken": False,
-                            "securityContext": pod_security_context(rng.choice((10001, 1000, 65532, 2000)))}
+                            "securityContext": pod_security_context(rng.choice(POD_UIDS))}
     if restart:
         spec["restartPolicy"] = restart
     if init:
@@ -173,15 +188,36 @@ def pod_spec(rng: random.Random, sa: str, containers: list[dict[str, Any]],
 
 
 def env_plain(rng: random.Random, app: str, ns: str) -> list[dict[str, Any]]:
-    """Ordinary settings; the one credential is read from a Secret, as it should be."""
-    env: list[dict[str, Any]] = [{"name": "LOG_LEVEL", "value": rng.choice(("info", "warn", "debug"))},
-           {"name": "SERVICE_NAME", "value": app},
-           {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}]
-    if rng.random() < 0.6:
-        env.append({"name": "DATABASE_PASSWORD",
-                    "valueFrom": {"secretKeyRef": {"name": f"{app}-db", "key": "password"}}})
-    env.append({"name": "CONFIG_PATH", "value": "/etc/" + app + "/app.yaml"})
-    return env
+    """Ordinary settings only: credentials come from a Secret mounted as files (:func:`secret_files`)."""
+    return [{"name": "LOG_LEVEL", "value": rng.choice(("info", "warn", "debug"))},
+            {"name": "SERVICE_NAME", "value": app},
+            {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "CONFIG_PATH", "value": "/etc/" + app + "/app.yaml"}]
+
+
+def secret_files(volume: str, secret: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Secret mounted read-only as files under ``/var/run/secrets/<secret>`` (the volume and the mount):
+    unlike an env var, a file is not inherited by child processes nor dumped with the environment."""
+    return ({"name": volume, "secret": {"secretName": secret}},
+            {"name": volume, "mountPath": f"/var/run/secrets/{secret}", "readOnly": True})
+
+
+def git_sync(rng: random.Random, repo: str, *, one_time: bool) -> dict[str, Any]:
+    """A git-sync container cloning ``repo`` into the shared ``content`` volume: a sidecar that keeps it in
+    sync (with a health endpoint), or an init container that clones once."""
+    env = [{"name": "GITSYNC_REPO", "value": f"https://{rng.choice(GIT_HOSTS)}/{repo}.git"},
+           {"name": "GITSYNC_REF", "value": rng.choice(("main", "release"))},
+           {"name": "GITSYNC_ROOT", "value": "/git"},
+           {"name": "GITSYNC_LINK", "value": "current"}]
+    mounts = [{"name": "content", "mountPath": "/git"}]
+    image = GIT_SYNC_IMAGE.format(patch=rng.randint(1, 4))
+    if one_time:
+        env.append({"name": "GITSYNC_ONE_TIME", "value": "true"})
+        return container(rng, "git-sync", image, probes="none", env=env, mounts=mounts)
+    env += [{"name": "GITSYNC_PERIOD", "value": f"{rng.choice((30, 60, 300))}s"},
+            {"name": "GITSYNC_HTTP_BIND", "value": ":8081"}]
+    return container(rng, "git-sync", image, port=8081, port_name="sync-http", probes="tcp", env=env,
+                     mounts=mounts)
 
 
 def deployment(name: str, ns: str | None, lab: dict[str, str], replicas: int, spec: dict[str, Any]) -> dict[str, Any]:
@@ -232,6 +268,29 @@ def default_deny(ns: str) -> dict[str, Any]:
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
             "metadata": metadata("default-deny", ns),
             "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}}
+
+
+def app_policy(name: str, ns: str, lab: dict[str, str], ingress: list[dict[str, Any]],
+               egress: list[dict[str, Any]]) -> dict[str, Any]:
+    """A NetworkPolicy for one application's pods (selected by name): only the listed ingress and egress."""
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": metadata(name, ns),
+            "spec": {"podSelector": {"matchLabels": {"app.kubernetes.io/name": lab["app.kubernetes.io/name"]}},
+                     "policyTypes": ["Ingress", "Egress"], "ingress": ingress, "egress": egress}}
+
+
+def dns_egress() -> dict[str, Any]:
+    """Egress to the cluster DNS (kube-dns in kube-system) on port 53."""
+    return {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                    "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+            "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
+
+
+def https_egress(cidr: str = "0.0.0.0/0") -> dict[str, Any]:
+    """Egress on 443 to ``cidr`` (an external API, an object store), never to the cluster's own private ranges."""
+    block: dict[str, Any] = {"cidr": cidr}
+    if cidr == "0.0.0.0/0":
+        block["except"] = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]
+    return {"to": [{"ipBlock": block}], "ports": [{"protocol": "TCP", "port": 443}]}
 
 
 def allow_ingress(name: str, ns: str, lab: dict[str, str], port: int, from_ns: str) -> dict[str, Any]:
@@ -287,14 +346,26 @@ def _ctx(rng: random.Random) -> _Ctx:
 
 
 def _web_workload(c: _Ctx, name: str, component: str, port: int, replicas: int) -> tuple[dict[str, Any], ...]:
-    """ServiceAccount, ConfigMap and Deployment of one HTTP service."""
+    """ServiceAccount, ConfigMap and Deployment of one HTTP service (its credentials, when it has a database,
+    mounted from a Secret as files; sometimes a metrics sidecar, a git-sync content sidecar or an init wait)."""
     rng = c.rng
     lab = labels(name, component, c.team)
     cfg = f"{name}-config"
     mounts = [{"name": "config", "mountPath": f"/etc/{name}", "readOnly": True}]
+    volumes: list[dict[str, Any]] = [{"name": "config", "configMap": {"name": cfg}}]
+    if rng.random() < 0.6:
+        volume, mount = secret_files("db-credentials", f"{name}-db")
+        volumes.append(volume)
+        mounts.append(mount)
+    sync = rng.random() < 0.25
+    if sync:
+        volumes.append({"name": "content", "emptyDir": {"sizeLimit": "256Mi"}})
+        mounts.append({"name": "content", "mountPath": "/srv/content", "readOnly": True})
     main = container(rng, name, app_image(rng, c.team, name), port=port, env=env_plain(rng, name, c.ns),
                      mounts=mounts)
     containers = [main]
+    if sync:
+        containers.append(git_sync(rng, f"{name}-content", one_time=False))
     if rng.random() < 0.25:
         containers.append(container(rng, "metrics-exporter", f"prom/statsd-exporter:v0.{rng.randint(22, 27)}.0",
                                     port=9102, port_name="metrics", probes="tcp"))
@@ -303,7 +374,7 @@ def _web_workload(c: _Ctx, name: str, component: str, port: int, replicas: int) 
         init_c = container(rng, "wait-for-db", f"busybox:1.36.{rng.randint(0, 1)}", probes="none",
                            args=["sh", "-c", "until nc -z db 5432; do sleep 2; done"])
         init = [init_c]
-    spec = pod_spec(rng, name, containers, [{"name": "config", "configMap": {"name": cfg}}], init=init)
+    spec = pod_spec(rng, name, containers, volumes, init=init)
     return (service_account(name, c.ns, lab), config_map(cfg, c.ns, lab, app_config(rng, name, port)),
             deployment(name, c.ns, lab, replicas, spec))
 
@@ -343,12 +414,11 @@ def statefulset_db(rng: random.Random) -> K8sBase:
     db, image, port, path = rng.choice(DATABASES)
     name = f"{c.app}-{db}"
     lab = labels(name, "database", c.team)
+    volume, mount = secret_files("credentials", f"{name}-credentials")
     cont = container(rng, db, image, port=port, port_name="db", probes="tcp", scale=4,
-                     env=[{"name": "DB_NAME", "value": c.app.replace("-", "_")},
-                          {"name": "DB_ADMIN_PASSWORD",
-                           "valueFrom": {"secretKeyRef": {"name": f"{name}-credentials", "key": "password"}}}],
-                     mounts=[{"name": "data", "mountPath": path}, {"name": "run", "mountPath": "/var/run"}])
-    spec = pod_spec(rng, name, [cont], [{"name": "run", "emptyDir": {}}])
+                     env=[{"name": "DB_NAME", "value": c.app.replace("-", "_")}],
+                     mounts=[{"name": "data", "mountPath": path}, {"name": "run", "mountPath": "/var/run"}, mount])
+    spec = pod_spec(rng, name, [cont], [{"name": "run", "emptyDir": {}}, volume])
     sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": metadata(name, c.ns, lab),
            "spec": {"serviceName": name, "replicas": rng.choice((1, 3)), "selector": {"matchLabels": dict(lab)},
                     "template": {"metadata": {"labels": dict(lab)}, "spec": spec},
@@ -364,7 +434,8 @@ def statefulset_db(rng: random.Random) -> K8sBase:
 
 
 def daemonset_agent(rng: random.Random) -> K8sBase:
-    """A node log agent: ClusterRole to read pod metadata, its binding, config and the DaemonSet."""
+    """A node log agent: ClusterRole to read pod metadata, its binding, config, its NetworkPolicy (metrics
+    scraped from the monitoring namespace; egress to DNS, the API server and the log sink) and the DaemonSet."""
     agent, image, port = rng.choice(LOG_AGENTS)
     ns = rng.choice(("logging", "observability", "monitoring", "kube-logging"))
     lab = labels(agent, "log-agent", "observability")
@@ -382,28 +453,42 @@ def daemonset_agent(rng: random.Random) -> K8sBase:
                    "template": {"metadata": {"labels": dict(lab)}, "spec": spec}}}
     rules = [rbac_rule([""], ["pods", "namespaces"], ["get", "list", "watch"]),
              rbac_rule([""], ["nodes"], ["get"])]
+    scrape = {"from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
+              "ports": [{"protocol": "TCP", "port": port}]}
+    policy = app_policy(agent, ns, lab, [scrape], [dns_egress(), https_egress()])
     docs = [service_account(agent, ns, lab), role("ClusterRole", f"{agent}-read", None, lab, rules),
             binding("ClusterRoleBinding", f"{agent}-read", None, lab, "ClusterRole", f"{agent}-read", agent, ns),
             config_map(cfg, ns, lab, {"SINK": rng.choice(("loki", "elasticsearch", "s3")),
                                       "FLUSH_INTERVAL": f"{rng.choice((1, 5, 10))}s",
                                       "agent.conf": f"[SERVICE]\n    Flush {rng.choice((1, 5))}\n"
-                                                    f"    HTTP_Port {port}\n"}), ds]
+                                                    f"    HTTP_Port {port}\n"}), policy, ds]
     return K8sBase("daemonset_agent", docs)
 
 
-def _job_spec(rng: random.Random, name: str, image: str, args: list[str], sa: str) -> dict[str, Any]:
+def _job_spec(rng: random.Random, name: str, image: str, args: list[str], sa: str,
+              init: list[dict[str, Any]] | None = None, extra_volumes: list[dict[str, Any]] | None = None,
+              extra_mounts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    volume, mount = secret_files("credentials", f"{name}-credentials")
     cont = container(rng, name, image, probes="none", args=args,
                      env=[{"name": "TARGET", "value": rng.choice(("s3://acme-backups", "gs://acme-backups",
-                                                                  "azure://backups"))},
-                          {"name": "BACKUP_TOKEN",
-                           "valueFrom": {"secretKeyRef": {"name": f"{name}-credentials", "key": "token"}}}])
+                                                                  "azure://backups"))}],
+                     mounts=[mount, *(extra_mounts or [])])
     return {"backoffLimit": rng.choice((1, 2, 3)), "activeDeadlineSeconds": rng.choice((600, 1800, 3600)),
             "template": {"metadata": {"labels": {"app.kubernetes.io/name": name}},
-                         "spec": pod_spec(rng, sa, [cont], restart="OnFailure")}}
+                         "spec": pod_spec(rng, sa, [cont], [volume, *(extra_volumes or [])], restart="OnFailure",
+                                          init=init)}}
+
+
+def _batch_policy(rng: random.Random, name: str, ns: str, lab: dict[str, str]) -> dict[str, Any]:
+    """A batch pod serves nothing: no ingress; egress to DNS, the in-cluster database and the object store."""
+    db = {"to": [{"podSelector": {"matchLabels": {"app.kubernetes.io/component": "database"}}}],
+          "ports": [{"protocol": "TCP", "port": rng.choice((5432, 3306, 27017))}]}
+    return app_policy(name, ns, {"app.kubernetes.io/name": lab["app.kubernetes.io/name"]}, [],
+                      [dns_egress(), db, https_egress()])
 
 
 def cronjob_backup(rng: random.Random) -> K8sBase:
-    """A nightly backup CronJob with a namespaced Role to read the resources it backs up."""
+    """A nightly backup CronJob with a namespaced Role to read the resources it backs up, and its egress policy."""
     c = _ctx(rng)
     name = f"{c.app}-backup"
     lab = labels(name, "backup", c.team)
@@ -411,25 +496,36 @@ def cronjob_backup(rng: random.Random) -> K8sBase:
     cj = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": metadata(name, c.ns, lab),
           "spec": {"schedule": f"{rng.randint(0, 59)} {rng.randint(0, 5)} * * *", "concurrencyPolicy": "Forbid",
                    "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1, "jobTemplate": {"spec": job}}}
-    rules = [rbac_rule([""], ["configmaps"], ["get", "list"]),
-             rbac_rule(["apps"], ["deployments", "statefulsets"], ["get", "list"])]
+    if rng.random() < 0.5:  # a one-rule Role (configuration only) or configuration plus workload specs
+        rules = [rbac_rule([""], ["configmaps", "persistentvolumeclaims"], ["get", "list"])]
+    else:
+        rules = [rbac_rule([""], ["configmaps"], ["get", "list"]),
+                 rbac_rule(["apps"], ["deployments", "statefulsets"], ["get", "list"])]
     docs = [service_account(name, c.ns, lab), role("Role", name, c.ns, lab, rules),
             binding("RoleBinding", name, c.ns, lab, "Role", name, name, c.ns),
             config_map(f"{name}-config", c.ns, lab, {"RETENTION_DAYS": str(rng.choice((7, 14, 30))),
-                                                     "COMPRESSION": rng.choice(("zstd", "gzip"))}), cj]
+                                                     "COMPRESSION": rng.choice(("zstd", "gzip"))}),
+            _batch_policy(rng, name, c.ns, lab), cj]
     return K8sBase("cronjob_backup", docs)
 
 
 def migration_job(rng: random.Random) -> K8sBase:
-    """A one-off schema migration Job with its ServiceAccount and ConfigMap."""
+    """A one-off schema migration Job (its migrations sometimes cloned by a git-sync init container) with its
+    ServiceAccount, ConfigMap and egress policy."""
     c = _ctx(rng)
     name = f"{c.app}-migrate"
     lab = labels(name, "migration", c.team)
-    job = _job_spec(rng, name, app_image(rng, c.team, c.app), ["migrate", "up"], name)
+    init = volumes = mounts = None
+    if rng.random() < 0.5:
+        init = [git_sync(rng, f"{c.app}-migrations", one_time=True)]
+        volumes = [{"name": "content", "emptyDir": {"sizeLimit": "64Mi"}}]
+        mounts = [{"name": "content", "mountPath": "/migrations", "readOnly": True}]
+    job = _job_spec(rng, name, app_image(rng, c.team, c.app), ["migrate", "up"], name, init, volumes, mounts)
     job_doc = {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata(name, c.ns, lab), "spec": job}
     docs = [service_account(name, c.ns, lab),
             config_map(f"{name}-config", c.ns, lab, {"MIGRATIONS_DIR": "/migrations",
-                                                     "LOCK_TIMEOUT": f"{rng.choice((30, 60))}s"}), job_doc]
+                                                     "LOCK_TIMEOUT": f"{rng.choice((30, 60))}s"}),
+            _batch_policy(rng, name, c.ns, lab), job_doc]
     return K8sBase("migration_job", docs)
 
 
@@ -458,7 +554,8 @@ def operator_rbac(rng: random.Random) -> K8sBase:
 
 
 def debug_pod(rng: random.Random) -> K8sBase:
-    """A standalone tooling Pod (e.g. a toolbox kept for on-call) with its ServiceAccount."""
+    """A standalone tooling Pod (e.g. a toolbox kept for on-call) with its ServiceAccount, a read-only Role on
+    pods and their logs, and a NetworkPolicy (reachable from its own namespace only)."""
     c = _ctx(rng)
     name = f"{c.app}-toolbox"
     lab = labels(name, "toolbox", c.team)
@@ -466,18 +563,27 @@ def debug_pod(rng: random.Random) -> K8sBase:
                      args=["serve", "--listen=:8080"])
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata(name, c.ns, lab),
            "spec": pod_spec(rng, name, [cont])}
-    docs = [service_account(name, c.ns, lab), pod]
+    same_ns = {"from": [{"podSelector": {}}], "ports": [{"protocol": "TCP", "port": 8080}]}
+    api = {"to": [{"ipBlock": {"cidr": rng.choice(("10.0.0.1/32", "172.20.0.1/32", "10.96.0.1/32"))}}],
+           "ports": [{"protocol": "TCP", "port": 443}]}
+    rules = [rbac_rule([""], ["pods", "pods/log"], ["get", "list", "watch"])]
+    docs = [service_account(name, c.ns, lab), role("Role", name, c.ns, lab, rules),
+            binding("RoleBinding", name, c.ns, lab, "Role", name, name, c.ns),
+            app_policy(name, c.ns, lab, [same_ns], [dns_egress(), api]), pod]
     return K8sBase("debug_pod", docs)
 
 
 def public_loadbalancer(rng: random.Random) -> K8sBase:
-    """A Deployment exposed by a LoadBalancer restricted to known source ranges."""
+    """A Deployment exposed by a LoadBalancer restricted to known source ranges, and a NetworkPolicy that admits
+    only those ranges."""
     c = _ctx(rng)
     port = rng.choice(APP_PORTS)
     lab = labels(c.app, "edge", c.team)
     sa, cm, dep = _web_workload(c, c.app, "edge", port, rng.randint(2, 5))
     ranges = sorted(rng.sample(("203.0.113.0/24", "198.51.100.0/24", "192.0.2.0/24", "10.0.0.0/8"), 2))
-    docs = [sa, cm, dep, service(c.app, c.ns, lab, 443, lb_ranges=ranges)]
+    edge = {"from": [{"ipBlock": {"cidr": r}} for r in ranges], "ports": [{"protocol": "TCP", "port": port}]}
+    docs = [sa, cm, app_policy(c.app, c.ns, lab, [edge], [dns_egress()]), dep,
+            service(c.app, c.ns, lab, 443, lb_ranges=ranges)]
     return K8sBase("public_loadbalancer", docs)
 
 
