@@ -104,10 +104,11 @@ def test_workers_exit_when_the_run_is_killed(tmp_path: Path) -> None:
     script.write_text(textwrap.dedent("""
         import sys, time
         from security_verifiers.envs.network_logs import NetworkLogs
-        from security_verifiers.harness.scoring_pool import ScorerPool, _ping
+        from security_verifiers.harness.scoring_pool import ScorerPool
         if __name__ == "__main__":
             pool = ScorerPool(NetworkLogs(), 1)
-            print(pool._executor.submit(_ping).result(), flush=True)
+            pool.warm_up()
+            print(pool.pids()[0], flush=True)
             time.sleep(600)
     """))
     host = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=REPO)

@@ -17,7 +17,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from security_verifiers.core.datasets import Dataset, load_public_split
 from security_verifiers.core.errors import ConfigError, DatasetError, ErrorKind, InfraError, boundary
 from security_verifiers.core.types import Item, Message, Score, Transcript
+from security_verifiers.harness.workers import WorkerLimits
 from security_verifiers.models.base import Policy
+
+#: Default limits on scoring one rollout in a scoring worker process (see :meth:`Environment.scoring_limits`).
+DEFAULT_SCORE_TIME_S = 60.0
+DEFAULT_SCORE_MEMORY_MB = 2048
 
 
 class EnvConfig(BaseModel):
@@ -144,6 +149,21 @@ class Environment(ABC):
 
         ``items``: the item id of each outcome; bootstrap intervals resample items, not rollouts, so the
         rollouts of one item (``--samples`` > 1) do not count as independent evidence."""
+
+    def scoring_limits(self) -> WorkerLimits:
+        """Time and resident memory allowed to score one rollout in a scoring worker process (the harness kills a
+        worker past them). Generous: they exist so that a reply crafted to be costly cannot take scoring down."""
+        return WorkerLimits(time_s=DEFAULT_SCORE_TIME_S, memory_mb=DEFAULT_SCORE_MEMORY_MB)
+
+    def score_over_limit(self, item: Item, transcript: Transcript, reason: str) -> Score:
+        """The score of a rollout whose scoring ran past :meth:`scoring_limits` alone: the model's failure, since
+        its reply caused it. Must not process the reply's costly part again. By default the reply is scored as an
+        empty one (the minimum), with ``reason`` as its parse error; an environment that can still judge part of
+        the reply (E2: the findings, without the patch) overrides this. The harness calls it under the same
+        limits; if it runs past them too, and so does an empty reply, the item itself is the problem and the
+        rollout becomes an infrastructure error."""
+        score = self.score(item, Transcript(messages=[]))
+        return score.model_copy(update={"parse_error": reason})
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         """Write the environment's report plots (PNG) into ``out_dir``; returns their paths."""

@@ -1,107 +1,151 @@
-"""Scoring in worker processes, so that a CPU-bound scorer runs on other cores than the policy.
+"""Scoring in worker processes, under per-rollout time and memory limits enforced from outside.
 
 E2's scorer re-runs three policy engines (Rego, Checkov, semgrep) plus schema validation on every original
 and patched file: pure-Python work that holds the GIL, so a scoring *thread* shares one core with the policy
-and the runner. A :class:`ScorerPool` gives it processes of its own:
+and the runner, and no timeout in that process could stop it. A :class:`ScorerPool` gives it processes of its
+own (:class:`~security_verifiers.harness.workers.LimitedWorker`):
 
 * each worker builds its own copy of the environment from (class, config), once, and loads its checkers
   before the first batch (``tool_versions()`` loads and names every engine), while the main process starts
   playing episodes;
 * a batch goes to a worker as (items, transcripts) and comes back as one ``Score`` or ``InfraError`` per
-  rollout, exactly what :func:`~security_verifiers.harness.episode.score_batch` returns in-process: the same
-  scorer, only elsewhere;
-* a worker that dies (a C extension aborting, the OOM killer) fails only the batches it held: their
-  rollouts are recorded as scorer errors, kept out of the model's score, and the pool is rebuilt;
+  rollout: the same scorer as in-process, only elsewhere;
+* the batch runs under the environment's :meth:`~Environment.scoring_limits`: the time limit of one rollout
+  plus a sixteenth of it per other rollout, and the memory limit for the worker. A batch that runs past them,
+  kills its worker, or lets an exception escape ``score_many`` is re-scored **one rollout at a time**, each with
+  the full limits, so one rollout's failure never touches the others of its batch;
+* a rollout that runs past the limits alone is the model's failure, scored by
+  :meth:`~Environment.score_over_limit` (E2: its patch is invalid, its findings still count). Only when the
+  item cannot be scored within the limits even without the reply's content (that method ran past them too,
+  then an empty reply) is it an infrastructure error: then the item, not the reply, is the problem;
 * workers ignore Ctrl-C (the runner decides how to stop) and exit on their own when the parent process is
-  gone, so a killed run leaves no orphan scorers behind.
+  gone, so a killed run leaves no orphan scorers behind; a killed or dead worker is replaced.
 """
 
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
-import os
-import signal
-import threading
-import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+import queue
 from typing import Any
 
 from security_verifiers.core.errors import ErrorKind, InfraError
 from security_verifiers.core.types import Item, Score, Transcript
 from security_verifiers.envs.base import Environment
-from security_verifiers.harness.episode import score_batch
+from security_verifiers.harness.workers import (
+    LimitedWorker,
+    LimitExceeded,
+    WorkerLimits,
+    WorkerRaised,
+    WorkerStartFailed,
+)
 
-#: How often a worker checks that its parent is still alive.
-_PARENT_POLL_S = 1.0
-
-_WORKER_ENV: Environment | None = None
-
-
-def _exit_when_orphaned(parent: int) -> None:
-    while True:
-        time.sleep(_PARENT_POLL_S)
-        if os.getppid() != parent:
-            os._exit(1)
-
-
-def _init_worker(env_class: type[Environment], config: dict[str, Any], parent: int) -> None:
-    global _WORKER_ENV
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True, name="sv-parent-watch").start()
-    _WORKER_ENV = env_class.from_options(config)
-    _WORKER_ENV.tool_versions()  # load the checkers now, not inside the first batch
+#: A batch of n rollouts may take the time limit of one plus this fraction of it for each other rollout before
+#: it is re-scored rollout by rollout (64 rollouts: 4.9 times the limit). It only decides when to look closer:
+#: the verdict "over the limit" is given to a rollout scored alone, with the full limit.
+BATCH_TIME_FRACTION = 1 / 16
 
 
-def _score_in_worker(items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]:
-    assert _WORKER_ENV is not None, "worker not initialised"
-    return score_batch(_WORKER_ENV, items, transcripts)
+def _init_scorer(env_class: type[Environment], config: dict[str, Any]) -> Environment:
+    env = env_class.from_options(config)
+    env.tool_versions()  # load the checkers now, not inside the first batch
+    return env
 
 
-def _ping() -> int:
-    return os.getpid()
+def _score_many(env: Environment, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]:
+    scores = env.score_many(items, transcripts)
+    if len(scores) != len(items):
+        raise InfraError(ErrorKind.SCORER, "score_many returned the wrong number of scores")
+    return scores
+
+
+def _score_over_limit(env: Environment, item: Item, transcript: Transcript, reason: str) -> Score:
+    return env.score_over_limit(item, transcript, reason)
 
 
 class ScorerPool:
     """``workers`` processes, each holding a warm copy of ``env``'s scorer.
 
-    Call :meth:`close` when done. The environment class must be importable
-    by name (a module-level class), since workers are started with ``spawn``: ``fork`` would copy the
-    host's threads and its engines' native state mid-flight."""
+    Call :meth:`close` when done. The environment class must be importable by name (a module-level class),
+    since workers are spawned."""
 
     def __init__(self, env: Environment, workers: int) -> None:
         if workers < 1:
             raise ValueError("a scorer pool needs at least one worker")
         self.workers = workers
-        self._initargs = (type(env), env.config.model_dump(mode="json"), os.getpid())
-        self._executor = self._start()
-        self._generation = 0
-
-    def _start(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_init_worker, initargs=self._initargs)
+        self.limits: WorkerLimits = env.scoring_limits()
+        initargs = (type(env), env.config.model_dump(mode="json"))
+        self._slots = [LimitedWorker(_init_scorer, initargs, ErrorKind.SCORER) for _ in range(workers)]
+        self._idle: queue.Queue[LimitedWorker] = queue.Queue()
+        for slot in self._slots:
+            self._idle.put(slot)
 
     def warm_up(self) -> None:
         """Start every worker now (they load their engines in the background)."""
-        for _ in range(self.workers):
-            self._executor.submit(_ping)
+        for slot in self._slots:
+            slot.start()
+
+    def pids(self) -> list[int]:
+        """Process ids of the running workers."""
+        return [pid for pid in (slot.pid for slot in self._slots) if pid is not None]
 
     async def score(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]:
-        """Score one batch in a worker. Never raises for a failure of the worker: each rollout then gets
-        a scorer error."""
-        generation = self._generation
-        loop = asyncio.get_running_loop()
+        """Score one batch in a worker. Never raises for a failure of the worker: a rollout that cannot be
+        scored gets a scorer error, and only that rollout."""
+        return await asyncio.to_thread(self._score_on_idle_worker, items, transcripts)
+
+    def _score_on_idle_worker(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]:
+        slot = self._idle.get()
         try:
-            return await loop.run_in_executor(self._executor, _score_in_worker, items, transcripts)
-        except BrokenProcessPool as err:
-            if generation == self._generation:  # the first batch to notice rebuilds the pool
-                self._generation += 1
-                self._executor.shutdown(wait=False, cancel_futures=True)
-                self._executor = self._start()
-            return [InfraError(ErrorKind.SCORER, f"scoring worker process died: {err}")] * len(items)
-        except Exception as err:  # noqa: BLE001 - e.g. a result that cannot be pickled: still the scorer's
-            return [InfraError(ErrorKind.SCORER, f"{type(err).__name__}: {err}")] * len(items)
+            return self._score_batch(slot, items, transcripts)
+        finally:
+            self._idle.put(slot)
+
+    def _score_batch(self, slot: LimitedWorker, items: list[Item],
+                     transcripts: list[Transcript]) -> list[Score | InfraError]:
+        n = len(items)
+        limits = WorkerLimits(self.limits.time_s * (1 + (n - 1) * BATCH_TIME_FRACTION), self.limits.memory_mb)
+        try:
+            return slot.call(_score_many, (items, transcripts), limits)
+        except WorkerStartFailed as err:
+            return [InfraError(ErrorKind.SCORER, f"the scoring worker could not start: {err}")] * n
+        except (LimitExceeded, WorkerRaised) as err:
+            if n == 1:
+                return [self._judge(slot, items[0], transcripts[0], err)]
+        return [self._score_alone(slot, item, transcript) for item, transcript in zip(items, transcripts, strict=True)]
+
+    def _score_alone(self, slot: LimitedWorker, item: Item, transcript: Transcript) -> Score | InfraError:
+        try:
+            return slot.call(_score_many, ([item], [transcript]), self.limits)[0]
+        except (LimitExceeded, WorkerRaised, WorkerStartFailed) as err:
+            return self._judge(slot, item, transcript, err)
+
+    def _judge(self, slot: LimitedWorker, item: Item, transcript: Transcript,
+               err: LimitExceeded | WorkerRaised | WorkerStartFailed) -> Score | InfraError:
+        """The verdict on one rollout whose scoring failed alone."""
+        if isinstance(err, WorkerStartFailed):
+            return InfraError(ErrorKind.SCORER, f"the scoring worker could not start: {err}")
+        if isinstance(err, WorkerRaised):  # the scorer raised on this rollout: a bug or a broken checker
+            return err.error
+        reason = f"scoring exceeded its limits: {err.reason}"
+        # The model's failure, unless the item cannot be scored within the limits without the reply's content.
+        last = ""
+        for probe in (transcript, Transcript(messages=[])):
+            try:
+                score: Score = slot.call(_score_over_limit, (item, probe, reason), self.limits)
+            except LimitExceeded as again:
+                last = again.reason
+                continue
+            except WorkerRaised as raised:
+                return raised.error
+            except WorkerStartFailed as failed:
+                return InfraError(ErrorKind.SCORER, f"the scoring worker could not start: {failed}")
+            if probe is transcript:
+                return score
+            # even reading the reply runs past the limits: it is scored as an empty reply, saying why
+            return score.model_copy(update={"parse_error": f"{reason} (the reply is scored as empty)"})
+        return InfraError(ErrorKind.SCORER, f"scoring {item.id} exceeds the limits ({self.limits.describe()}) "
+                          f"even without the reply's content: {last}")
 
     def close(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        for slot in self._slots:
+            slot.close()

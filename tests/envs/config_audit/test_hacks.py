@@ -16,6 +16,7 @@ from security_verifiers.envs.config_audit.baselines import AutofixBaseline, reso
 from security_verifiers.envs.config_audit.tools import AuditToolbox
 
 ENV = ConfigAudit()
+TOOLS_ENV = ConfigAudit(ConfigAuditConfig(mode="tools", max_tool_calls=5))  # one warm tool worker for the module
 ITEMS: list[Item] = list(ENV.dataset("test").items)[:40]  # both platforms, clean and dirty items
 
 
@@ -136,13 +137,14 @@ def test_hacked_patches_are_rejected_for_the_right_reason() -> None:
 )
 def test_tool_argument_injection_is_answered_not_executed(name: str, arguments: str, expected: str) -> None:
     item = ITEMS[0]
-    box = AuditToolbox(item.input["platform"], item.input["text"], max_calls=5, timeout_s=30)
+    box = TOOLS_ENV.tools(item)
     assert expected in asyncio.run(box.call(name, arguments))
 
 
 def test_tool_budget_is_enforced_and_costs_reward() -> None:
     item = next(i for i in ITEMS if i.input["platform"] == "kubernetes")
-    box = AuditToolbox(item.input["platform"], item.input["text"], max_calls=1, timeout_s=30)
+    box = TOOLS_ENV.tools(item)
+    box = AuditToolbox(item.input["platform"], item.input["text"], 1, box.limits, box.worker)
     assert "findings" in asyncio.run(box.call("scan_policies", "{}"))
     assert "budget exceeded" in asyncio.run(box.call("scan_policies", "{}"))
     env = ConfigAudit(ConfigAuditConfig(mode="tools", max_tool_calls=6))

@@ -8,6 +8,7 @@ score, minus a small cost per tool call over budget. Both parts are computed fro
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -29,6 +30,7 @@ from security_verifiers.envs.config_audit.scoring import (
     score_detection,
     score_fix,
 )
+from security_verifiers.harness.workers import WorkerLimits
 from security_verifiers.models.base import Policy
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -60,6 +62,12 @@ class ConfigAuditConfig(EnvConfig):
     tool_timeout_s: float = Field(20.0, gt=0, description="Seconds allowed per tool call.")
     over_budget_cost: float = Field(0.02, ge=0, le=1, description="Reward lost per tool call over budget.")
     max_turns: int = Field(8, ge=1, le=50, description="Assistant turns per episode in tools mode.")
+    score_time_limit_s: float = Field(
+        30.0, gt=0, description="Seconds allowed to score one rollout in a scoring worker (a typical item takes "
+        "~20 ms, a patch at the size limit ~2 s); a patch past it is invalid, the findings still count.")
+    memory_limit_mb: int = Field(
+        2048, ge=256, description="Resident memory (MiB) of a scoring or tool worker process (~300 MB in use); a "
+        "patch past it is invalid, a tool call past it answers an error.")
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> ConfigAuditConfig:
@@ -149,15 +157,31 @@ class ConfigAudit(Environment):
     def tools(self, item: Item) -> Toolbox | None:
         if self.config.mode != "tools":
             return None
-        from security_verifiers.envs.config_audit.tools import AuditToolbox
+        from security_verifiers.envs.config_audit.tools import AuditToolbox, tool_worker
 
-        return AuditToolbox(item.input["platform"], item.input["text"], self.config.max_tool_calls,
-                            self.config.tool_timeout_s, context_of(item))
+        worker = getattr(self, "_tool_worker", None)
+        if worker is None:  # one warm worker process per environment (per run), killed with it
+            worker = self._tool_worker = tool_worker()
+            weakref.finalize(self, worker.close)
+        limits = WorkerLimits(time_s=self.config.tool_timeout_s, memory_mb=self.config.memory_limit_mb)
+        return AuditToolbox(item.input["platform"], item.input["text"], self.config.max_tool_calls, limits, worker,
+                            context_of(item))
 
     # -- the one scorer ------------------------------------------------------------------------
     def score(self, item: Item, transcript: Transcript) -> Score:
         result = self.score_many([item], [transcript])[0]
         if isinstance(result, InfraError):
+    def scoring_limits(self) -> WorkerLimits:
+        return WorkerLimits(time_s=self.config.score_time_limit_s, memory_mb=self.config.memory_limit_mb)
+
+    def score_over_limit(self, item: Item, transcript: Transcript, reason: str) -> Score:
+        """The reply's findings scored as usual; its patch, whose scoring ran past the limits, not applied: an
+        invalid patch (only the original is scanned)."""
+        result = self._score_batch([item], [transcript], over_limit=reason)[0]
+        if isinstance(result, InfraError):
+            raise result
+        return result
+
             raise result
         return result
 
@@ -167,6 +191,11 @@ class ConfigAudit(Environment):
         from security_verifiers.engines.oracle import get_oracle
 
         oracle = get_oracle()
+        return self._score_batch(items, transcripts)
+
+    def _score_batch(self, items: Sequence[Item], transcripts: Sequence[Transcript],
+                     over_limit: str | None = None) -> list[Score | InfraError]:
+        """``score_many``; with ``over_limit``, every patch is left unapplied and invalid for that reason."""
         parsed = [parse_answer(t.final_text, Answer) for t in transcripts]
         patched: list[str | PatchError | None] = []
         for item, answer in zip(items, parsed, strict=True):
@@ -177,14 +206,24 @@ class ConfigAudit(Environment):
             try:
                 patched.append(apply_patch(item.input["text"], patch, item.input["filename"]))
             except PatchError as err:
+            if over_limit is not None:
+                patched.append(PatchError(f"the patch was not judged: {over_limit}"))
+                continue
                 patched.append(err)
         requests = [scan_request(i) for i in items]
         requests += [scan_request(i, p) for i, p in zip(items, patched, strict=True) if isinstance(p, str)]
         results = iter(oracle.scan_many(requests))
         originals = [next(results) for _ in items]
         patched_results = [next(results) if isinstance(p, str) else None for p in patched]
-        variants = [self._variant(item, text, result) for item, text, result in
-                    zip(items, patched, patched_results, strict=True)]
+        variants: list[str | None] = []
+        for index, (item, text, result) in enumerate(zip(items, patched, patched_results, strict=True)):
+            try:
+                variants.append(self._variant(item, text, result))
+            except InfraError:
+                raise
+            except Exception as err:  # noqa: BLE001 - caused by the patched text (its original passed): the patch's
+                patched[index] = PatchError(f"the patched file cannot be judged: {type(err).__name__}: {err}")
+                variants.append(None)
         variant_results = iter(oracle.scan_many([scan_request(i, v) for i, v in zip(items, variants, strict=True)
                                                  if v is not None]))
         scores: list[Score | InfraError] = []
@@ -234,7 +273,13 @@ class ConfigAudit(Environment):
                          parse_status=answer.status, parse_error=answer.message)
         claims = [(f.rule_id, f.resource) for f in answer.value.findings]
         detection = score_detection(claims, target)
-        outcome_patch = self._patch_outcome(item, target, original, patched_text, patched_result, variant_result)
+        try:
+            outcome_patch = self._patch_outcome(item, target, original, patched_text, patched_result, variant_result)
+        except InfraError:
+            raise
+        except Exception as err:  # noqa: BLE001 - the original was judged already: the patched text caused it
+            outcome_patch = PatchOutcome(present=True, applied=True,
+                                         error=f"the patched file cannot be judged: {type(err).__name__}: {err}")
         cfg = self.config
         reward = cfg.detection_weight * detection.score + cfg.patch_weight * outcome_patch.score
         reward = max(0.0, reward - cfg.over_budget_cost * over_budget)
