@@ -9,7 +9,8 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	$(VENV)/bin/pip install --quiet 'torch==2.13.0'
+	$(VENV)/bin/pip install --quiet -e '.[dev,train]'
 	touch $(STAMP)
 
 bench: $(STAMP)

@@ -294,8 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(metadata.json, results.jsonl, summary.json, report.md, plots).")
     ev.add_argument("env", help="Environment name (see `sv envs`).")
     ev.add_argument("--model", required=True,
-                    help="`baseline:<name>` for a built-in policy, or a model name served by an OpenAI-compatible "
-                    "endpoint (OpenAI, vLLM, Ollama, OpenRouter).")
+                    help="`baseline:<name>` for a built-in policy, `hf:<dir or hub name>` for a transformers model run "
+                    "in this process (single-turn; see DEVELOPERS.md), or a model name served by an "
+                    "OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, OpenRouter).")
     ev.add_argument("--base-url", default=None,
                     help="Endpoint base URL, e.g. http://localhost:8000/v1 (default: $OPENAI_BASE_URL or OpenAI).")
     ev.add_argument("--api-key-env", default="OPENAI_API_KEY",

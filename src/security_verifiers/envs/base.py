@@ -93,6 +93,13 @@ class Environment(ABC):
         """Versions of the executable checkers the scorer uses (recorded in metadata.json)."""
         return {}
 
+    def component_weights(self) -> dict[str, float]:
+        """The reward's components (the keys of ``Score.components``) and the weight each has in the reward.
+
+        Trainers that normalise each component on its own (GDPO-style) need them; the reward itself stays the
+        scorer's own (penalties, such as E2's over-budget cost, come on top of the weighted sum)."""
+        raise NotImplementedError(f"{self.name} does not declare its reward components")
+
     #: Where the committed public splits live (``manifest.json`` and its JSONL files).
     data_dir: ClassVar[Path]
     #: How many items a generated (non-public) split has when no ``n`` is given.
@@ -143,13 +150,6 @@ class Environment(ABC):
                 out.append(err)
         return out
 
-    @abstractmethod
-    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        """Metrics computed from the scorer's outcomes only (so a report can be rebuilt from results).
-
-        ``items``: the item id of each outcome; bootstrap intervals resample items, not rollouts, so the
-        rollouts of one item (``--samples`` > 1) do not count as independent evidence."""
-
     def scoring_limits(self) -> WorkerLimits:
         """Time and resident memory allowed to score one rollout in a scoring worker process (the harness kills a
         worker past them). Generous: they exist so that a reply crafted to be costly cannot take scoring down."""
@@ -164,6 +164,13 @@ class Environment(ABC):
         rollout becomes an infrastructure error."""
         score = self.score(item, Transcript(messages=[]))
         return score.model_copy(update={"parse_error": reason})
+
+    @abstractmethod
+    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
+        """Metrics computed from the scorer's outcomes only (so a report can be rebuilt from results).
+
+        ``items``: the item id of each outcome; bootstrap intervals resample items, not rollouts, so the
+        rollouts of one item (``--samples`` > 1) do not count as independent evidence."""
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         """Write the environment's report plots (PNG) into ``out_dir``; returns their paths."""

@@ -140,6 +140,26 @@ def check_infrastructure_errors_are_not_scored(env: Environment) -> None:
     assert record.reward is None, "an infrastructure error must leave the reward empty, never 0"
 
 
+def check_components_compose_the_reward(env: Environment) -> None:
+    """Every answer's reward is the weighted sum of its declared components (what GDPO-style trainers
+    normalise one by one), and no component is missing or extra."""
+    weights = env.component_weights()
+    assert weights and abs(sum(weights.values()) - 1.0) < 1e-9, "component weights must sum to 1"
+    items = list(env.dataset(env.public_splits[0]).items)[:20]
+    for name in ["reference", *env.honest_baselines, *env.hack_baselines]:
+        policy = env.baselines()[name]()
+        prepare = getattr(policy, "prepare", None)
+        if callable(prepare):
+            prepare(items)
+        for item in items:
+            record, transcript = asyncio.run(play_episode(env, policy, item))
+            assert transcript is not None, f"{name}: {record.error}"
+            score = env.score(item, transcript)
+            assert set(score.components) == set(weights), f"{name}: components {sorted(score.components)}"
+            combined = sum(w * score.components[k] for k, w in weights.items())
+            assert abs(combined - score.reward) < 1e-9, f"{name} on {item.id}: {combined} != {score.reward}"
+
+
 def _reply(text: str) -> Transcript:
     return Transcript(messages=[Message(role="assistant", content=text)])
 
@@ -150,6 +170,7 @@ CHECKS: dict[str, Callable[[Environment], None]] = {
     "garbage_is_a_parse_failure": check_garbage_is_a_parse_failure,
     "seeded_data_is_reproducible": check_seeded_data_is_reproducible,
     "infrastructure_errors_are_not_scored": check_infrastructure_errors_are_not_scored,
+    "components_compose_the_reward": check_components_compose_the_reward,
 }
 
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from security_verifiers.envs.base import Environment
 
 BASELINE_PREFIX = "baseline:"
+HF_PREFIX = "hf:"
 
 
 def resolve_policy(
@@ -25,7 +26,8 @@ def resolve_policy(
     max_retries: int = 4,
     cache: ResponseCache | None = None,
 ) -> Policy:
-    """``baseline:<name>`` is ``env``'s built-in baseline of that name; anything else is a model name.
+    """``baseline:<name>`` is ``env``'s built-in baseline of that name; ``hf:<path or hub name>`` a transformers
+    model run in this process; anything else is a model name at an OpenAI-compatible endpoint.
 
     Baselines are per environment (a baseline reads that environment's items), hence ``env``.
     The endpoint options apply only to models; ``sampling=None`` means ``Sampling()``.
@@ -38,6 +40,13 @@ def resolve_policy(
                 f"unknown baseline {name!r} for environment {env.name}; known: {', '.join(sorted(factories))}"
             )
         return factories[name]()
+    if model.startswith(HF_PREFIX):
+        if env.max_turns > 1:
+            raise ConfigError(f"{model}: local models answer single-turn episodes; {env.name} is configured "
+                              "for tool use")
+        from security_verifiers.models.hf_local import HFLocalPolicy  # torch's import costs seconds
+
+        return HFLocalPolicy(model.removeprefix(HF_PREFIX), sampling=sampling)
     from security_verifiers.models.openai_compat import OpenAIChatPolicy  # openai's import costs ~0.5 s
 
     return OpenAIChatPolicy(

@@ -126,6 +126,9 @@ class ConfigAudit(Environment):
     def max_turns(self) -> int:
         return self.config.max_turns if self.config.mode == "tools" else 1
 
+    def component_weights(self) -> dict[str, float]:
+        return {"detection": self.config.detection_weight, "patch": self.config.patch_weight}
+
     def tool_versions(self) -> dict[str, str]:
         from security_verifiers.engines.oracle import get_oracle
 
@@ -168,9 +171,6 @@ class ConfigAudit(Environment):
                             context_of(item))
 
     # -- the one scorer ------------------------------------------------------------------------
-    def score(self, item: Item, transcript: Transcript) -> Score:
-        result = self.score_many([item], [transcript])[0]
-        if isinstance(result, InfraError):
     def scoring_limits(self) -> WorkerLimits:
         return WorkerLimits(time_s=self.config.score_time_limit_s, memory_mb=self.config.memory_limit_mb)
 
@@ -182,20 +182,23 @@ class ConfigAudit(Environment):
             raise result
         return result
 
+    def score(self, item: Item, transcript: Transcript) -> Score:
+        result = self.score_many([item], [transcript])[0]
+        if isinstance(result, InfraError):
             raise result
         return result
 
     def score_many(self, items: Sequence[Item], transcripts: Sequence[Transcript]) -> list[Score | InfraError]:
         """Parse every answer, apply every patch, scan originals, patched files and their fail-closed variants
         (:mod:`fail_closed`) in two oracle batches."""
-        from security_verifiers.engines.oracle import get_oracle
-
-        oracle = get_oracle()
         return self._score_batch(items, transcripts)
 
     def _score_batch(self, items: Sequence[Item], transcripts: Sequence[Transcript],
                      over_limit: str | None = None) -> list[Score | InfraError]:
         """``score_many``; with ``over_limit``, every patch is left unapplied and invalid for that reason."""
+        from security_verifiers.engines.oracle import get_oracle
+
+        oracle = get_oracle()
         parsed = [parse_answer(t.final_text, Answer) for t in transcripts]
         patched: list[str | PatchError | None] = []
         for item, answer in zip(items, parsed, strict=True):
@@ -203,12 +206,12 @@ class ConfigAudit(Environment):
             if not patch.strip():
                 patched.append(None)
                 continue
-            try:
-                patched.append(apply_patch(item.input["text"], patch, item.input["filename"]))
-            except PatchError as err:
             if over_limit is not None:
                 patched.append(PatchError(f"the patch was not judged: {over_limit}"))
                 continue
+            try:
+                patched.append(apply_patch(item.input["text"], patch, item.input["filename"]))
+            except PatchError as err:
                 patched.append(err)
         requests = [scan_request(i) for i in items]
         requests += [scan_request(i, p) for i, p in zip(items, patched, strict=True) if isinstance(p, str)]
@@ -300,8 +303,7 @@ class ConfigAudit(Environment):
             return PatchOutcome(present=True, applied=True, error=f"the patched file is invalid: {problems}")
         platform = item.input["platform"]
         try:
-            problem = inventory_preserved(inventory(platform, item.input["text"])["objects"],
-                                          inventory(platform, patched_text)["objects"])
+            problem = inventory_preserved(inventory(platform, item.input["text"]), inventory(platform, patched_text))
         except ConfigParseError as err:
             return PatchOutcome(present=True, applied=True, error=f"the patched file is invalid: {err}")
         if problem is not None:

@@ -97,6 +97,9 @@ class NetworkLogs(Environment):
 
         return generate(split, n, seed)
 
+    def component_weights(self) -> dict[str, float]:
+        return {"decision": self.config.decision_weight, "calibration": self.config.brier_weight}
+
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
         costs = self.config.costs
