@@ -185,6 +185,32 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from security_verifiers.report.compare import compare_runs
+
+    if args.n_boot < 1:
+        raise ConfigError("--n-boot must be at least 1")
+    result = compare_runs(Path(args.run_a), Path(args.run_b), n_boot=args.n_boot)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    items = result["items"]
+    print(f"{result['env']['name']} {result['env']['version']}: B = {result['b']['model']} against "
+          f"A = {result['a']['model']} on {items['shared']} shared items (only in A: {items['only_a']}, only in B: "
+          f"{items['only_b']}); delta = B - A, 95% paired bootstrap interval over items")
+
+    def fmt(value: float | None) -> str:
+        return "-" if value is None else f"{value:.4f}"
+
+    headline = result["headline"]
+    for key in [*headline, *(k for k in result["metrics"] if k not in headline)]:
+        row = result["metrics"][key]
+        lo, hi = row["ci"]
+        print(f"  {key:<28} A {fmt(row['a']):>8}  B {fmt(row['b']):>8}  delta {fmt(row['delta']):>8}  "
+              f"[{fmt(lo)}, {fmt(hi)}]")
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from security_verifiers.harness.bench import run_bench
 
@@ -326,6 +352,17 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="Rebuild summary.json, report.md and plots from a run's results.jsonl.")
     rp.add_argument("run_dir", help="A run directory written by `sv eval`.")
     rp.set_defaults(func=cmd_report)
+
+    cp = sub.add_parser("compare", help="Paired comparison of two runs: each metric's B - A with a 95% bootstrap "
+                        "interval over the items both scored.",
+                        description="Compares two run directories of the same environment version and config "
+                        "(refused otherwise) on the items both runs scored; the bootstrap resamples items, "
+                        "taking every rollout of a drawn item from both runs.")
+    cp.add_argument("run_a", help="Baseline run directory (A).")
+    cp.add_argument("run_b", help="Run directory compared with it (B).")
+    cp.add_argument("--json", action="store_true", help="Print the comparison as JSON.")
+    cp.add_argument("--n-boot", type=int, default=1000, help="Bootstrap resamples (default 1000).")
+    cp.set_defaults(func=cmd_compare)
 
     bn = sub.add_parser("bench", help="Run every environment's baselines on the public mini sets, offline.",
                         description="The main job: every registered environment × its built-in baselines on the "

@@ -172,6 +172,11 @@ class Environment(ABC):
         ``items``: the item id of each outcome; bootstrap intervals resample items, not rollouts, so the
         rollouts of one item (``--samples`` > 1) do not count as independent evidence."""
 
+    def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """The flat ``metrics`` of ``outcomes`` without intervals or breakdowns: what a paired bootstrap
+        (``sv compare``) recomputes on each resample. Override with the cheap computation."""
+        return dict(self.metrics(outcomes)["metrics"])
+
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         """Write the environment's report plots (PNG) into ``out_dir``; returns their paths."""
         return []

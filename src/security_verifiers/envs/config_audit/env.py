@@ -347,6 +347,11 @@ class ConfigAudit(Environment):
 
         return config_audit_metrics(outcomes, items)
 
+    def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        from security_verifiers.envs.config_audit.metrics import flat_metrics
+
+        return flat_metrics(outcomes)
+
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         from security_verifiers.envs.config_audit.metrics import config_audit_plots
 

@@ -145,6 +145,11 @@ class NetworkLogs(Environment):
 
         return network_logs_metrics(outcomes, self.config.costs, items)
 
+    def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        from security_verifiers.envs.network_logs.metrics import point_metrics
+
+        return point_metrics(outcomes)
+
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         from security_verifiers.envs.network_logs.metrics import network_logs_plots
 

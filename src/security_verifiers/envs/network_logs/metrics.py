@@ -120,6 +120,11 @@ def _family_row(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
     return row
 
 
+def point_metrics(outcomes: Sequence[dict[str, Any]]) -> dict[str, float | int | None]:
+    """The scalar metrics of ``outcomes`` without intervals (a paired bootstrap recomputes them per resample)."""
+    return _flat_metrics(_Columns.of(outcomes))
+
+
 def network_logs_metrics(outcomes: Sequence[dict[str, Any]], costs: CostProfile,
                          items: Sequence[str] | None = None) -> dict[str, Any]:
     """``{"metrics": flat, "intervals": {metric: [lo, hi]}, "breakdowns": {family|split|difficulty: ...}}``.
