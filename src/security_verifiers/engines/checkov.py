@@ -133,6 +133,27 @@ def _use_libyaml_for_kubernetes() -> None:
     k8_yaml.SafeLineLoader = CSafeLineLoader
 
 
+def _canonical_kubernetes_documents() -> None:
+    """Give checkov's Kubernetes checks the documents with the canonical literals of :mod:`canonical` added (a
+    list of ranges covering the internet also holds ``0.0.0.0/0``, a role listing every verb also holds ``*``), as
+    our Rego rules read them: checkov's checks compare with those literals. Terraform gets the same through the
+    evaluated document (:func:`terraform_eval.evaluate_file`)."""
+    from checkov.kubernetes.parser import k8_yaml
+
+    from security_verifiers.engines.canonical import kubernetes_in_place
+
+    loads = getattr(k8_yaml.loads, "__wrapped__", k8_yaml.loads)
+
+    def canonical_loads(content: str) -> Any:
+        documents = loads(content)
+        for document in documents if isinstance(documents, list) else []:
+            kubernetes_in_place(document)
+        return documents
+
+    canonical_loads.__wrapped__ = loads  # type: ignore[attr-defined]
+    k8_yaml.loads = canonical_loads
+
+
 class _SharedHclParse:
     """What checkov's Terraform file loader sees as the ``hcl2`` module: the same parser, returning the
     *evaluated* document our own engines read (:func:`configs.evaluated_terraform`), so Checkov judges the
@@ -222,6 +243,7 @@ def _load() -> _Checkov:
         base_attribute_solver.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc, assignment]
         base_resource_solver.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc, assignment]
         _use_libyaml_for_kubernetes()
+        _canonical_kubernetes_documents()
         _share_hcl_parses()
 
         class ExactRunnerFilter(RunnerFilter):  # type: ignore[misc, valid-type]

@@ -35,6 +35,7 @@ from typing import Any
 import regopy
 from regopy import Input, Interpreter, rego_shared
 
+from security_verifiers.engines.canonical import kubernetes_body
 from security_verifiers.engines.configs import K8sObject, TerraformFile, parse_kubernetes, parse_terraform
 from security_verifiers.engines.findings import Finding, Platform, catalog
 
@@ -162,13 +163,14 @@ def kubernetes_input(objects: list[K8sObject]) -> dict[str, Any]:
     workloads: list[dict[str, Any]] = []
     containers: list[dict[str, Any]] = []
     for obj in objects:
+        body = kubernetes_body(obj.kind, obj.body)  # meaning, canonically spelled (see canonical.py)
         doc = {"kind": obj.kind, "name": obj.name, "namespace": obj.namespace, "resource": obj.resource,
-               "body": obj.body}
+               "body": body}
         by_kind.setdefault(obj.kind, []).append(doc)
         spec = obj.pod_spec
         if spec is None:
             continue
-        doc["body"] = {k: v for k, v in obj.body.items() if k != "spec"}
+        doc["body"] = {k: v for k, v in body.items() if k != "spec"}
         workloads.append({"resource": obj.resource, "kind": obj.kind, "namespace": obj.namespace,
                           "spec": {k: v for k, v in spec.items() if k not in _CONTAINER_LISTS}})
         for key, init in (("containers", False), ("initContainers", True)):

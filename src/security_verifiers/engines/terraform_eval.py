@@ -30,6 +30,7 @@ from typing import Any
 from lark import Token, Tree
 from lark.visitors import v_args
 
+from security_verifiers.engines.canonical import terraform_document
 from security_verifiers.engines.terraform_functions import (
     FUNCTIONS,
     TerraformError,
@@ -91,6 +92,9 @@ class Attribute:
     #: The expression reads another resource, data source or module (``aws_s3_bucket.b.id``): engines that link
     #: resources (Checkov's graph) read such an expression as written, so it is never replaced by its value.
     references: bool = False
+    #: Inside a ``dynamic`` block (expanded: once per element, with the path of the block it generates; else as
+    #: written, the iterator unknown). Fail-closed credit judges such a value for the whole resource.
+    dynamic: bool = False
 
 
 class _Error(Exception):
@@ -804,7 +808,7 @@ def evaluate_file(text: str, tree: Tree, context: tuple[tuple[str, Tree], ...] =
     for other_text, other_tree in context:
         module.declare(other_tree, other_text)
     evaluator = Evaluator(module)
-    known: dict[int, Any] = {}
+    known: dict[Any, Any] = {}
     attributes: list[Attribute] = []
     for kind, labels, body in _blocks(tree):
         if kind not in _LABELLED and kind not in ("locals",):
@@ -816,20 +820,54 @@ def evaluate_file(text: str, tree: Tree, context: tuple[tuple[str, Tree], ...] =
                 _record(evaluator, text, known, attributes, address, "default", _attribute_node(body, "default"), {})
             continue
         _walk_body(evaluator, text, known, attributes, address, "", body, {})
+    document = _transformer_class()(known).transform(tree)
+    terraform_document(document)  # meaning, canonically spelled: see canonical.py
+    return EvaluatedFile(document=document, attributes=tuple(attributes), problems=tuple(evaluator.problems))
+
+
+class _Expanded(dict):  # type: ignore[type-arg]
+    """The blocks a ``dynamic`` block generates, ``{label: [body, ...]}``, as the transformer's value for it."""
+
+
+@lru_cache(maxsize=1)
+def _transformer_class() -> type:
+    """hcl2's DictTransformer giving the evaluated document (built once: hcl2 is imported only with Terraform)."""
     from hcl2.transformer import DictTransformer
 
-    class EvaluatedTransformer(DictTransformer):
-        """hcl2's own dict, with the attributes whose values are known replaced by those values."""
+    class EvaluatedTransformer(DictTransformer):  # type: ignore[misc, valid-type]
+        """hcl2's own dict, with the attributes whose values are known replaced by those values, and each
+        ``dynamic`` block whose ``for_each`` is known replaced by the blocks it generates (each element's body
+        evaluated with its own ``known`` map)."""
+
+        def __init__(self, known: dict[Any, Any]) -> None:
+            super().__init__()
+            self.known = known
 
         @v_args(tree=True)
         def attribute(self, node: Tree) -> dict[str, Any]:
             raw: dict[str, Any] = super().attribute(node.children)
-            if id(node.meta) in known:
-                return {key: _merge_known(value, known[id(node.meta)]) for key, value in raw.items()}
+            if id(node.meta) in self.known:
+                return {key: _merge_known(value, self.known[id(node.meta)]) for key, value in raw.items()}
             return raw
 
-    document = EvaluatedTransformer().transform(tree)
-    return EvaluatedFile(document=document, attributes=tuple(attributes), problems=tuple(evaluator.problems))
+        @v_args(meta=True)
+        def block(self, meta: Any, args: list[Any]) -> dict[str, Any]:
+            expansion = self.known.get(("dynamic", id(meta)))
+            if expansion is None:
+                return super().block(meta, args)  # type: ignore[no-any-return]
+            label, content, iterations = expansion
+            return _Expanded({label: [type(self)(each).transform(content) for each in iterations]})
+
+        def body(self, args: list[Any]) -> dict[str, Any]:
+            expanded = [a for a in args if isinstance(a, _Expanded)]
+            result: dict[str, Any] = super().body([a for a in args if not isinstance(a, _Expanded)])
+            for generated in expanded:
+                for label, bodies in generated.items():
+                    if bodies:
+                        result.setdefault(label, []).extend(bodies)
+            return result
+
+    return EvaluatedTransformer
 
 
 def _address(kind: str, labels: list[str]) -> str:
@@ -847,35 +885,92 @@ def _attribute_node(body: Tree, name: str) -> Tree:
     raise KeyError(name)
 
 
-def _walk_body(evaluator: Evaluator, text: str, known: dict[int, Any], attributes: list[Attribute], address: str,
-               prefix: str, body: Tree, scope: dict[str, Any]) -> None:
+def _walk_body(evaluator: Evaluator, text: str, known: dict[Any, Any], attributes: list[Attribute], address: str,
+               prefix: str, body: Tree, scope: dict[str, Any], dynamic: bool = False,
+               skip: tuple[str, ...] = ()) -> None:
+    """Record the attributes of ``body`` and its nested blocks; ``dynamic`` blocks after the static ones, so the
+    blocks they generate take the next indices of their label (as the document lists them)."""
     counts: dict[str, int] = {}
+    dynamics: list[tuple[Tree, str, Tree]] = []
     for child in body.children:
         if not isinstance(child, Tree):
             continue
         if child.data == "attribute":
             name = _label(child.children[0])
-            if name in _META_ARGUMENTS:
+            if name in _META_ARGUMENTS or name in skip:
                 continue
-            _record(evaluator, text, known, attributes, address, prefix + name, child, scope)
+            _record(evaluator, text, known, attributes, address, prefix + name, child, scope, dynamic)
         elif child.data == "block":
             kind, labels, inner = _block_parts(child)
             if kind in _META_BLOCKS:
                 continue
+            if kind == "dynamic" and labels:
+                dynamics.append((child, labels[0], inner))
+                continue
             index = counts.get(kind, 0)
             counts[kind] = index + 1
-            inner_scope = scope
-            if kind == "dynamic" and labels:
-                iterator = _attribute(inner, "iterator")
-                name = _text(iterator.children[0]) if isinstance(iterator, Tree) and iterator.data == "expr_term" \
-                    else labels[0]
-                inner_scope = {**scope, name: Unknown(f"the iterator of dynamic block {labels[0]!r}")}
             path = ".".join([kind, *labels, str(index)])
-            _walk_body(evaluator, text, known, attributes, address, f"{prefix}{path}.", inner, inner_scope)
+            _walk_body(evaluator, text, known, attributes, address, f"{prefix}{path}.", inner, scope, dynamic)
+    for order, (node, label, inner) in enumerate(dynamics):
+        _walk_dynamic(evaluator, text, known, attributes, address, prefix, (node, label, inner, order), scope, counts)
 
 
-def _record(evaluator: Evaluator, text: str, known: dict[int, Any], attributes: list[Attribute], address: str,
-            path: str, node: Tree, scope: dict[str, Any]) -> None:
+def _walk_dynamic(evaluator: Evaluator, text: str, known: dict[Any, Any], attributes: list[Attribute], address: str,
+                  prefix: str, block: tuple[Tree, str, Tree, int], scope: dict[str, Any],
+                  counts: dict[str, int]) -> None:
+    """A ``dynamic "label"`` block: when its ``for_each`` is known, the blocks it generates (``content`` evaluated
+    per element with the iterator's ``key`` and ``value``), recorded and put in the document as static ``label``
+    blocks; otherwise the block as written, the iterator unknown (every engine misses what it would generate, so
+    fail-closed credit judges the resource as the original had it, see ``fail_closed``)."""
+    node, label, inner, order = block
+    where = f"{prefix}dynamic.{label}.{order}."
+    iterator = _attribute(inner, "iterator")
+    name = _text(iterator.children[0]) if isinstance(iterator, Tree) and iterator.data == "expr_term" else label
+    contents = [b for b in inner.children if isinstance(b, Tree) and b.data == "block"
+                and _block_parts(b)[0] == "content"]
+    pairs: list[tuple[Any, Any]] | None = None
+    try:
+        for_each = _attribute_node(inner, "for_each")
+    except KeyError:
+        for_each = None
+    if for_each is not None and len(contents) == 1:
+        _record(evaluator, text, known, attributes, address, where + "for_each", for_each, scope, True)
+        pairs = _iterations(attributes[-1].value)
+        if pairs is not None and len(pairs) > min(evaluator.document_budget, MAX_STEPS - evaluator._steps):
+            pairs = None  # past the budgets: left as written (unknown to every rule)
+    if pairs is None:
+        unknown_scope = {**scope, name: Unknown(f"the iterator of dynamic block {label!r}")}
+        done = ("for_each",) if for_each is not None and len(contents) == 1 else ()
+        _walk_body(evaluator, text, known, attributes, address, where, inner, unknown_scope, True, skip=done)
+        return
+    content = _block_parts(contents[0])[2]
+    iterations: list[dict[Any, Any]] = []
+    for key, value in pairs:
+        evaluator._steps += 1
+        evaluator.document_budget -= 1
+        index = counts.get(label, 0)
+        counts[label] = index + 1
+        each: dict[Any, Any] = {}
+        _walk_body(evaluator, text, each, attributes, address, f"{prefix}{label}.{index}.", content,
+                   {**scope, name: {"key": key, "value": value}}, True)
+        iterations.append(each)
+    known[("dynamic", id(node.meta))] = (label, content, iterations)
+
+
+def _iterations(collection: Any) -> list[tuple[Any, Any]] | None:
+    """(key, value) of each element of a known ``for_each`` value (a list's or set's keys are its indices: rules
+    read ``.value``); None when it is not a known collection."""
+    if not is_known(collection):
+        return None
+    if isinstance(collection, list):
+        return list(enumerate(collection))
+    if isinstance(collection, dict):
+        return list(collection.items())
+    return None
+
+
+def _record(evaluator: Evaluator, text: str, known: dict[Any, Any], attributes: list[Attribute], address: str,
+            path: str, node: Tree, scope: dict[str, Any], dynamic: bool = False) -> None:
     expr = node.children[1]
     value = evaluator.attribute((address, path), expr, scope)
     size = _size(value, evaluator.document_budget)
@@ -886,7 +981,8 @@ def _record(evaluator: Evaluator, text: str, known: dict[int, Any], attributes: 
     start, end = _span(expr, text)
     name_start = node.meta.start_pos if not node.meta.empty else start
     attributes.append(Attribute(address=address, path=path, source=text[start:end], start=start, end=end,
-                                value=value, line_start=name_start, references=evaluator.referenced))
+                                value=value, line_start=name_start, references=evaluator.referenced,
+                                dynamic=dynamic))
     if isinstance(value, Unknown) and value.why.startswith(_REFUSED):
         known[id(node.meta)] = TOO_LARGE  # as written, every engine would expand it again, at the same cost
     elif not evaluator.referenced and (is_known(value) or isinstance(value, list | dict)):

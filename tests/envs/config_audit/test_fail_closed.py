@@ -271,3 +271,72 @@ def test_a_secret_replaced_by_an_outside_value_is_fixed() -> None:
     assert outcome["patch_fixed_w"] >= catalog()["tf-hardcoded-password"].severity.weight
     respelled = patch_outcome(item, text.replace('"hunter2hunter2"', '"hunter2${""}hunter2"'))
     assert respelled["patch_fixed_w"] == 0.0  # the same literal re-spelled is still the same secret
+
+
+# ------------------------------------------------------------------------------------------ rewrites of meaning
+def split_world(draw: Any, world: str) -> list[str]:
+    """``world`` (``0.0.0.0/0`` or ``::/0``) as a drawn set of CIDRs whose union is exactly the whole space."""
+    import ipaddress
+
+    nets = [ipaddress.ip_network(world)]
+    for _ in range(draw(st.integers(min_value=1, max_value=5))):
+        net = nets.pop(draw(st.integers(min_value=0, max_value=len(nets) - 1)))
+        nets.extend(net.subnets())
+    return [str(n) for n in draw(st.permutations(nets))]
+
+
+def rewrite_world_tf(text: str, draw: Any) -> str:
+    """Every world CIDR written in a list literal split into ranges with the same union."""
+    import re
+
+    def split(match: re.Match[str]) -> str:
+        return match.group(1) + ", ".join(f'"{c}"' for c in split_world(draw, match.group(2)))
+
+    return re.sub(r'(\[\s*(?:"[^"\n]*",\s*)*)"(0\.0\.0\.0/0|::/0)"', split, text)
+
+
+def rewrite_meaning_yaml(text: str, draw: Any) -> str:
+    """World CIDRs in YAML lists split; RBAC ``*`` verbs enumerated (every standard verb, in any order, perhaps with
+    special ones); ``*`` resources enumerated as every resource of the rule's (first) API group."""
+    from security_verifiers.engines.canonical import ALL_VERBS, GROUP_RESOURCES
+
+    def walk(node: Any, key: str = "") -> Any:
+        if isinstance(node, dict):
+            out = {k: walk(v, str(k)) for k, v in node.items()}
+            if "*" in (node.get("resources") or []):
+                group = (node.get("apiGroups") or [""])[0]
+                out["resources"] = draw(st.permutations(sorted(GROUP_RESOURCES[group])))
+            return out
+        if not isinstance(node, list):
+            return node
+        if key == "verbs" and "*" in node:
+            extra = draw(st.lists(st.sampled_from(["bind", "escalate", "impersonate"]), unique=True))
+            return draw(st.permutations(sorted(ALL_VERBS) + extra))
+        out: list[Any] = []
+        for item in node:
+            out.extend(split_world(draw, item) if item in ("0.0.0.0/0", "::/0") else [walk(item)])
+        return out
+
+    docs = [walk(d) for d in yaml.safe_load_all(text) if d is not None]
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def _world_or_wildcard(path: Path) -> bool:
+    text = path.read_text(encoding="utf-8")
+    return "0.0.0.0/0" in text or "::/0" in text or "'*'" in text or '"*"' in text
+
+
+@pytest.mark.parametrize("path", [p for p in firing(".tf") + firing(".yaml") if _world_or_wildcard(p)],
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@SETTINGS
+@given(data=st.data())
+def test_ranges_and_enumerations_are_judged_by_meaning(path: Path, data: st.DataObject) -> None:
+    """A list of CIDRs is judged by the union it covers, an RBAC rule listing everything as ``*``: the same
+    findings as the original, whatever the split or the order."""
+    text = path.read_text(encoding="utf-8")
+    platform = "terraform" if path.suffix == ".tf" else "kubernetes"
+    rewrite = rewrite_world_tf if platform == "terraform" else rewrite_meaning_yaml
+    rewritten = rewrite(text, data.draw)
+    if platform == "terraform" and rewritten == text:
+        return  # the world is written outside a list literal here (a scalar attribute): nothing to split
+    assert keys(platform, rewritten) == keys(platform, text), rewritten

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from security_verifiers.engines.configs import evaluated_terraform
+from security_verifiers.engines.configs import evaluated_terraform, parse_terraform
 from security_verifiers.engines.terraform_eval import Attribute, EvaluatedFile, first_unknown, is_known
 from security_verifiers.engines.terraform_functions import TerraformError, to_bool, to_number
 from security_verifiers.engines.validate import Issue
@@ -45,20 +45,47 @@ def _undetermined(attribute: Attribute, original: Attribute | None) -> bool:
     return held_literal
 
 
+def _block_spans(text: str, context: tuple[str, ...]) -> dict[str, tuple[int, int]]:
+    """Character spans of the resource and data blocks of ``text``, by address (whole lines)."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    spans = {}
+    for block in parse_terraform(text, context).blocks:
+        if 1 <= block.start_line <= block.end_line < len(starts):
+            spans[block.address] = (starts[block.start_line - 1], starts[block.end_line])
+    return spans
+
+
 def fail_closed_variant(original: str, patched: str, context: tuple[str, ...] = ()) -> str | None:
     """``patched`` with every value the patch made undetermined put back to the original's (or removed where
-    the original had none); ``None`` when there is no such value (the patched text is judged as it is)."""
+    the original had none); ``None`` when there is no such value (the patched text is judged as it is).
+
+    A value undetermined inside a ``dynamic`` block (its ``for_each`` unknown, or an element's content) cannot be
+    put back value by value: the block generates blocks the original may have written one by one. The whole
+    resource is then put back as the original wrote it, so every finding of the original on it stays open."""
     before = {(a.address, a.path): a for a in evaluated_terraform(original, context).attributes}
     after = evaluated_terraform(patched, context).attributes
     edits: list[tuple[int, int, str]] = []
+    reverted: set[str] = set()
     for attribute in after:
         old = before.get((attribute.address, attribute.path))
         if not _undetermined(attribute, old):
             continue
-        if old is not None:
+        if attribute.dynamic and any(address == attribute.address for address, _ in before):
+            reverted.add(attribute.address)
+        elif old is not None:
             edits.append((attribute.start, attribute.end, old.source))
         else:
             edits.append((attribute.line_start, attribute.end, ""))
+    if reverted:
+        patched_spans, original_spans = _block_spans(patched, context), _block_spans(original, context)
+        spans = {address: patched_spans[address] for address in reverted
+                 if address in patched_spans and address in original_spans}
+        edits = [e for e in edits if not any(start <= e[0] < end for start, end in spans.values())]
+        for address, (start, end) in spans.items():
+            old_start, old_end = original_spans[address]
+            edits.append((start, end, original[old_start:old_end]))
     if not edits:
         return None
     text = patched

@@ -65,7 +65,31 @@ ingress_no_tls := [finding("k8s-ingress-no-tls", o.resource, null, "Ingress has 
 
 workload_namespaces := {effective_namespace(w) | ws := input.workloads; some w in ws}
 
-networkpolicy_namespaces := {effective_namespace(o) | objs := input.objects.NetworkPolicy; some o in objs}
+# Only a NetworkPolicy that restricts ingress counts: one that admits all ingress (`ingress: [{}]`) or is about
+# egress alone isolates nothing, whatever its podSelector.
+networkpolicy_namespaces := {effective_namespace(o) |
+	objs := input.objects.NetworkPolicy
+	some o in objs
+	restricts_ingress(attr(o.body, "spec"))
+}
+
+# Ingress is among the policy's types (implied when policyTypes is absent) and no ingress rule admits everything.
+restricts_ingress(spec) if {
+	ingress_policy_type(spec)
+	rules := as_list(attr(spec, "ingress"))
+	not allows_all_ingress(rules)
+}
+
+ingress_policy_type(spec) if attr(spec, "policyTypes") == null
+
+ingress_policy_type(spec) if "Ingress" in as_list(attr(spec, "policyTypes"))
+
+# A rule with no peers (`from`) and no ports admits every source on every port.
+allows_all_ingress(rules) if {
+	some r in rules
+	not has_items(attr(r, "from"))
+	not has_items(attr(r, "ports"))
+}
 
 # Only namespaces declared in the file are judged: of others we cannot know their policies.
 missing_networkpolicy := [finding("k8s-missing-networkpolicy", o.resource, null, message) |
@@ -79,8 +103,9 @@ missing_networkpolicy := [finding("k8s-missing-networkpolicy", o.resource, null,
 secret_in_configmap := [finding("k8s-secret-in-configmap", o.resource, null, message) |
 	objs := input.objects.ConfigMap
 	some o in objs
-	entries := o.body.data
 	keys := {k |
+		some field in ["data", "binaryData"] # binaryData holds the same entries, base64-encoded
+		entries := o.body[field]
 		some k # rego-cpp 1.5.2 rejects `some k, v in` inside comprehensions
 		value := entries[k]
 		secret_like_name(k)
