@@ -19,8 +19,9 @@ Definitions (and where they stop):
   ``loadBalancerSourceRanges`` plus its annotation), not across separate rules or blocks.
 * **Every verb** (:data:`ALL_VERBS`): a rule listing all eight standard resource verbs is ``*``; leaving out one
   (say ``delete``) is a real restriction.
-* **Every resource**: a rule listing every resource of an API group it names (:data:`GROUP_RESOURCES`, the
-  built-in groups of Kubernetes 1.30; for ``apiGroups: ["*"]`` any of them) grants ``*`` on that group.
+* **Every resource**: a rule whose ``apiGroups`` hold the core group (``""`` or ``"*"``) and whose resources list
+  every resource of the core group (:data:`GROUP_RESOURCES`) grants ``*``. Enumerations of other groups are not
+  equated with ``*`` (see there).
 """
 
 from __future__ import annotations
@@ -119,18 +120,14 @@ def with_world(values: list[Any]) -> list[Any] | None:
 #: special verbs of a few resources; a rule listing the eight below, with or without them, grants what ``*`` does
 #: on ordinary resources).
 ALL_VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"})
-#: The top-level resources of the built-in API groups of Kubernetes 1.30 (``kubectl api-resources``).
+#: The top-level resources of the core API group of Kubernetes 1.30 (``kubectl api-resources --api-group=""``).
+#: Only the core group: it holds what ``*`` is dangerous for (secrets, pods, serviceaccounts, nodes), and listing
+#: all of it is no natural way to grant less. Small groups are not equated with ``*``: listing the four RBAC
+#: resources, or ``poddisruptionbudgets`` of ``policy``, is an ordinary, narrow grant.
 GROUP_RESOURCES: dict[str, frozenset[str]] = {
     "": frozenset({"bindings", "componentstatuses", "configmaps", "endpoints", "events", "limitranges", "namespaces",
                    "nodes", "persistentvolumeclaims", "persistentvolumes", "pods", "podtemplates",
                    "replicationcontrollers", "resourcequotas", "secrets", "serviceaccounts", "services"}),
-    "apps": frozenset({"controllerrevisions", "daemonsets", "deployments", "replicasets", "statefulsets"}),
-    "batch": frozenset({"cronjobs", "jobs"}),
-    "rbac.authorization.k8s.io": frozenset({"clusterrolebindings", "clusterroles", "rolebindings", "roles"}),
-    "networking.k8s.io": frozenset({"ingressclasses", "ingresses", "networkpolicies"}),
-    "policy": frozenset({"poddisruptionbudgets"}),
-    "storage.k8s.io": frozenset({"csidrivers", "csinodes", "csistoragecapacities", "storageclasses",
-                                 "volumeattachments"}),
 }
 
 
@@ -142,8 +139,8 @@ def rbac_rule(rule: Any) -> dict[str, Any] | None:
     """An RBAC policy rule with ``*`` added to ``verbs`` / ``resources`` where they enumerate everything; None when
     nothing changes.
 
-    >>> rbac_rule({"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": ["get"]})["resources"]
-    ['jobs', 'cronjobs', '*']
+    >>> rbac_rule({"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": ["get"]}) is None
+    True
     >>> rbac_rule({"resources": ["pods"], "verbs": ["get", "list", "watch"]}) is None
     True
     """

@@ -297,14 +297,14 @@ def rewrite_world_tf(text: str, draw: Any) -> str:
 
 def rewrite_meaning_yaml(text: str, draw: Any) -> str:
     """World CIDRs in YAML lists split; RBAC ``*`` verbs enumerated (every standard verb, in any order, perhaps with
-    special ones); ``*`` resources enumerated as every resource of the rule's (first) API group."""
+    special ones); ``*`` resources of the core group enumerated as every resource of that group."""
     from security_verifiers.engines.canonical import ALL_VERBS, GROUP_RESOURCES
 
     def walk(node: Any, key: str = "") -> Any:
         if isinstance(node, dict):
             out = {k: walk(v, str(k)) for k, v in node.items()}
-            if "*" in (node.get("resources") or []):
-                group = (node.get("apiGroups") or [""])[0]
+            group = (node.get("apiGroups") or [""])[0]
+            if "*" in (node.get("resources") or []) and group in GROUP_RESOURCES:
                 out["resources"] = draw(st.permutations(sorted(GROUP_RESOURCES[group])))
             return out
         if not isinstance(node, list):
