@@ -19,6 +19,14 @@ CONFIG_REPO = {
     "chart/templates/cm.yaml": 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "{{ .Values.name }}"\n',
     "kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [app.yaml]\n",
     "cluster/kind.yaml": "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n",
+    "cluster/kubeadm.yaml": "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\n---\n"
+                            "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nkubernetesVersion: 1.30.0\n",
+    # a removed API version and a custom resource: a valid item, the custom resource recorded as unchecked
+    "legacy.yaml": "apiVersion: extensions/v1beta1\nkind: DaemonSet\nmetadata:\n  name: agent\nspec:\n"
+                   "  selector:\n    matchLabels: {app: agent}\n  template:\n    metadata:\n      labels: {app: agent}\n"
+                   "    spec:\n      containers: [{name: a, image: 'agent:1.0'}]\n---\n"
+                   "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: agent\n"
+                   "spec:\n  endpoints: [{port: metrics}]\n",
     "live.yaml": "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Pod\n    metadata: {name: p}\n"
                  "    spec:\n      containers: [{name: c, image: 'busybox:1.36'}]\n",
     "broken.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: b\nspec:\n  command: echo a: b\n",
@@ -45,16 +53,21 @@ def test_config_audit_import_reports_what_it_left_out_and_eval_takes_the_result(
     assert main(["data", "import", "config-audit", str(config_repo), "--out", str(out), "--quiet"]) == 0
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
-    assert (summary["n"], summary["skipped"], summary["problems"]) == (3, 5, 1)
+    assert (summary["n"], summary["skipped"], summary["problems"]) == (4, 6, 1)
     for line in ("chart/templates/deploy.yaml: template: render first (helm template)",
                  "chart/templates/cm.yaml: template: render first (helm template)",
                  "kustomization.yaml: tooling (kustomize)", "cluster/kind.yaml: tooling (kind cluster config)",
                  "infra/variables.tf: no resource or data block (only variable)",
-                 "broken.yaml:6: YAML does not parse", "1 file(s) could not be read and were left out"):
+                 "cluster/kubeadm.yaml: tooling (kubeadm)", "broken.yaml:6: YAML does not parse",
+                 "quote a value that contains ': '", "1 file(s) could not be read and were left out"):
         assert line in captured.err
     dataset = read_jsonl(out, "mine", expected_hash=summary["hash"])
     by_source = {i.meta["source"]: i for i in dataset.items}
-    assert sorted(by_source) == ["app.yaml", "infra/main.tf", "live.yaml"]
+    assert sorted(by_source) == ["app.yaml", "infra/main.tf", "legacy.yaml", "live.yaml"]
+    legacy = by_source["legacy.yaml"]
+    assert legacy.meta["valid"] and [u.split(":")[0] for u in legacy.meta["unchecked"]] == ["ServiceMonitor/agent"]
+    assert ("k8s-removed-api-version", "DaemonSet/agent") in {(f["rule_id"], f["resource"])
+                                                              for f in legacy.target["findings"]}
     assert by_source["infra/main.tf"].input["context"] == [
         {"filename": "infra/variables.tf", "text": CONFIG_REPO["infra/variables.tf"]}]
     assert "kind: List" not in by_source["live.yaml"].input["text"]

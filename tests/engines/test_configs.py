@@ -56,7 +56,9 @@ def test_terraform_blocks_have_addresses_and_plain_values() -> None:
 
 
 def test_inventory_ignores_image_tags() -> None:
-    assert inventory("kubernetes", MANIFEST)["objects"] == {"Deployment/web": [("web", "nginx")], "Service/web": []}
+    assert inventory("kubernetes", MANIFEST)["objects"] == {
+        "Deployment/web": [{"namespace": "default", "init": [], "containers": [["web", "docker.io/library/nginx"]]}],
+        "Service/web": [{"namespace": "default", "init": [], "containers": []}]}
     assert inventory("kubernetes", MANIFEST.replace("1.25", "1.26")) == inventory("kubernetes", MANIFEST)
 
 

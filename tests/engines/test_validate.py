@@ -61,9 +61,8 @@ K8S_CASES = [
     ("kind/apiVersion mismatch", DEPLOYMENT.replace("apps/v1", "v1"), False, True, "is not an object"),
     # A sub-object schema shipped by kubernetes-validate is not a top-level kind.
     ("sub-object kind", "apiVersion: v1\nkind: Affinity\nmetadata:\n  name: a\n", False, True, "is not an object"),
-    # A custom resource: no schema offline, so not valid for our purposes.
-    ("custom resource", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n", False, True,
-     "is not an object"),
+    # A kind of no built-in group at a core apiVersion: not a custom resource (those live in a dotted group).
+    ("unknown core kind", "apiVersion: v1\nkind: Widget\nmetadata:\n  name: w\n", False, True, "is not an object"),
     # The same Kind/name twice in one namespace.
     ("duplicate object", POD + "---\n" + POD, False, True, "declared twice"),
     # Broken YAML: not parsed.

@@ -27,16 +27,48 @@ except ImportError:  # pragma: no cover
 #: The fastest safe YAML loader available (libyaml's, when PyYAML was built with it).
 FAST_LOADER = _Loader
 
-#: Kinds whose objects run containers, and where their pod spec lives.
+#: Kinds whose objects run containers, and where their pod spec lives: the one table every part reads (the Rego
+#: input, the autofix, the inventory, the mutation operators), through :func:`pod_spec_of`.
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "Pod": ("spec",),
     "Deployment": ("spec", "template", "spec"),
     "StatefulSet": ("spec", "template", "spec"),
     "DaemonSet": ("spec", "template", "spec"),
     "ReplicaSet": ("spec", "template", "spec"),
+    "ReplicationController": ("spec", "template", "spec"),
     "Job": ("spec", "template", "spec"),
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "PodTemplate": ("template", "spec"),
 }
+
+
+def pod_spec_of(body: Any) -> dict[str, Any] | None:
+    """The pod spec of a workload document (any kind of :data:`POD_SPEC_PATHS`), or None for other kinds and for
+    a workload whose spec is missing or not a mapping.
+
+    >>> pod_spec_of({"kind": "PodTemplate", "template": {"spec": {"containers": []}}})
+    {'containers': []}
+    """
+    path = POD_SPEC_PATHS.get(str(body.get("kind"))) if isinstance(body, dict) else None
+    if path is None:
+        return None
+    node: Any = body
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+def pod_metadata_of(body: Any) -> dict[str, Any] | None:
+    """The metadata that carries a workload's pod labels and annotations: the object's own for a Pod, its
+    template's for the other kinds (None when absent)."""
+    path = POD_SPEC_PATHS.get(str(body.get("kind"))) if isinstance(body, dict) else None
+    if path is None:
+        return None
+    node: Any = body
+    for key in path[:-1]:
+        node = node.get(key) if isinstance(node, dict) else None
+    found = node.get("metadata") if isinstance(node, dict) else None
+    return found if isinstance(found, dict) else None
 
 
 class ConfigParseError(ValueError):
@@ -60,21 +92,17 @@ class K8sObject:
 
     @property
     def pod_spec(self) -> dict[str, Any] | None:
-        path = POD_SPEC_PATHS.get(self.kind)
-        if path is None:
-            return None
-        node: Any = self.body
-        for key in path:
-            node = node.get(key) if isinstance(node, dict) else None
-        return node if isinstance(node, dict) else None
+        return pod_spec_of(self.body)
 
     def containers(self) -> list[dict[str, Any]]:
         """Regular and init containers of a workload (empty for other kinds)."""
         spec = self.pod_spec or {}
-        out = []
-        for key in ("initContainers", "containers"):
-            out.extend(c for c in spec.get(key) or [] if isinstance(c, dict))
-        return out
+        return [c for key in ("initContainers", "containers") for c in _container_list(spec, key)]
+
+
+def _container_list(spec: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    value = spec.get(key)
+    return [c for c in value if isinstance(c, dict)] if isinstance(value, list) else []
 
 
 #: A YAML document may not expand (aliases counted as often as they are used) to more nodes than this, nor nest
@@ -353,16 +381,55 @@ def image_repository(image: str) -> str:
     return image
 
 
+def image_identity(image: str) -> str:
+    """The image repository as the container runtime resolves it (Docker Hub's implicit registry and ``library/``
+    made explicit), without tag or digest: ``nginx:1.25`` and ``docker.io/library/nginx@sha256:...`` are one image,
+    ``mirror.example.net/nginx`` another.
+
+    >>> image_identity("nginx:1.25"), image_identity("bitnami/redis"), image_identity("localhost:5000/app:1")
+    ('docker.io/library/nginx', 'docker.io/bitnami/redis', 'localhost:5000/app')
+    """
+    repository = image_repository(image.strip())
+    first, slash, rest = repository.partition("/")
+    if not slash or ("." not in first and ":" not in first and first != "localhost"):
+        first, rest = "docker.io", repository
+    elif first in ("index.docker.io", "registry-1.docker.io"):
+        first = "docker.io"
+    if first == "docker.io" and "/" not in rest:
+        rest = f"library/{rest}"
+    return f"{first}/{rest}" if rest else ""
+
+
+def _containers_of(spec: dict[str, Any], key: str) -> list[list[str]]:
+    """``[name, image identity]`` of each container of ``spec[key]``, sorted."""
+    return sorted([str(c.get("name")), image_identity(str(c.get("image") or ""))] for c in _container_list(spec, key))
+
+
+def effective_namespace(namespace: str | None) -> str:
+    """An object without a namespace lands in ``default`` (as the policies and validation read it)."""
+    return namespace or "default"
+
+
 def inventory(platform: str, text: str) -> dict[str, Any]:
-    """What a patch must preserve: Kubernetes kinds/names with their containers and image repositories,
-    or Terraform addresses. Raises :class:`ConfigParseError` on unparseable text."""
+    """What a patch must preserve (compared by ``config_audit.scoring.inventory_preserved``).
+
+    Kubernetes: for every ``Kind/name``, one entry per object (the name may repeat across namespaces) with its
+    namespace, its init containers and its main containers as ``[name, image identity]`` (a tag or digest may
+    change, the registry and repository may not), plus the namespaces the file declares (``Namespace`` objects).
+    Terraform: the addresses. Raises :class:`ConfigParseError` on unparseable text."""
     if platform == "kubernetes":
-        objects = {}
+        objects: dict[str, list[dict[str, Any]]] = {}
+        declared: set[str] = set()
         for obj in parse_kubernetes(text):
-            containers = sorted((str(c.get("name")), image_repository(str(c.get("image", ""))))
-                                for c in obj.containers())
-            objects[obj.resource] = containers
-        return {"platform": platform, "objects": objects}
+            spec = obj.pod_spec or {}
+            objects.setdefault(obj.resource, []).append(
+                {"namespace": effective_namespace(obj.namespace), "init": _containers_of(spec, "initContainers"),
+                 "containers": _containers_of(spec, "containers")})
+            if obj.kind == "Namespace":
+                declared.add(obj.name)
+        for entries in objects.values():
+            entries.sort(key=lambda e: (e["namespace"], e["init"], e["containers"]))
+        return {"platform": platform, "objects": objects, "declared_namespaces": sorted(declared)}
     if platform == "terraform":
         return {"platform": platform, "objects": {b.address: [] for b in parse_terraform(text).blocks}}
     raise ValueError(f"unknown platform {platform!r}")

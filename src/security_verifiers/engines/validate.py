@@ -69,14 +69,17 @@ class ValidationResult:
     ok: bool
     issues: list[Issue] = field(default_factory=list)
     parsed: bool = True
+    #: Objects whose kind has no schema here (custom resources, kinds the API no longer has): their structure was
+    #: checked (apiVersion, kind, metadata.name), not their content. Recorded, not a failure.
+    unchecked: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> list[str]:
         return [issue.message for issue in self.issues]
 
 
-def _result(issues: list[Issue], parsed: bool = True) -> ValidationResult:
-    return ValidationResult(ok=parsed and not issues, issues=issues, parsed=parsed)
+def _result(issues: list[Issue], parsed: bool = True, unchecked: list[str] | None = None) -> ValidationResult:
+    return ValidationResult(ok=parsed and not issues, issues=issues, parsed=parsed, unchecked=unchecked or [])
 
 
 def new_issues(original: ValidationResult, patched: ValidationResult) -> list[Issue]:
@@ -108,6 +111,7 @@ def _validate_kubernetes(text: str) -> ValidationResult:
     if not objects:
         return _result([Issue(("parse",), "the manifest contains no Kubernetes object")], parsed=False)
     issues: list[Issue] = []
+    unchecked: list[str] = []
     seen: dict[tuple[str, str, str], int] = {}
     for obj in objects:
         ident = (obj.kind, obj.namespace or "default", obj.name)
@@ -118,19 +122,54 @@ def _validate_kubernetes(text: str) -> ValidationResult:
         seen.setdefault(ident, obj.start_line)
         issues.extend(Issue(("duplicate-key", obj.resource, path), f"{obj.resource}: key {path} is written twice; "
                             "the API server rejects duplicate keys") for path in obj.duplicate_keys)
-        issues.extend(Issue(("schema", obj.resource, message), f"{obj.resource}: {message}")
-                      for message in schema_errors(obj.body))
-    return _result(issues)
+        errors, reason = schema_check(obj.body)
+        issues.extend(Issue(("schema", obj.resource, message), f"{obj.resource}: {message}") for message in errors)
+        if reason is not None:
+            unchecked.append(f"{obj.resource}: {reason}")
+    return _result(issues, unchecked=unchecked)
 
 
 def schema_errors(body: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
-    """Why ``body`` is not a valid Kubernetes object of ``version`` (strict schema); empty when it is."""
+    """Why ``body`` is not a valid Kubernetes object of ``version`` (strict schema); empty when it is (or when its
+    kind has no schema: see :func:`schema_check`)."""
+    return schema_check(body, version)[0]
+
+
+def schema_check(body: dict[str, Any], version: str = KUBERNETES_VERSION) -> tuple[list[str], str | None]:
+    """The schema errors of ``body`` and, when its content could not be checked, why (else None).
+
+    * A kind of the Kubernetes API at a served apiVersion: its strict schema.
+    * A kind at an apiVersion the API server no longer serves (:mod:`api_versions`): the schema of the apiVersion
+      that replaced it, so that the object is judged as its migration will be, and migrating is an ordinary edit
+      (the catalog rule ``k8s-removed-api-version`` reports the old version). A kind that is gone
+      (PodSecurityPolicy) is unchecked.
+    * A kind the API does not have, in a dotted API group (custom resources live in one, e.g. ServiceMonitor in
+      ``monitoring.coreos.com``): unchecked, once its apiVersion and kind are well formed (metadata.name is
+      required by the parser).
+    * A kind the API has, at an apiVersion it never had (``apps/v9``), or an unknown kind of a built-in
+      undotted group (``v1``, ``apps``): an error, so that a patch cannot slip an object out of its schema by
+      renaming its version.
+    """
+    from security_verifiers.engines.api_versions import removed_api
+
     api_version = body.get("apiVersion")
     kind = body.get("kind")
     if not isinstance(api_version, str) or not api_version:
-        return ["apiVersion is missing or not a string"]
+        return ["apiVersion is missing or not a string"], None
     if not isinstance(kind, str) or not _KIND.match(kind) or not _API_VERSION.match(api_version):
-        return [f"unknown kind/apiVersion {kind!r}/{api_version!r}"]
+        return [f"unknown kind/apiVersion {kind!r}/{api_version!r}"], None
+    removed = removed_api(api_version, kind)
+    if removed is not None and _validator(kind, api_version, version) is None:
+        if removed.replacement is None:
+            return [], f"{kind} {api_version} was removed in Kubernetes {removed.removed_in} with no replacement"
+        return _schema_errors({**body, "apiVersion": removed.replacement}, kind, removed.replacement, version), None
+    group = api_version.rpartition("/")[0]
+    if _validator(kind, api_version, version) is None and "." in group and kind not in _builtin_kinds(version):
+        return [], f"{kind} {api_version} has no schema here (a custom resource?): structure checked only"
+    return _schema_errors(body, kind, api_version, version), None
+
+
+def _schema_errors(body: dict[str, Any], kind: str, api_version: str, version: str) -> list[str]:
     validator = _validator(kind, api_version, version)
     if validator is None:
         return [f"{kind} {api_version} is not an object of the Kubernetes {_major_minor(version)} API"]
@@ -171,6 +210,17 @@ def _registry(version: str) -> Any:
 
     definitions = utils.schema_contents(f"kubernetes-json-schema/{_schema_dir(version)}/_definitions.json", version)
     return Resource.from_contents(definitions) @ Registry()
+
+
+@lru_cache(maxsize=8)
+def _builtin_kinds(version: str) -> frozenset[str]:
+    """Every kind of the Kubernetes API of ``version``, at any apiVersion (from the schemas' group-version-kinds)."""
+    from kubernetes_validate import utils
+
+    definitions = utils.schema_contents(f"kubernetes-json-schema/{_schema_dir(version)}/_definitions.json", version)
+    found = definitions.get("$defs") or definitions.get("definitions") or {}
+    return frozenset(str(gvk.get("kind")) for definition in found.values()
+                     for gvk in definition.get("x-kubernetes-group-version-kind") or [])
 
 
 @lru_cache(maxsize=512)

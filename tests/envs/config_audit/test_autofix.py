@@ -27,6 +27,7 @@ from security_verifiers.envs.config_audit.autofix import AutofixResult, autofix,
 from security_verifiers.envs.config_audit.autofix.hcl_text import HclText, scan
 from security_verifiers.envs.config_audit.autofix.kubernetes import PINNED_TAG
 from security_verifiers.envs.config_audit.autofix.yaml_text import split_documents
+from security_verifiers.envs.config_audit.scoring import inventory_preserved
 
 FIXTURES = Path(__file__).resolve().parents[2] / "engines" / "fixtures"
 assert (FIXTURES / "rules").is_dir(), f"rule fixtures missing at {FIXTURES}"  # else the parametrisations are empty
@@ -497,6 +498,14 @@ _case("k8s-loadbalancer-unrestricted", "kubernetes", "Service/web", '''
       selector: {app: web}
       ports: [{port: 443}]
     ''')
+_case("k8s-removed-api-version", "kubernetes", "PodDisruptionBudget/web", '''
+    apiVersion: policy/v1beta1
+    kind: PodDisruptionBudget
+    metadata: {name: web, namespace: shop}
+    spec:
+      minAvailable: 1
+      selector: {matchLabels: {app: web}}
+    ''')
 _case("k8s-ingress-no-tls", "kubernetes", "Ingress/web", '''
     apiVersion: networking.k8s.io/v1
     kind: Ingress
@@ -805,8 +814,8 @@ def _check_fixed(platform: str, original: str, before: Any, result: AutofixResul
     validation = validate(platform, result.text)
     assert validation.ok, validation.errors
     assert after.valid, after.validation_errors or after.parse_error
-    old, new = inventory(platform, original)["objects"], inventory(platform, result.text)["objects"]
-    assert {k: v for k, v in old.items() if new.get(k) != v} == {}, "the fix lost or changed an object"
+    lost = inventory_preserved(inventory(platform, original), inventory(platform, result.text))
+    assert lost is None, f"the fix lost or changed an object: {lost}"
     assert not after.keys, f"findings left after the fix: {sorted(after.keys)}; skipped: {result.skipped}"
     assert apply_unified_diff(original, unified_diff(original, result.text, "f")) == result.text
 

@@ -24,6 +24,7 @@ from security_verifiers.envs.config_audit.autofix.kubernetes_checkov import plac
 from security_verifiers.envs.config_audit.generation.generator import Slot, draft
 from security_verifiers.envs.config_audit.generation.mutations import injectable_rules
 from security_verifiers.envs.config_audit.generation.templates_k8s import render_yaml
+from security_verifiers.envs.config_audit.scoring import inventory_preserved
 
 Docs = list[dict[str, Any]]
 DIGEST = "sha256:" + "ab" * 32
@@ -220,8 +221,8 @@ def _check_fixed(oracle: Any, text: str, expected: tuple[str, str] | None = None
     after = oracle.scan("kubernetes", result.text)
     assert after.valid, after.validation_errors
     assert not after.keys, f"left after the fix: {sorted(after.keys)}; skipped {result.skipped}"
-    old, new = inventory("kubernetes", text)["objects"], inventory("kubernetes", result.text)["objects"]
-    assert {k: v for k, v in old.items() if new.get(k) != v} == {}, "the fix lost or changed an object"
+    lost = inventory_preserved(inventory("kubernetes", text), inventory("kubernetes", result.text))
+    assert lost is None, f"the fix lost or changed an object: {lost}"
     return result.text
 
 
@@ -317,7 +318,7 @@ def test_generated_items_are_fixed_for_the_whole_oracle(oracle: Any) -> None:
     after = oracle.scan_many([("kubernetes", f.text) for f in fixed])
     problems = []
     for d, f, a in zip(drafts, fixed, after, strict=True):
-        old, new = inventory("kubernetes", d.text)["objects"], inventory("kubernetes", f.text)["objects"]
-        if a.keys or not a.valid or any(new.get(k) != v for k, v in old.items()):
+        lost = inventory_preserved(inventory("kubernetes", d.text), inventory("kubernetes", f.text))
+        if a.keys or not a.valid or lost:
             problems.append(f"{d.template} {d.mutations}: left {sorted(a.keys)}, valid {a.valid}")
     assert not problems, "\n".join(problems)

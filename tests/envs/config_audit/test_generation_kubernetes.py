@@ -20,6 +20,7 @@ from security_verifiers.envs.config_audit.generation.generator import Slot, draf
 from security_verifiers.envs.config_audit.generation.mutations import injectable_rules, operators
 from security_verifiers.envs.config_audit.generation.mutations_k8s_graph import rbac_graph_findings, unselected_pods
 from security_verifiers.envs.config_audit.generation.templates_k8s import K8S_TEMPLATES
+from security_verifiers.envs.config_audit.scoring import inventory_preserved
 
 SEEDS = range(4)
 
@@ -107,8 +108,7 @@ def test_every_operator_alone_injects_exactly_what_it_declares(alone: list[Any])
         if result.keys != set(injected):
             problems.append(f"{rule} on {name}: missing {sorted(set(injected) - result.keys)}, "
                             f"unexpected {sorted(result.keys - set(injected))}")
-        before, after = inventory("kubernetes", text)["objects"], inventory("kubernetes", fixed)["objects"]
-        if any(after.get(r) != c for r, c in before.items()):
+        if inventory_preserved(inventory("kubernetes", text), inventory("kubernetes", fixed)):
             problems.append(f"{rule} on {name}: the base does not hold every object of the text")
     assert not problems, "\n".join(problems)
 

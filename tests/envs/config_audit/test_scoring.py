@@ -46,18 +46,51 @@ def test_fix_score_counts_fixed_minus_new() -> None:
     assert score_fix([], [])[-1] == 1.0 and score_fix([], [new])[-1] == 0.0  # clean file
 
 
+def inv(objects: dict[str, list[tuple[str, list[str], list[str]]]], declared: tuple[str, ...] = ()) -> dict:
+    """An inventory from ``{resource: [(namespace, init images, main images)]}`` (container name = image)."""
+    return {"objects": {r: [{"namespace": ns, "init": [[i, i] for i in init], "containers": [[c, c] for c in main]}
+                            for ns, init, main in entries] for r, entries in objects.items()},
+            "declared_namespaces": list(declared)}
+
+
+WEB = ("default", [], ["docker.io/library/nginx"])
+SVC = ("default", [], [])
+BEFORE = inv({"Deployment/web": [WEB], "Service/web": [SVC]})
+
+
 @pytest.mark.parametrize(
     ("after", "ok"),
     [
-        ({"Deployment/web": [("web", "nginx")], "Service/web": []}, True),  # unchanged
-        ({"Deployment/web": [("web", "nginx")], "Service/web": [], "NetworkPolicy/deny": []}, True),  # added
-        ({"Deployment/web": [("web", "nginx")]}, False),  # removed a resource
-        ({"Deployment/web-renamed": [("web", "nginx")], "Service/web": []}, False),  # renamed
-        ({"StatefulSet/web": [("web", "nginx")], "Service/web": []}, False),  # kind changed
-        ({"Deployment/web": [], "Service/web": []}, False),  # containers stripped
-        ({"Deployment/web": [("web", "busybox")], "Service/web": []}, False),  # image swapped
+        (BEFORE, True),  # unchanged
+        (inv({"Deployment/web": [WEB], "Service/web": [SVC], "NetworkPolicy/deny": [SVC]}), True),  # added
+        (inv({"Deployment/web": [WEB]}), False),  # removed a resource
+        (inv({"Deployment/web-renamed": [WEB], "Service/web": [SVC]}), False),  # renamed
+        (inv({"StatefulSet/web": [WEB], "Service/web": [SVC]}), False),  # kind changed
+        (inv({"Deployment/web": [("default", [], [])], "Service/web": [SVC]}), False),  # containers stripped
+        # every container moved to initContainers, `containers: []`
+        (inv({"Deployment/web": [("default", ["docker.io/library/nginx"], [])], "Service/web": [SVC]}), False),
+        (inv({"Deployment/web": [("default", [], ["docker.io/library/busybox"])], "Service/web": [SVC]}), False),
+        # the image re-pointed at another registry
+        (inv({"Deployment/web": [("default", [], ["mirror.example.net/library/nginx"])], "Service/web": [SVC]}),
+         False),
+        # moved out of default into a namespace nobody declares: another object
+        (inv({"Deployment/web": [("shop", *WEB[1:])], "Service/web": [SVC]}), False),
+        # moved out of default into a namespace the patch declares (the fix of k8s-default-namespace)
+        (inv({"Deployment/web": [("shop", *WEB[1:])], "Service/web": [SVC], "Namespace/shop": [SVC]},
+             declared=("shop",)), True),
     ],
 )
 def test_inventory_preservation(after, ok: bool) -> None:
-    before = {"Deployment/web": [("web", "nginx")], "Service/web": []}
-    assert (inventory_preserved(before, after) is None) == ok
+    assert (inventory_preserved(BEFORE, after) is None) == ok
+
+
+def test_inventory_keeps_named_namespaces_and_same_named_objects() -> None:
+    before = inv({"Role/app": [("a", [], []), ("b", [], [])]})
+    assert inventory_preserved(before, before) is None
+    # one of two same-named objects moved from one named namespace to another (declared): not the same object
+    moved = inv({"Role/app": [("a", [], []), ("c", [], [])]}, declared=("c",))
+    assert "moved from namespace b to c" in (inventory_preserved(before, moved) or "")
+    # moving into a namespace the original already uses is allowed only out of default
+    before = inv({"Role/app": [("default", [], [])], "Role/other": [("shop", [], [])]})
+    after = inv({"Role/app": [("shop", [], [])], "Role/other": [("shop", [], [])]})
+    assert inventory_preserved(before, after) is None

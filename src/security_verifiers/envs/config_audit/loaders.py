@@ -264,6 +264,12 @@ def _item(split: str, pending: _Pending, result: Any, context: list[dict[str, st
         meta["expanded_list"] = True
     if not result.valid:
         meta["validation_errors"] = list(result.validation_errors[:5])
+    if pending.platform == "kubernetes":  # custom resources and removed kinds: structure checked, content not
+        from security_verifiers.engines.validate import validate
+
+        unchecked = validate("kubernetes", pending.text).unchecked
+        if unchecked:
+            meta["unchecked"] = unchecked[:20]
     return Item(id=item_id("ca", {"input": inp, "target": target, "source": pending.rel}), split=split,
                 input=inp, target=target, meta=meta)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from security_verifiers.engines.findings import Finding, Severity, catalog
 
@@ -109,15 +110,53 @@ def score_fix(original: Iterable[Finding], patched: Iterable[Finding]) -> tuple[
     return fixed_w, original_w, new_w, len(fixed), len(new), score
 
 
-Inventory = dict[str, list[tuple[str, str]]]
+Inventory = dict[str, Any]
 
 
 def inventory_preserved(before: Inventory, after: Inventory) -> str | None:
-    """``None`` when every original object survives with the same containers and image repositories;
-    otherwise the reason. Added objects (a NetworkPolicy, a companion Terraform resource) are allowed."""
-    for resource, containers in before.items():
-        if resource not in after:
+    """``None`` when every original object survives (see :func:`~security_verifiers.engines.configs.inventory`);
+    otherwise the reason. Added objects (a NetworkPolicy, a companion Terraform resource) are allowed.
+
+    A Kubernetes object must keep its init and main containers (names and image repositories; tags and digests
+    may change) and its namespace: an object in another namespace is another object. The one move allowed is
+    out of ``default`` (the fix of ``k8s-default-namespace``) into a namespace the file knows: one that the
+    original uses or that either file declares with a ``Namespace`` object."""
+    old, new = before["objects"], after["objects"]
+    known = {str(n) for inv in (before, after) for n in inv.get("declared_namespaces") or ()}
+    known |= {str(e["namespace"]) for entries in old.values() for e in entries if isinstance(e, dict)}
+    for resource, entries in old.items():
+        if resource not in new:
             return f"{resource} was removed or renamed"
-        if sorted(after[resource]) != sorted(containers):
-            return f"{resource}: its containers or images changed"
+        remaining = [e for e in new[resource] if isinstance(e, dict)]
+        for entry in (e for e in entries if isinstance(e, dict)):
+            match = _same_object(entry, remaining, known)
+            if isinstance(match, str):
+                return f"{resource}: {match}"
+            remaining.remove(match)
     return None
+
+
+def _same_object(entry: dict[str, Any], candidates: list[dict[str, Any]], known: set[str]) -> dict[str, Any] | str:
+    """The candidate that is ``entry``'s object after the patch, or why there is none."""
+    same_place = [c for c in candidates if c["namespace"] == entry["namespace"]]
+    for c in same_place:
+        if c["init"] == entry["init"] and c["containers"] == entry["containers"]:
+            return c
+    if entry["namespace"] == "default":
+        for c in candidates:
+            if c["namespace"] in known and c["init"] == entry["init"] and c["containers"] == entry["containers"]:
+                return c
+    if same_place:
+        return f"its containers or images changed ({_describe(entry)} -> {_describe(same_place[0])})"
+    moved = candidates[0]["namespace"] if candidates else None
+    if moved is not None:
+        return (f"moved from namespace {entry['namespace']} to {moved}" +
+                ("" if moved in known else " (a namespace the file neither uses nor declares)"))
+    return f"was removed from namespace {entry['namespace']}"
+
+
+def _describe(entry: dict[str, Any]) -> str:
+    def names(key: str) -> str:
+        return ", ".join(f"{n}={image}" for n, image in entry[key]) or "none"
+
+    return f"init containers: {names('init')}; containers: {names('containers')}"

@@ -11,7 +11,7 @@ findings := [f |
 		sa_token_automount, default_service_account, seccomp_not_set,
 		missing_resources, latest_image_tag, missing_probes, secret_in_env,
 		rbac_wildcards, cluster_admin_binding, nodeport_service, loadbalancer_unrestricted,
-		ingress_no_tls, missing_networkpolicy, secret_in_configmap,
+		ingress_no_tls, missing_networkpolicy, secret_in_configmap, removed_api_version,
 	]
 	some fs in all
 	some f in fs

@@ -24,6 +24,7 @@ import yaml
 from security_verifiers.engines.configs import FAST_LOADER, image_repository
 from security_verifiers.engines.findings import Finding
 from security_verifiers.envs.config_audit.autofix.common import SECRET_NAME_RE, Skipped, has_secret_literal, slug
+from security_verifiers.envs.config_audit.autofix.kubernetes_api_versions import K8S_API_VERSION_FIXERS
 from security_verifiers.envs.config_audit.autofix.kubernetes_checkov import (
     K8S_CHECKOV_FAMILIES,
     K8S_CHECKOV_FIXERS,
@@ -600,6 +601,7 @@ K8S_FIXERS: dict[str, K8sFixer] = {
     "cfg-hardcoded-private-key": fix_hardcoded_secret,
     "cfg-hardcoded-aws-key": fix_hardcoded_secret,
     **K8S_CHECKOV_FIXERS,
+    **K8S_API_VERSION_FIXERS,
 }
 
 #: Rules whose fixes overlap: once one of a family changed a resource, a later finding of the family on that

@@ -87,9 +87,15 @@ def _file_namespace(ctx: K8sContext, finding: Finding) -> str:
 
 
 def fix_default_namespace(ctx: K8sContext, finding: Finding) -> bool:
-    """metadata.namespace: the file's namespace (see :func:`_file_namespace`). A workload moved into a declared
-    Namespace that has no NetworkPolicy brings a default-deny policy along (else the move would add a finding)."""
+    """metadata.namespace: the file's namespace (see :func:`_file_namespace`), declared with a Namespace object when
+    the file neither uses nor declares it (the scorer's inventory allows a move out of ``default`` only into a
+    namespace the file knows). A workload moved into a declared Namespace that has no NetworkPolicy brings a
+    default-deny policy along (else the move would add a finding)."""
     namespace = _file_namespace(ctx, finding)
+    known = {meta(d).get("namespace") for d in ctx.all_docs()} | {
+        meta(d).get("name") for d in ctx.all_docs() if d.get("kind") == "Namespace"}
+    if namespace not in known:  # a namespace of its own: declared here, or the move leaves the file's inventory
+        ctx.added.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     changed = False
     for doc in ctx.objects(finding.resource):
         if meta(doc).get("namespace") not in (None, "", "default"):

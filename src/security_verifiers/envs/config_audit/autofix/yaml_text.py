@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from security_verifiers.engines.configs import FAST_LOADER, POD_SPEC_PATHS
+from security_verifiers.engines.configs import FAST_LOADER, pod_metadata_of, pod_spec_of
 from security_verifiers.engines.findings import Finding
 
 SEPARATOR_RE = re.compile(r"^---[ \t]*(#.*)?$")
@@ -66,23 +66,13 @@ def child(parent: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def pod_spec(doc: dict[str, Any]) -> dict[str, Any] | None:
-    path = POD_SPEC_PATHS.get(str(doc.get("kind")))
-    node: Any = doc
-    for key in path or ():
-        node = node.get(key) if isinstance(node, dict) else None
-    return node if path and isinstance(node, dict) else None
+    """The pod spec of a workload of any kind (:func:`~security_verifiers.engines.configs.pod_spec_of`)."""
+    return pod_spec_of(doc)
 
 
 def pod_metadata(doc: dict[str, Any]) -> dict[str, Any] | None:
     """The metadata that carries pod annotations: the object's own for a Pod, the template's otherwise."""
-    path = POD_SPEC_PATHS.get(str(doc.get("kind")))
-    if not path:
-        return None
-    node: Any = doc
-    for key in path[:-1]:
-        node = node.get(key) if isinstance(node, dict) else None
-    found = node.get("metadata") if isinstance(node, dict) else None
-    return found if isinstance(found, dict) else None
+    return pod_metadata_of(doc)
 
 
 def pod_containers(spec: dict[str, Any], init: bool = True) -> list[dict[str, Any]]:

@@ -40,6 +40,7 @@ from security_verifiers.engines.findings import Finding
 from security_verifiers.envs.config_audit.generation.mutations import candidates, mutate, operators
 from security_verifiers.envs.config_audit.generation.templates_k8s import K8S_TEMPLATES
 from security_verifiers.envs.config_audit.generation.templates_tf import TF_CLOUDS, TF_TEMPLATES
+from security_verifiers.envs.config_audit.scoring import inventory_preserved
 
 GENERATOR_VERSION = "2.0.0"
 SPLITS = ("train", "dev", "test")
@@ -204,10 +205,10 @@ def label(drafts: Sequence[Draft], oracle: Any | None = None) -> list[Item]:
 def _lost_resources(platform: str, text: str, fixed: str) -> list[str]:
     """Resources (and Kubernetes containers/images) of ``text`` missing from ``fixed``: a fix never deletes."""
     try:
-        before, after = inventory(platform, text)["objects"], inventory(platform, fixed)["objects"]
+        problem = inventory_preserved(inventory(platform, text), inventory(platform, fixed))
     except ConfigParseError as err:
         return [f"unparseable: {err}"]
-    return sorted(r for r, containers in before.items() if r not in after or after[r] != containers)
+    return [problem] if problem else []
 
 
 def _check_one(item: Item, result: Any, fixed: Any) -> list[str]:

@@ -34,6 +34,7 @@ from security_verifiers.envs.config_audit.generation.mutation_kit import (
     fake_pem,
     fake_token,
 )
+from security_verifiers.envs.config_audit.generation.mutations_k8s_api import removed_api_version_operator
 from security_verifiers.envs.config_audit.generation.mutations_k8s_checkov import (
     DIGEST,
     checkov_operators,
@@ -429,6 +430,7 @@ def core_operators() -> list[Operator]:
         doc_op("k8s-ingress-no-tls", lambda d: d["kind"] == "Ingress" and "tls" in d["spec"], _no_tls),
         _missing_networkpolicy(),
         doc_op("k8s-secret-in-configmap", _is_cm, _cm_secret),
+        removed_api_version_operator(),
         either("cfg-hardcoded-private-key", doc_op("cfg-hardcoded-private-key", _is_cm, _cm_pem),
                container_op("cfg-hardcoded-private-key", always, _pem_env, init=False)),
         either("cfg-hardcoded-aws-key", doc_op("cfg-hardcoded-aws-key", _is_cm, _cm_aws),

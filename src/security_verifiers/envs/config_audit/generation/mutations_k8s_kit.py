@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from security_verifiers.engines.configs import POD_SPEC_PATHS
+from security_verifiers.engines.configs import pod_spec_of
 from security_verifiers.envs.config_audit.generation.mutation_kit import Operator
 from security_verifiers.envs.config_audit.generation.mutations_k8s_graph import resource_of
 from security_verifiers.envs.config_audit.generation.templates_k8s import K8sBase
@@ -33,13 +33,8 @@ def find(base: K8sBase, resource: str) -> Doc:
 
 
 def pod_spec(doc: Doc) -> Doc | None:
-    path = POD_SPEC_PATHS.get(doc["kind"])
-    if path is None:
-        return None
-    node: Any = doc
-    for key in path:
-        node = node.get(key) if isinstance(node, dict) else None
-    return node if isinstance(node, dict) else None
+    """The pod spec of a workload of any kind (:func:`~security_verifiers.engines.configs.pod_spec_of`)."""
+    return pod_spec_of(doc)
 
 
 def workloads(base: K8sBase) -> Iterator[tuple[Doc, Doc]]:
