@@ -20,10 +20,12 @@ CONFIG_REPO = {
     "kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [app.yaml]\n",
     "cluster/kind.yaml": "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n",
     "cluster/kubeadm.yaml": "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\n---\n"
-                            "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nkubernetesVersion: 1.30.0\n",
+                            "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n"
+                            "kubernetesVersion: 1.30.0\n",
     # a removed API version and a custom resource: a valid item, the custom resource recorded as unchecked
     "legacy.yaml": "apiVersion: extensions/v1beta1\nkind: DaemonSet\nmetadata:\n  name: agent\nspec:\n"
-                   "  selector:\n    matchLabels: {app: agent}\n  template:\n    metadata:\n      labels: {app: agent}\n"
+                   "  selector:\n    matchLabels: {app: agent}\n  template:\n    metadata:\n"
+                   "      labels: {app: agent}\n"
                    "    spec:\n      containers: [{name: a, image: 'agent:1.0'}]\n---\n"
                    "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: agent\n"
                    "spec:\n  endpoints: [{port: metrics}]\n",
