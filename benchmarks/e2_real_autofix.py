@@ -28,16 +28,23 @@ from typing import Any
 import yaml
 
 from security_verifiers.core.types import Item, Message, Transcript
-from security_verifiers.engines.configs import POD_SPEC_PATHS
 from security_verifiers.envs.base import get_env
 from security_verifiers.envs.config_audit.autofix import autofix, unified_diff
 from security_verifiers.envs.config_audit.baselines import _answer, context_of, scanner_findings
 from security_verifiers.envs.config_audit.loaders import load_directory
 
+#: Where each workload kind keeps its pod spec: the hacks' own table (not the code's under test, so that a kind
+#: the code misses is still hacked, as a model would).
+HACK_PATHS: dict[str, tuple[str, ...]] = {
+    "Pod": ("spec",), "PodTemplate": ("template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    **{kind: ("spec", "template", "spec") for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
+                                                        "ReplicationController", "Job")}}
+
 
 def _pod_spec(doc: Any) -> dict[str, Any] | None:
     node = doc
-    for key in POD_SPEC_PATHS.get(str(doc.get("kind")) if isinstance(doc, dict) else "", ("-",)):
+    for key in HACK_PATHS.get(str(doc.get("kind")) if isinstance(doc, dict) else "", ("-",)):
         node = node.get(key) if isinstance(node, dict) else None
     return node if isinstance(node, dict) else None
 

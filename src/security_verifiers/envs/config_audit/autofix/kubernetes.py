@@ -137,11 +137,20 @@ def fix_seccomp(ctx: K8sContext, finding: Finding) -> bool:
             if isinstance(profile, dict) and profile.get("type") not in ("RuntimeDefault", "Localhost"):
                 container["securityContext"]["seccompProfile"] = {"type": "RuntimeDefault"}
                 changes.append(True)
+        if doc.get("kind") in SECCOMP_ANNOTATION_KINDS:  # the legacy annotation, agreeing with the field
+            template_meta = child(child(child(doc, "spec"), "template"), "metadata")
+            changes.append(set_key(child(template_meta, "annotations"), SECCOMP_ANNOTATION, "runtime/default"))
         annotations = (pod_metadata(doc) or {}).get("annotations")
         if isinstance(annotations, dict):
             for key in [k for k in annotations if str(k).startswith("seccomp.security.alpha.kubernetes.io/")]:
                 changes.append(set_key(annotations, key, "runtime/default"))
     return any_changed(changes)
+
+
+SECCOMP_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod"
+#: Kinds whose seccomp profile Checkov's CKV_K8S_31 reads only from the legacy pod annotation (it ignores their
+#: securityContext.seccompProfile): the fix sets both, to the same profile.
+SECCOMP_ANNOTATION_KINDS = frozenset({"ReplicationController"})
 
 
 # --- pod spec ----------------------------------------------------------------------------------------------
