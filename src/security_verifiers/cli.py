@@ -264,6 +264,21 @@ def _abbreviated(types: list[str], shown: int = 3) -> str:
     return ", ".join(types if not more else types[:shown]) + more
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from security_verifiers.core.rundir import new_run_id
+    from security_verifiers.train.presets import load_preset
+
+    preset = load_preset(args.preset, Path(args.config) if args.config else None)
+    try:
+        from security_verifiers.train.pipeline import train
+    except ImportError as err:
+        raise ConfigError(f"sv train needs the training extra ({err.name} is missing): pip install -e '.[train]'") \
+            from err
+    run_id = args.run_id or f"{args.command}-{args.env}-s{args.seed}-{new_run_id()}"
+    train(args.command, args.env, preset, seed=args.seed, out=Path(args.out), run_id=run_id)
+    return 0
+
+
 def cmd_rules(args: argparse.Namespace) -> int:
     from security_verifiers.engines.findings import PLATFORMS, Severity
     from security_verifiers.envs.base import get_env, registry
@@ -352,6 +367,23 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="Rebuild summary.json, report.md and plots from a run's results.jsonl.")
     rp.add_argument("run_dir", help="A run directory written by `sv eval`.")
     rp.set_defaults(func=cmd_report)
+
+    tr = sub.add_parser("train", help="Train a model on an environment's rewards (SFT, GRPO, GDPO, distillation).",
+                        description="SFT on a policy's answers (sft), on a teacher's answers that pass a reward "
+                        "threshold (distill), or SFT then RL on the environment's scorer through TRL: grpo (total "
+                        "reward, group-normalised), gdpo (each component normalised in its group, then weighted), "
+                        "weighted (components with the preset's weights). Writes OUT/<run_id>/ with manifest.json, "
+                        "log.jsonl, curves.png, checkpoints, eval/before and eval/after run directories on the "
+                        "held-out split and summary.json (paired deltas with 95% bootstrap intervals).")
+    tr.add_argument("command", choices=["sft", "distill", "grpo", "gdpo", "weighted"], help="What to train.")
+    tr.add_argument("--env", required=True, help="Environment name (single-turn mode).")
+    source = tr.add_mutually_exclusive_group(required=True)
+    source.add_argument("--preset", help="A shipped preset: tiny-cpu (config-built model, 2 CPU cores) or lora-gpu.")
+    source.add_argument("--config", help="A preset file of the same shape (YAML).")
+    tr.add_argument("--seed", type=int, default=0, help="Seed of initialisation, shuffling and sampling.")
+    tr.add_argument("--out", default=str(Path("outputs") / "train"), help="Parent of the run directory.")
+    tr.add_argument("--run-id", default=None, help="Run directory name (default: command, env, seed and time).")
+    tr.set_defaults(func=cmd_train)
 
     cp = sub.add_parser("compare", help="Paired comparison of two runs: each metric's B - A with a 95% bootstrap "
                         "interval over the items both scored.",

@@ -1,0 +1,201 @@
+"""``sv train``: one training run, from a preset to a checkpoint measured before and after on held-out items.
+
+A run directory ``OUT/<run_id>/`` holds everything needed to trust (or redo) the result:
+
+* ``manifest.json``: code version, environment name/version/config, train and held-out dataset ids and hashes,
+  the starting model's identity, the full preset, the variant, the seed, package versions and the device;
+  written first and rewritten with the outcome at the end;
+* ``log.jsonl``: one line per logged step of each stage (TRL's metrics, per-component reward mean and std,
+  masked scorer errors and parse failures since the previous line);
+* ``init/`` (tiny preset: the config-built model and its tokenizer), ``sft/checkpoint``, ``grpo/checkpoint``;
+* ``teacher/``: the run in which the SFT targets were produced (the reference, or any harness policy);
+* ``eval/before`` and ``eval/after``: ordinary ``sv eval`` run directories on the held-out split, the starting
+  point of the last stage against its result, scored by the same code as every other run;
+* ``summary.json``: before, after and the paired delta of every metric with a 95% bootstrap interval over
+  items (:func:`~security_verifiers.report.compare.compare_runs`); ``curves.png``.
+
+Stages: ``sft`` fine-tunes the starting model on the target policy's answers; ``distill`` the same on a
+teacher's answers that pass ``distill.min_reward`` (rejection sampling); ``grpo``, ``gdpo`` and ``weighted``
+first run the SFT stage, then RL from its checkpoint, so "before" is the SFT model and the delta is the RL
+stage's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any, Literal
+
+from security_verifiers.adapters.trl import check_single_turn
+from security_verifiers.core.datasets import Dataset
+from security_verifiers.core.errors import ConfigError
+from security_verifiers.core.rundir import RunDir, code_version, environment_versions, now_iso
+from security_verifiers.envs.base import Environment, get_env
+from security_verifiers.train.presets import TrainPreset
+
+Command = Literal["sft", "distill", "grpo", "gdpo", "weighted"]
+RL_COMMANDS = ("grpo", "gdpo", "weighted")
+
+
+def _say(message: str) -> None:
+    print(f"[sv train] {message}", flush=True)
+
+
+def _datasets(env: Environment, preset: TrainPreset) -> tuple[Dataset, Dataset]:
+    spec = preset.data
+    if spec.train_split in env.public_splits:
+        raise ConfigError(f"train split {spec.train_split!r} is a public evaluation split; train on a generated one")
+    train = env.dataset(spec.train_split, n=spec.train_n, seed=spec.data_seed)
+    public = spec.heldout_split in env.public_splits
+    heldout = env.dataset(spec.heldout_split, n=spec.heldout_n, seed=None if public else spec.data_seed + 1)
+    overlap = {i.id for i in train.items} & {i.id for i in heldout.items}
+    if overlap:
+        raise ConfigError(f"{len(overlap)} held-out items are also in the train split; choose other seeds")
+    return train, heldout
+
+
+def _run_policy(env: Environment, model: str, dataset: Dataset, path: Path, *, samples: int = 1,
+                max_tokens: int = 64, batch_size: int = 16) -> list[tuple[str, str, float]]:
+    """Play ``model`` (any ``--model`` the harness takes) on ``dataset`` into the run directory ``path``;
+    returns (item id, answer text, reward) for each scored rollout."""
+    from security_verifiers.harness.runner import RunConfig, run_eval
+    from security_verifiers.models.base import Sampling
+    from security_verifiers.models.hf_local import HFLocalPolicy
+    from security_verifiers.models.registry import resolve_policy
+    from security_verifiers.report import regenerate
+
+    sampling = Sampling(max_tokens=max_tokens, temperature=0.0 if samples == 1 else 1.0)
+    if model.startswith("hf:"):
+        policy: Any = HFLocalPolicy(model.removeprefix("hf:"), sampling=sampling, batch_size=batch_size)
+    else:
+        policy = resolve_policy(model, env, sampling=sampling)
+    run_dir = RunDir(path)
+    config = RunConfig(concurrency=max(8, 2 * batch_size), timeout_s=3600.0, samples=samples)
+    asyncio.run(run_eval(env, policy, dataset, run_dir, config, model_name=model, progress=True))
+    regenerate(path)
+    out = []
+    for line in run_dir.results_path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record.get("error") is None and record.get("reward") is not None:
+            messages = (record.get("transcript") or {}).get("messages") or []
+            answer = next((m["content"] for m in reversed(messages) if m["role"] == "assistant"), "")
+            out.append((record["item_id"], answer, float(record["reward"])))
+    return out
+
+
+def _init_model(env: Environment, preset: TrainPreset, train: Dataset, path: Path, seed: int,
+                targets: list[tuple[str, str, float]]) -> Path:
+    """The starting checkpoint: a config-built model with a tokenizer trained on the train prompts and
+    targets (tiny), or the given transformers checkpoint (hf) copied by reference."""
+    spec = preset.model
+    if spec.kind == "hf":
+        assert spec.source is not None
+        return Path(spec.source)
+    from security_verifiers.train.tiny import tiny_model, train_tokenizer
+
+    assert spec.tiny is not None
+    texts = [m.content for item in train.items for m in env.prompt(item)] + [t for _, t, _ in targets]
+    tokenizer = train_tokenizer(texts, spec.tiny.vocab_size)
+    tiny_model(tokenizer, spec.tiny, seed).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def _identity(path: Path) -> dict[str, str]:
+    from security_verifiers.models.hf_local import weights_digest
+
+    return {"path": str(path), "weights_sha256": weights_digest(path)} if path.is_dir() else {"hub_name": str(path)}
+
+
+def _device() -> dict[str, Any]:
+    import torch
+
+    if torch.cuda.is_available():
+        return {"kind": "cuda", "name": torch.cuda.get_device_name(0), "count": torch.cuda.device_count()}
+    return {"kind": "cpu", "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "machine": platform.machine()}
+
+
+def _write_json(path: Path, value: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, out: Path, run_id: str) -> Path:
+    """Run one ``sv train`` command; returns the run directory."""
+    import torch
+    from transformers import set_seed
+
+    from security_verifiers.report.compare import compare_runs
+    from security_verifiers.train.curves import plot_curves
+    from security_verifiers.train.trainers import StepLog, run_grpo, run_sft
+
+    env = get_env(env_name, preset.env_options.get(env_name, {}))
+    check_single_turn(env)
+    run = out / run_id
+    if run.exists():
+        raise ConfigError(f"{run} already exists; choose another --run-id")
+    run.mkdir(parents=True)
+    if preset.threads:
+        torch.set_num_threads(preset.threads)
+    set_seed(seed)
+    use_cpu = not torch.cuda.is_available()
+    bf16 = preset.model.dtype == "bfloat16" and not use_cpu
+    train_set, heldout = _datasets(env, preset)
+    manifest: dict[str, Any] = {
+        "status": "running", "started_at": now_iso(), "command": command, "variant": command, "seed": seed,
+        "code": code_version(), "env": env.describe(),
+        "data": {"train": {"id": train_set.id, "hash": train_set.hash, "n": len(train_set)},
+                 "heldout": {"id": heldout.id, "hash": heldout.hash, "n": len(heldout)}},
+        "preset": preset.model_dump(mode="json"), "versions": environment_versions(), "device": _device(),
+    }
+    _write_json(run / "manifest.json", manifest)
+    log_path = run / "log.jsonl"
+
+    teacher = preset.distill.teacher if command == "distill" else preset.sft.targets
+    _say(f"answers of {teacher} on {len(train_set)} train items (the SFT targets)")
+    answers = _run_policy(env, teacher, train_set, run / "teacher",
+                          samples=preset.distill.samples if command == "distill" else 1,
+                          max_tokens=preset.eval.max_tokens, batch_size=preset.eval.batch_size)
+    if command == "distill":
+        answers = [a for a in answers if a[2] >= preset.distill.min_reward]
+    if not answers:
+        raise ConfigError(f"no SFT targets: {teacher} produced no answer passing the threshold")
+    manifest["sft_targets"] = {"policy": teacher, "kept": len(answers)}
+    start = _init_model(env, preset, train_set, run / "init", seed, answers)
+    manifest["model"] = _identity(start)
+    _write_json(run / "manifest.json", manifest)
+
+    by_id = {item.id: item for item in train_set.items}
+    _say(f"SFT on {len(answers)} answers ({preset.sft.epochs} epochs)")
+    sft = run_sft(env, [by_id[i] for i, _, _ in answers], [a for _, a, _ in answers], start, run / "sft",
+                  preset.sft, seed=seed, log=StepLog(log_path, "sft"), lora=preset.model.lora,
+                  use_cpu=use_cpu, bf16=bf16)
+    before, after = start, sft
+    if command in RL_COMMANDS:
+        _say(f"{command} for {preset.grpo.steps} steps from the SFT checkpoint")
+        after, reward = run_grpo(env, list(train_set.items), sft, run / "grpo", preset.grpo, command, seed=seed,
+                                 log_path=log_path, lora=preset.model.lora, use_cpu=use_cpu, bf16=bf16)
+        before = sft
+        manifest["rl_reward_counts"] = reward.stats.as_dict()
+        manifest["rl_scorer_error_examples"] = reward.error_examples
+    for label, path in (("before", before), ("after", after)):
+        _say(f"held-out evaluation {label} ({path.name if path.is_dir() else path}) on {len(heldout)} items")
+        _run_policy(env, f"hf:{path}", heldout, run / "eval" / label, max_tokens=preset.eval.max_tokens,
+                    batch_size=preset.eval.batch_size)
+    summary = compare_runs(run / "eval" / "before", run / "eval" / "after")
+    summary["command"] = command
+    summary["seed"] = seed
+    _write_json(run / "summary.json", summary)
+    plot_curves(log_path, run / "curves.png")
+    manifest.update(status="finished", finished_at=now_iso(), final_model=_identity(after))
+    _write_json(run / "manifest.json", manifest)
+    headline = summary["headline"][0] if summary["headline"] else "reward_mean"
+    row = summary["metrics"][headline]
+    _say(f"{headline}: before {row['a']:.4f}, after {row['b']:.4f}, delta {row['delta']:+.4f} "
+         f"[{row['ci'][0]:+.4f}, {row['ci'][1]:+.4f}] — {run}")
+    return run

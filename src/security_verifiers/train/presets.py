@@ -1,0 +1,126 @@
+"""Training presets: every setting of a ``sv train`` run in one validated file.
+
+A preset is the unit of budget parity: variants compared in an ablation share its prompts, generations per
+prompt, token limits and steps, and the run's manifest records it in full. Presets ship as YAML next to this
+module (``sv train --preset NAME``); any file of the same shape can be given with ``--config FILE``. Unknown
+keys are errors: a misspelt option that silently fell back to a default would make two runs that look
+alike train differently.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from security_verifiers.core.errors import ConfigError
+from security_verifiers.train.tiny import TinyModelSpec
+
+PRESET_DIR = Path(__file__).parent / "presets"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LoraSpec(_Strict):
+    r: int = Field(16, ge=1, le=1024)
+    alpha: int = Field(32, ge=1)
+    dropout: float = Field(0.05, ge=0, lt=1)
+    target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+
+
+class ModelSpec(_Strict):
+    """Where the starting weights come from: a config-built ``tiny`` model, or a transformers checkpoint."""
+
+    kind: Literal["tiny", "hf"]
+    tiny: TinyModelSpec | None = None
+    source: str | None = Field(None, description="hf: a local directory or a hub name.")
+    lora: LoraSpec | None = None
+    dtype: Literal["float32", "bfloat16"] = "float32"
+
+    @model_validator(mode="after")
+    def _complete(self) -> ModelSpec:
+        if self.kind == "tiny" and self.tiny is None:
+            raise ValueError("a tiny model needs its `tiny` size spec")
+        if self.kind == "hf" and not self.source:
+            raise ValueError("an hf model needs a `source` (directory or hub name)")
+        return self
+
+
+class DataSpec(_Strict):
+    train_split: str = "train"
+    train_n: int = Field(256, ge=1)
+    heldout_split: str = "dev"
+    heldout_n: int = Field(200, ge=1)
+    data_seed: int = Field(0, description="Seed of the generated splits (the public ones take none).")
+
+
+class SFTSpec(_Strict):
+    targets: str = Field("baseline:reference", description="Policy whose answers are the SFT targets.")
+    epochs: float = Field(2.0, ge=0)
+    learning_rate: float = Field(3e-3, gt=0)
+    batch_size: int = Field(8, ge=1)
+    max_length: int = Field(2048, ge=16)
+
+
+class GRPOSpec(_Strict):
+    steps: int = Field(40, ge=1)
+    learning_rate: float = Field(1e-3, gt=0)
+    prompts_per_step: int = Field(4, ge=1)
+    num_generations: int = Field(8, ge=2)
+    max_completion_length: int = Field(32, ge=1)
+    temperature: float = Field(1.0, gt=0)
+    beta: float = Field(0.0, ge=0, description="KL coefficient against the starting model (0: no reference).")
+    weights: dict[str, float] | None = Field(None, description="Component weights of the `weighted` variant.")
+
+
+class DistillSpec(_Strict):
+    teacher: str = Field("baseline:gbdt", description="Any --model the harness takes.")
+    samples: int = Field(1, ge=1, description="Answers per train item.")
+    min_reward: float = Field(0.8, description="Keep answers scoring at least this (rejection sampling).")
+
+
+class EvalSpec(_Strict):
+    max_tokens: int = Field(32, ge=1)
+    batch_size: int = Field(16, ge=1)
+
+
+class TrainPreset(_Strict):
+    name: str
+    description: str
+    env_options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Per environment: options that make its prompts fit the model.")
+    model: ModelSpec
+    data: DataSpec = Field(default_factory=DataSpec)
+    sft: SFTSpec = Field(default_factory=SFTSpec)
+    grpo: GRPOSpec = Field(default_factory=GRPOSpec)
+    distill: DistillSpec = Field(default_factory=DistillSpec)
+    eval: EvalSpec = Field(default_factory=EvalSpec)
+    threads: int | None = Field(None, ge=1, description="torch threads (default: every core).")
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in PRESET_DIR.glob("*.yaml"))
+
+
+def load_preset(name: str | None = None, path: Path | None = None) -> TrainPreset:
+    """The preset shipped as ``name``, or the one in ``path``; a clear :class:`ConfigError` otherwise."""
+    if (name is None) == (path is None):
+        raise ConfigError("give exactly one of --preset NAME and --config FILE")
+    if name is not None:
+        path = PRESET_DIR / f"{name}.yaml"
+        if not path.is_file():
+            raise ConfigError(f"unknown preset {name!r}; known: {', '.join(preset_names())}")
+    assert path is not None
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f"{path}: cannot read the preset ({err})") from err
+    try:
+        return TrainPreset.model_validate(raw)
+    except ValidationError as err:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in err.errors())
+        raise ConfigError(f"{path}: invalid preset: {problems}") from err

@@ -1,0 +1,71 @@
+"""A tiny end-to-end ``sv train`` (SFT then GRPO, a few steps) writes a complete, reproducible run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from security_verifiers.cli import main
+
+SMOKE = {
+    "name": "smoke", "description": "a few steps of each stage",
+    "env_options": {"network-logs": {"window": 1}},
+    "model": {"kind": "tiny", "tiny": {"vocab_size": 400, "hidden_size": 16, "layers": 1, "heads": 2, "kv_heads": 1,
+                                       "intermediate_size": 32, "max_positions": 2048}},
+    "data": {"train_split": "train", "train_n": 12, "heldout_split": "test", "heldout_n": 6, "data_seed": 0},
+    "sft": {"targets": "baseline:reference", "epochs": 1, "learning_rate": 0.003, "batch_size": 4, "max_length": 2048},
+    "grpo": {"steps": 2, "learning_rate": 0.001, "prompts_per_step": 2, "num_generations": 2,
+             "max_completion_length": 8, "temperature": 1.0, "beta": 0.0},
+    "eval": {"max_tokens": 8, "batch_size": 8},
+    "threads": 1,
+}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("train")
+    config = tmp / "smoke.yaml"
+    config.write_text(yaml.safe_dump(SMOKE))
+    assert main(["train", "gdpo", "--env", "network-logs", "--config", str(config), "--seed", "3",
+                 "--out", str(tmp), "--run-id", "r"]) == 0
+    return tmp / "r"
+
+
+def test_the_run_directory_is_complete(run: Path) -> None:
+    for name in ("manifest.json", "log.jsonl", "curves.png", "summary.json", "init", "sft/checkpoint",
+                 "grpo/checkpoint", "teacher/results.jsonl", "eval/before/report.md", "eval/after/report.md"):
+        assert (run / name).exists(), name
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["status"] == "finished" and manifest["variant"] == "gdpo" and manifest["seed"] == 3
+    assert manifest["env"]["config"]["window"] == 1 and manifest["preset"]["name"] == "smoke"
+    assert manifest["data"]["train"]["n"] == 12 and manifest["data"]["heldout"]["hash"].startswith("sha256:")
+    assert len(manifest["model"]["weights_sha256"]) == 64 and manifest["device"]["kind"] == "cpu"
+    assert manifest["rl_reward_counts"]["scored"] == 2 * 2 * 2  # steps × prompts × generations
+
+
+def test_every_rl_step_logs_each_component_and_the_masked_errors(run: Path) -> None:
+    rows = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    assert {r["stage"] for r in rows} == {"sft", "grpo:gdpo"}
+    steps = [r for r in rows if r["stage"] == "grpo:gdpo" and "reward" in r]
+    assert [r["step"] for r in steps] == [1, 2]
+    for row in steps:
+        for key in ("rewards/decision/mean", "rewards/decision/std", "rewards/calibration/mean",
+                    "rewards/total/mean", "frac_reward_zero_std", "completions/mean_length", "loss"):
+            assert key in row, key
+        assert row["masked_scorer_errors"] == 0 and row["scored"] == 4 and 0 <= row["parse_failure_rate"] <= 1
+
+
+def test_summary_pairs_before_and_after_and_hf_eval_reproduces_after(run: Path, tmp_path: Path) -> None:
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["items"]["shared"] == 6 and summary["a"]["model"].endswith("sft/checkpoint")
+    row = summary["metrics"]["reward_mean"]
+    assert row["delta"] == pytest.approx(row["b"] - row["a"])
+    argv = ["eval", "network-logs", "--model", f"hf:{run / 'grpo' / 'checkpoint'}", "--n", "6", "--max-tokens", "8",
+            "--temperature", "0", "--env-option", "window=1", "--out", str(tmp_path), "--run-id", "x", "--quiet"]
+    assert main(argv) == 0
+    again = json.loads(next((tmp_path / "evals").glob("*/x/summary.json")).read_text())
+    after = json.loads((run / "eval" / "after" / "summary.json").read_text())
+    assert again["metrics"] == after["metrics"]
