@@ -82,8 +82,10 @@ SYSTEM_PROMPT = """You are a cloud security engineer auditing one {platform_name
 {catalog}
 
 Resources are named {resource_style}. Report every violation of the catalog in the file, and fix them with a \
-patch that keeps every resource (same kinds and names, same containers and images; you may change tags and add \
-resources such as a NetworkPolicy or a companion Terraform resource, never remove or rename one).
+patch that keeps every resource (same kinds, names and namespaces, the same init and main containers with the same \
+image repositories; you may change tags and digests, move an object out of the default namespace into one the file \
+uses or declares, and add resources such as a NetworkPolicy or a companion Terraform resource, never remove or \
+rename one).
 
 Answer with a single JSON object, and nothing after it:
 {{"findings": [{{"rule_id": "<catalog id>", "resource": "<resource>", "path": "<optional: container or \
