@@ -19,9 +19,16 @@ Definitions (and where they stop):
   ``loadBalancerSourceRanges`` plus its annotation), not across separate rules or blocks.
 * **Every verb** (:data:`ALL_VERBS`): a rule listing all eight standard resource verbs is ``*``; leaving out one
   (say ``delete``) is a real restriction.
-* **Every resource**: a rule whose ``apiGroups`` hold the core group (``""`` or ``"*"``) and whose resources list
-  every resource of the core group (:data:`GROUP_RESOURCES`) grants ``*``. Enumerations of other groups are not
-  equated with ``*`` (see there).
+* **Every resource**: a rule whose ``apiGroups`` name a group of :data:`GROUP_RESOURCES` (or ``"*"``) and whose
+  resources list every top-level resource of that group grants ``*`` (subresources may be listed too; they are not
+  needed). Only groups of two or more resources, RBAC's own excepted (see there).
+* **Open to every source across rules**: the same union is taken over the rules or blocks that admit traffic to the
+  same place (:mod:`canonical_unions`: a security group's ingress blocks and rule resources, one network's GCP
+  firewalls, an NSG's rules, a NetworkPolicy's ingress rules, a database's authorized networks).
+* **A NetworkPolicy that admits everyone** (:func:`networkpolicy_body`): an ingress rule one of whose peers is
+  every address (an ``ipBlock`` whose CIDR covers the world, with no ``except``) or every namespace
+  (``namespaceSelector: {}`` without ``podSelector``) admits every source: it is given the canonical allow-all
+  rule, ``{}`` (with its ports, if it names any).
 """
 
 from __future__ import annotations
@@ -120,14 +127,22 @@ def with_world(values: list[Any]) -> list[Any] | None:
 #: special verbs of a few resources; a rule listing the eight below, with or without them, grants what ``*`` does
 #: on ordinary resources).
 ALL_VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"})
-#: The top-level resources of the core API group of Kubernetes 1.30 (``kubectl api-resources --api-group=""``).
-#: Only the core group: it holds what ``*`` is dangerous for (secrets, pods, serviceaccounts, nodes), and listing
-#: all of it is no natural way to grant less. Small groups are not equated with ``*``: listing the four RBAC
-#: resources, or ``poddisruptionbudgets`` of ``policy``, is an ordinary, narrow grant.
+#: The top-level resources of API groups of Kubernetes 1.30 (the version :mod:`validate` pins;
+#: ``kubectl api-resources --api-group=G``, GA and beta-on-by-default only), for the groups where listing every
+#: resource is no natural way to grant less than ``*``: the core group (secrets, pods, serviceaccounts, nodes),
+#: ``apps`` and ``batch`` (every workload controller), ``networking.k8s.io`` and ``storage.k8s.io``. Not here:
+#: groups of one resource (``policy``'s poddisruptionbudgets, ``autoscaling``'s horizontalpodautoscalers): naming
+#: it is the only way to grant it. Nor ``rbac.authorization.k8s.io``: listing its four resources is how a role
+#: grants RBAC management (two public items do), an ordinary grant that the catalog's wildcard rule does not mean.
 GROUP_RESOURCES: dict[str, frozenset[str]] = {
     "": frozenset({"bindings", "componentstatuses", "configmaps", "endpoints", "events", "limitranges", "namespaces",
                    "nodes", "persistentvolumeclaims", "persistentvolumes", "pods", "podtemplates",
                    "replicationcontrollers", "resourcequotas", "secrets", "serviceaccounts", "services"}),
+    "apps": frozenset({"controllerrevisions", "daemonsets", "deployments", "replicasets", "statefulsets"}),
+    "batch": frozenset({"cronjobs", "jobs"}),
+    "networking.k8s.io": frozenset({"ingressclasses", "ingresses", "networkpolicies"}),
+    "storage.k8s.io": frozenset({"csidrivers", "csinodes", "csistoragecapacities", "storageclasses",
+                                 "volumeattachments"}),
 }
 
 
@@ -139,7 +154,9 @@ def rbac_rule(rule: Any) -> dict[str, Any] | None:
     """An RBAC policy rule with ``*`` added to ``verbs`` / ``resources`` where they enumerate everything; None when
     nothing changes.
 
-    >>> rbac_rule({"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": ["get"]}) is None
+    >>> rbac_rule({"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": ["get"]})["resources"]
+    ['jobs', 'cronjobs', '*']
+    >>> rbac_rule({"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"]}) is None
     True
     >>> rbac_rule({"resources": ["pods"], "verbs": ["get", "list", "watch"]}) is None
     True
@@ -152,7 +169,9 @@ def rbac_rule(rule: Any) -> dict[str, Any] | None:
         out["verbs"] = [*rule["verbs"], "*"]
     resources = _strings(rule.get("resources"))
     groups = _strings(rule.get("apiGroups"))
-    named = GROUP_RESOURCES if "*" in groups else {g: GROUP_RESOURCES[g] for g in groups if g in GROUP_RESOURCES}
+    # apiGroups "*" with the core group's resources listed is judged as before (the core group is what matters);
+    # with another group's resources it grants those names in every group, not every resource: not equated.
+    named = {g: GROUP_RESOURCES[g] for g in ({""} if "*" in groups else groups) if g in GROUP_RESOURCES}
     if "*" not in resources and any(every <= resources for every in named.values()):
         out["resources"] = [*rule["resources"], "*"]
     return out if out != rule else None
@@ -173,6 +192,8 @@ def kubernetes_body(kind: str, body: dict[str, Any]) -> dict[str, Any]:
                 new = [c if c is not None else r for c, r in zip(canonical, rules, strict=True)]
                 return {**body, "rules": new}
         return body
+    if kind == "NetworkPolicy":
+        return networkpolicy_body(body)
     if kind == "Service":
         spec = body.get("spec")
         if not isinstance(spec, dict):
@@ -187,6 +208,75 @@ def kubernetes_body(kind: str, body: dict[str, Any]) -> dict[str, Any]:
         if missing:
             return {**body, "spec": {**spec, "loadBalancerSourceRanges": [*listed, *missing]}}
     return body
+
+
+def _plain(value: Any) -> Any:
+    """A YAML mapping without Checkov's line markers (``__startline__``...): ``{}`` is empty to both readers."""
+    return {k: v for k, v in value.items() if not (isinstance(k, str) and k.startswith("__"))} \
+        if isinstance(value, dict) else value
+
+
+def _empty_selector(selector: Any) -> bool:
+    """A label selector that selects everything (``{}``, or empty ``matchLabels`` / ``matchExpressions``)."""
+    plain = _plain(selector)
+    return isinstance(plain, dict) and not plain.get("matchLabels") and not plain.get("matchExpressions")
+
+
+def _open_peer_cidrs(peer: Any) -> list[str] | None:
+    """The ranges through which an ingress peer admits every address: ``[world]`` for every namespace
+    (``namespaceSelector: {}`` without ``podSelector``), the CIDR of an ``ipBlock`` without ``except``; None for a
+    peer that admits only some pods."""
+    plain = _plain(peer)
+    if not isinstance(plain, dict):
+        return None
+    if "podSelector" not in plain and "namespaceSelector" in plain and _empty_selector(plain["namespaceSelector"]):
+        return [WORLD[4], WORLD[6]]
+    block = _plain(plain.get("ipBlock"))
+    if isinstance(block, dict) and not block.get("except") and isinstance(block.get("cidr"), str):
+        return [block["cidr"]]
+    return None
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def networkpolicy_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A NetworkPolicy with the canonical allow-all ingress rule (``{}``, or ``{ports}``) added for every set of ports
+    whose rules' peers together admit every source; ``body`` itself when none does.
+
+    Why: "admits everyone" has many spellings (``ipBlock: {cidr: 0.0.0.0/0}``, the internet in halves over peers
+    or rules, ``namespaceSelector: {}``), and a policy admitting everyone isolates nothing; the rules read the one
+    canonical spelling, a rule without peers."""
+    spec = body.get("spec")
+    rules = _items(spec.get("ingress")) if isinstance(spec, dict) else []
+    by_ports: dict[str, tuple[Any, list[str]]] = {}
+    for rule in rules:
+        plain = _plain(rule)
+        if not isinstance(plain, dict) or not _items(plain.get("from")):
+            continue  # not a list of peers: no peer to judge (a rule without any already admits everyone)
+        ports = _items(plain.get("ports"))
+        _, cidrs = by_ports.setdefault(repr([_plain(p) for p in ports]), (ports, []))
+        for peer in _items(plain["from"]):
+            cidrs.extend(_open_peer_cidrs(peer) or [])
+    added = [{"ports": ports} if ports else {} for ports, cidrs in by_ports.values() if world_cidrs_covered(cidrs)]
+    if not added:
+        return body
+    assert isinstance(spec, dict)
+    return {**body, "spec": {**spec, "ingress": [*rules, *added]}}
+
+
+def networkpolicy_restricts_ingress(body: Any) -> bool:
+    """Whether a NetworkPolicy (read canonically, :func:`networkpolicy_body`) restricts ingress to the pods it
+    selects: Ingress is among its types (implied when ``policyTypes`` is absent) and no rule admits every source on
+    every port. The same definition as ``restricts_ingress`` of ``kubernetes/cluster.rego``, for Checkov's graph."""
+    spec = _plain(body.get("spec")) if isinstance(body, dict) else None
+    spec = spec if isinstance(spec, dict) else {}
+    types = spec.get("policyTypes")
+    if types is not None and "Ingress" not in (types if isinstance(types, list) else [types]):
+        return False
+    return not any(isinstance(_plain(rule), dict) and not _items(_plain(rule).get("from"))
+                   and not _items(_plain(rule).get("ports")) for rule in _items(spec.get("ingress")))
 
 
 def kubernetes_in_place(document: Any) -> None:

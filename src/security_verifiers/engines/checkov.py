@@ -137,10 +137,15 @@ def _canonical_kubernetes_documents() -> None:
     """Give checkov's Kubernetes checks the documents with the canonical literals of :mod:`canonical` added (a
     list of ranges covering the internet also holds ``0.0.0.0/0``, a role listing every verb also holds ``*``), as
     our Rego rules read them: checkov's checks compare with those literals. Terraform gets the same through the
-    evaluated document (:func:`terraform_eval.evaluate_file`)."""
+    evaluated document (:func:`terraform_eval.evaluate_file`).
+
+    A NetworkPolicy that restricts no ingress (:func:`canonical.networkpolicy_restricts_ingress`: allow-all, from
+    every address or namespace, egress only) loses its ``podSelector`` here: CKV2_K8S_6 ("pod not selected by any
+    NetworkPolicy") counts every policy whose selector matches, and a policy admitting everyone protects no pod.
+    Checkov's graph links no pod to a policy without a selector; no other check reads NetworkPolicy."""
     from checkov.kubernetes.parser import k8_yaml
 
-    from security_verifiers.engines.canonical import kubernetes_in_place
+    from security_verifiers.engines.canonical import kubernetes_in_place, networkpolicy_restricts_ingress
 
     loads = getattr(k8_yaml.loads, "__wrapped__", k8_yaml.loads)
 
@@ -148,6 +153,9 @@ def _canonical_kubernetes_documents() -> None:
         documents = loads(content)
         for document in documents if isinstance(documents, list) else []:
             kubernetes_in_place(document)
+            if isinstance(document, dict) and document.get("kind") == "NetworkPolicy" \
+                    and isinstance(document.get("spec"), dict) and not networkpolicy_restricts_ingress(document):
+                document["spec"] = {k: v for k, v in document["spec"].items() if k != "podSelector"}
         return documents
 
     canonical_loads.__wrapped__ = loads  # type: ignore[attr-defined]

@@ -31,6 +31,7 @@ from lark import Token, Tree
 from lark.visitors import v_args
 
 from security_verifiers.engines.canonical import terraform_document
+from security_verifiers.engines.canonical_unions import terraform_unions
 from security_verifiers.engines.terraform_functions import (
     FUNCTIONS,
     TerraformError,
@@ -822,6 +823,7 @@ def evaluate_file(text: str, tree: Tree, context: tuple[tuple[str, Tree], ...] =
         _walk_body(evaluator, text, known, attributes, address, "", body, {})
     document = _transformer_class()(known).transform(tree)
     terraform_document(document)  # meaning, canonically spelled: see canonical.py
+    terraform_unions(document)  # and across blocks: see canonical_unions.py
     return EvaluatedFile(document=document, attributes=tuple(attributes), problems=tuple(evaluator.problems))
 
 
