@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -340,3 +341,74 @@ def test_ranges_and_enumerations_are_judged_by_meaning(path: Path, data: st.Data
     if platform == "terraform" and rewritten == text:
         return  # the world is written outside a list literal here (a scalar attribute): nothing to split
     assert keys(platform, rewritten) == keys(platform, text), rewritten
+
+
+#: Nested blocks a world CIDR may be split across (each copy admits the same traffic from a part of the world).
+_SPLIT_BLOCKS = ("ingress", "egress", "security_rule", "authorized_networks", "cidr_blocks")
+
+
+def _block_end(lines: list[str], start: int) -> int:
+    """The index of the line closing the block opened on ``lines[start]`` (fixtures put no braces in strings)."""
+    depth = 0
+    for n in range(start, len(lines)):
+        depth += lines[n].count("{") - lines[n].count("}")
+        if depth == 0:
+            return n
+    raise ValueError("unclosed block")
+
+
+def split_world_across_blocks(text: str, draw: Any) -> tuple[str, dict[str, list[str]]]:
+    """Every block holding a world CIDR written once per part of a drawn split of the world, each copy holding one
+    part: a nested block (an ingress block, an NSG rule, an authorized network) repeated in place, or else the
+    whole resource repeated under new names. Returns the text and, per renamed resource, the copies' addresses."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    copies: dict[str, list[str]] = {}
+    n = 0
+    while n < len(lines):
+        line = lines[n]
+        opener = re.match(r'\s*(\w+)\s*(?:"[^"]*"\s*)*\{\s*$', line)
+        head = re.match(r'\s*resource\s+"(\w+)"\s+"(\w+)"', line)
+        if not opener:
+            out.append(line)
+            n += 1
+            continue
+        end = _block_end(lines, n)
+        body = "".join(lines[n:end + 1])
+        world = re.search(r'"(0\.0\.0\.0/0|::/0)"', body)
+        nested = any(re.match(rf"\s*{kind}\s*\{{", x) for x in lines[n + 1:end] for kind in _SPLIT_BLOCKS)
+        if world and (opener.group(1) in _SPLIT_BLOCKS or (head and not nested)):
+            parts = split_world(draw, world.group(1))
+            for k, part in enumerate(parts):
+                copy = body.replace(world.group(0), f'"{part}"')
+                if head and k:
+                    copy = copy.replace(f'"{head.group(2)}"', f'"{head.group(2)}_sv{k}"', 1)
+                    copies.setdefault(f"{head.group(1)}.{head.group(2)}", []).append(
+                        f"{head.group(1)}.{head.group(2)}_sv{k}")
+                out.append(copy)
+            n = end + 1
+        elif world and not head and opener.group(1) not in _SPLIT_BLOCKS:
+            out.append(line)  # descend: the world is in a block nested further in
+            n += 1
+        elif world and head:
+            out.append(line)
+            n += 1
+        else:
+            out.append(body)
+            n = end + 1
+    return "".join(out), copies
+
+
+@pytest.mark.parametrize("path", [p for p in firing(".tf") if re.search(r'"(0\.0\.0\.0/0|::/0)"', p.read_text())],
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@SETTINGS
+@given(data=st.data())
+def test_the_world_split_across_blocks_is_judged_the_same(path: Path, data: st.DataObject) -> None:
+    """The world written as parts in separate blocks (or resources) of the same place: the same findings as the
+    original, on every copy of a repeated resource too."""
+    text = path.read_text(encoding="utf-8")
+    rewritten, copies = split_world_across_blocks(text, data.draw)
+    assert rewritten != text
+    expected = keys("terraform", text)
+    expected |= {(rule, copy) for rule, resource in expected for copy in copies.get(resource, [])}
+    assert keys("terraform", rewritten) == expected, rewritten
