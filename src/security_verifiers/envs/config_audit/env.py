@@ -105,7 +105,7 @@ You may call the tools scan_policies, scan_checkov and validate_schema (at most 
 @register
 class ConfigAudit(Environment):
     name: ClassVar[str] = "config-audit"
-    version: ClassVar[str] = "2.0.0"
+    version: ClassVar[str] = "2.1.0"
     config_class: ClassVar[type[EnvConfig]] = ConfigAuditConfig
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("f1_weighted", True), ("fix_rate", True), ("patch_valid_rate", True),

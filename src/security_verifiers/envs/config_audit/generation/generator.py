@@ -42,7 +42,7 @@ from security_verifiers.envs.config_audit.generation.templates_k8s import K8S_TE
 from security_verifiers.envs.config_audit.generation.templates_tf import TF_CLOUDS, TF_TEMPLATES
 from security_verifiers.envs.config_audit.scoring import inventory_preserved
 
-GENERATOR_VERSION = "2.0.0"
+GENERATOR_VERSION = "2.1.0"
 SPLITS = ("train", "dev", "test")
 FILENAMES = {"kubernetes": "manifest.yaml", "terraform": "main.tf"}
 CLOUDS = ("aws", "gcp", "azure")
