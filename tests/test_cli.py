@@ -27,7 +27,8 @@ def data_file(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", [[], ["eval"], ["report"], ["bench"], ["data", "build"], ["envs"]])
+@pytest.mark.parametrize("command", [[], ["eval"], ["report"], ["bench"], ["data", "build"], ["envs"], ["train"],
+                                     ["compare"]])
 def test_every_command_has_help(command: list[str], capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main([*command, "--help"])

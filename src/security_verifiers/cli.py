@@ -374,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "reward, group-normalised), gdpo (each component normalised in its group, then weighted), "
                         "weighted (components with the preset's weights). Writes OUT/<run_id>/ with manifest.json, "
                         "log.jsonl, curves.png, checkpoints, eval/before and eval/after run directories on the "
-                        "held-out split and summary.json (paired deltas with 95% bootstrap intervals).")
+                        "held-out split and summary.json (paired deltas with 95%% bootstrap intervals).")
     tr.add_argument("command", choices=["sft", "distill", "grpo", "gdpo", "weighted"], help="What to train.")
     tr.add_argument("--env", required=True, help="Environment name (single-turn mode).")
     source = tr.add_mutually_exclusive_group(required=True)
@@ -385,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--run-id", default=None, help="Run directory name (default: command, env, seed and time).")
     tr.set_defaults(func=cmd_train)
 
-    cp = sub.add_parser("compare", help="Paired comparison of two runs: each metric's B - A with a 95% bootstrap "
+    cp = sub.add_parser("compare", help="Paired comparison of two runs: each metric's B - A with a 95%% bootstrap "
                         "interval over the items both scored.",
                         description="Compares two run directories of the same environment version and config "
                         "(refused otherwise) on the items both runs scored; the bootstrap resamples items, "
