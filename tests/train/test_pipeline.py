@@ -69,3 +69,19 @@ def test_summary_pairs_before_and_after_and_hf_eval_reproduces_after(run: Path, 
     again = json.loads(next((tmp_path / "evals").glob("*/x/summary.json")).read_text())
     after = json.loads((run / "eval" / "after" / "summary.json").read_text())
     assert again["metrics"] == after["metrics"]
+
+
+def test_the_lora_path_runs_on_a_tiny_model_of_the_gpu_architecture(run: Path, tmp_path: Path) -> None:
+    """lora-gpu's code path (an hf checkpoint, LoRA adapters, merged at the end) on CPU with the tiny model."""
+    config = {**SMOKE, "model": {"kind": "hf", "source": str(run / "init"),
+                                 "lora": {"r": 4, "alpha": 8, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"]}},
+              "grpo": {**SMOKE["grpo"], "steps": 1}}
+    path = tmp_path / "lora.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["train", "grpo", "--env", "network-logs", "--config", str(path), "--out", str(tmp_path),
+                 "--run-id", "l"]) == 0
+    manifest = json.loads((tmp_path / "l" / "manifest.json").read_text())
+    assert manifest["status"] == "finished" and manifest["preset"]["model"]["lora"]["r"] == 4
+    final = tmp_path / "l" / "grpo" / "checkpoint"
+    assert not (final / "adapter_config.json").exists()  # adapters merged: hf:PATH loads the result alone
+    assert manifest["final_model"]["weights_sha256"] != manifest["model"]["weights_sha256"]

@@ -81,8 +81,7 @@ def run_sft(env: Environment, items: Sequence[Item], answers: Sequence[str], sta
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    tokenizer = AutoTokenizer.from_pretrained(start, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(start, local_files_only=True)
+    tokenizer, model = _load(start, AutoTokenizer, AutoModelForCausalLM)
     config = SFTConfig(**_common_args(out, seed, use_cpu, bf16), num_train_epochs=spec.epochs,
                        learning_rate=spec.learning_rate, per_device_train_batch_size=spec.batch_size,
                        max_length=spec.max_length, completion_only_loss=True, lr_scheduler_type="cosine",
@@ -99,8 +98,7 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    tokenizer = AutoTokenizer.from_pretrained(start, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(start, local_files_only=True)
+    tokenizer, model = _load(start, AutoTokenizer, AutoModelForCausalLM)
     reward = EnvReward(env, items)
     log = StepLog(log_path, f"grpo:{variant}", reward)
     config = GRPOConfig(
@@ -116,6 +114,13 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
                           callbacks=[log.callback()], peft_config=_peft_config(lora))
     trainer.train()
     return _save(trainer, tokenizer, out / "checkpoint"), reward
+
+
+def _load(start: Path, tokenizer_class: Any, model_class: Any) -> tuple[Any, Any]:
+    """A checkpoint directory loads offline; anything else is a hub name (where a hub is reachable)."""
+    local = Path(start).is_dir()
+    return (tokenizer_class.from_pretrained(str(start), local_files_only=local),
+            model_class.from_pretrained(str(start), local_files_only=local))
 
 
 def _save(trainer: Any, tokenizer: Any, path: Path) -> Path:
