@@ -140,3 +140,22 @@ def test_completion_text_reads_strings_and_messages() -> None:
     assert completion_text([]) == ""
     with pytest.raises(TypeError):
         completion_text(3)
+
+
+def test_rewards_scored_in_killable_workers_equal_in_process_rewards() -> None:
+    from security_verifiers.harness.scoring_pool import ScorerPool
+
+    env = get_env("config-audit")
+    items = list(env.dataset("test").items)[:4]
+    reference = env.baselines()["reference"]()
+    texts = [reference.answer(i, env.prompt(i)) for i in items[:2]] + ["not json", ""]
+    ids = [i.id for i in items]
+    pool = ScorerPool(env, 1)
+    try:
+        pooled = EnvReward(env, items, pool).functions()
+        local = EnvReward(env, items).functions()
+        for a, b in zip(pooled, local, strict=True):
+            assert a(prompts=[None] * 4, completions=texts, item_id=ids) == \
+                b(prompts=[None] * 4, completions=texts, item_id=ids)
+    finally:
+        pool.close()

@@ -35,6 +35,8 @@ from security_verifiers.harness.episode import score_batch
 if TYPE_CHECKING:
     import datasets
 
+    from security_verifiers.harness.scoring_pool import ScorerPool
+
 #: Name of the reward function that returns the environment's reward itself.
 TOTAL = "total"
 #: Verdicts kept per adapter: enough for a few GRPO steps' groups, bounded for long runs.
@@ -105,9 +107,12 @@ class RewardStats:
 class EnvReward:
     """The environment's scorer behind TRL's reward-function interface."""
 
-    def __init__(self, env: Environment, items: Sequence[Item]) -> None:
+    def __init__(self, env: Environment, items: Sequence[Item], pool: ScorerPool | None = None) -> None:
         check_single_turn(env)
         self.env = env
+        #: Score in these killable workers, under the environment's time and memory limits (as ``sv eval`` does);
+        #: None scores in this process, where only the parsers' own caps apply.
+        self.pool = pool
         self.components = tuple(env.component_weights())
         self._items = {item.id: item for item in items}
         self._verdicts: OrderedDict[tuple[str, str], Score | InfraError] = OrderedDict()
@@ -128,7 +133,8 @@ class EnvReward:
             items = [self._items[i] for i, _ in missing]
             transcripts = [Transcript(messages=[*self.env.prompt(item), Message(role="assistant", content=text)])
                            for item, (_, text) in zip(items, missing, strict=True)]
-            scores = score_batch(self.env, items, transcripts)
+            scores = self.pool.score_blocking(items, transcripts) if self.pool is not None \
+                else score_batch(self.env, items, transcripts)
             with self._lock:
                 for key, score in zip(missing, scores, strict=True):
                     self._count(score)

@@ -93,6 +93,10 @@ class ScorerPool:
         scored gets a scorer error, and only that rollout."""
         return await asyncio.to_thread(self._score_on_idle_worker, items, transcripts)
 
+    def score_blocking(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]:
+        """:meth:`score` for callers without an event loop (a trainer's reward function)."""
+        return self._score_on_idle_worker(items, transcripts)
+
     def _score_on_idle_worker(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]:
         slot = self._idle.get()
         try:

@@ -99,7 +99,13 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
     from trl import GRPOConfig, GRPOTrainer
 
     tokenizer, model = _load(start, AutoTokenizer, AutoModelForCausalLM)
-    reward = EnvReward(env, items)
+    pool = None
+    if env.score_workers > 0:  # CPU-bound scorers (E2) score in killable workers, under the eval's limits
+        from security_verifiers.harness.scoring_pool import ScorerPool
+
+        pool = ScorerPool(env, env.score_workers)
+        pool.warm_up()
+    reward = EnvReward(env, items, pool)
     log = StepLog(log_path, f"grpo:{variant}", reward)
     config = GRPOConfig(
         **_common_args(out, seed, use_cpu, bf16), max_steps=spec.steps, learning_rate=spec.learning_rate,
@@ -112,7 +118,11 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
     trainer = GRPOTrainer(model=model, reward_funcs=reward.functions(), args=config,
                           train_dataset=prompt_dataset(env, items), processing_class=tokenizer,
                           callbacks=[log.callback()], peft_config=_peft_config(lora))
-    trainer.train()
+    try:
+        trainer.train()
+    finally:
+        if pool is not None:
+            pool.close()
     return _save(trainer, tokenizer, out / "checkpoint"), reward
 
 
