@@ -9,6 +9,8 @@ turns into "the patched file is invalid", never into a crash.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import datetime
 import functools
 import threading
 from dataclasses import dataclass, field
@@ -112,9 +114,33 @@ MAX_EXPANDED_NODES = 200_000
 MAX_NESTING = 100
 
 
-def _check_expansion(node: yaml.Node, index: int) -> None:
+def _tree_within_limits(node: yaml.Node) -> bool:
+    """Whether a document without aliases (a tree: its expansion is itself) is within both limits; a cheap walk
+    with no bookkeeping per node. False also when it is not: :func:`_check_expansion` then says why."""
+    count = 0
+    stack: list[tuple[yaml.Node, int]] = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        count += 1
+        if count > MAX_EXPANDED_NODES or depth > MAX_NESTING:
+            return False
+        if isinstance(current, yaml.MappingNode):
+            for key, value in current.value:
+                stack.append((key, depth + 1))
+                stack.append((value, depth + 1))
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend((child, depth + 1) for child in current.value)
+    return True
+
+
+def _check_expansion(node: yaml.Node, index: int, aliases_possible: bool = True) -> None:
     """Raise ConfigParseError when the document under ``node`` expands past the limits (computed on the node
-    graph, where an alias is a shared node, in time linear in the graph: nothing is expanded)."""
+    graph, where an alias is a shared node, in time linear in the graph: nothing is expanded).
+
+    ``aliases_possible=False`` (the text has no ``&``, so no anchor and no alias) allows the cheap tree walk;
+    a document it cannot pass is walked again here, so the error is the same either way."""
+    if not aliases_possible and _tree_within_limits(node):
+        return
     size: dict[int, int] = {}
     depth: dict[int, int] = {}
     stack: list[tuple[yaml.Node, bool]] = [(node, False)]
@@ -142,7 +168,52 @@ def _check_expansion(node: yaml.Node, index: int) -> None:
 
 
 def parse_kubernetes(text: str) -> list[K8sObject]:
-    """Every non-empty YAML document of ``text`` as a Kubernetes object (``kind`` and ``metadata.name`` required)."""
+    """Every non-empty YAML document of ``text`` as a Kubernetes object (``kind`` and ``metadata.name`` required).
+
+    Memoised: validation, the inventory, Rego, Checkov and the secret-values engine all read the same text, so it
+    is parsed once. Each call gets its own copy of the bodies (a caller may edit them; the memo stays pristine)."""
+    cached = _kubernetes_parsed(text)
+    if isinstance(cached, ConfigParseError):
+        raise ConfigParseError(str(cached))
+    return [dataclasses.replace(obj, body=_copied(obj.body, {})) for obj in cached]
+
+
+#: Values a YAML loader produces that cannot be edited in place (shared between copies as they are).
+_ATOMS = (str, int, float, bool, type(None), bytes, datetime.date)
+
+
+def _copied(value: Any, memo: dict[int, Any]) -> Any:
+    """A deep copy of a loaded YAML value (what ``copy.deepcopy`` gives, aliases still shared), faster for the
+    plain dicts, lists and scalars that manifests are made of."""
+    if isinstance(value, _ATOMS):
+        return value
+    found = memo.get(id(value))
+    if found is not None:
+        return found
+    if type(value) is dict:
+        out: dict[Any, Any] = {}
+        memo[id(value)] = out
+        for key, item in value.items():
+            out[key] = item if isinstance(item, _ATOMS) else _copied(item, memo)
+        return out
+    if type(value) is list:
+        items: list[Any] = []
+        memo[id(value)] = items
+        items.extend(item if isinstance(item, _ATOMS) else _copied(item, memo) for item in value)
+        return items
+    return copy.deepcopy(value, memo)  # e.g. a !!set, !!pairs: rare, the generic copy
+
+
+@functools.lru_cache(maxsize=256)
+def _kubernetes_parsed(text: str) -> tuple[K8sObject, ...] | ConfigParseError:
+    try:
+        return tuple(_parse_kubernetes(text))
+    except ConfigParseError as err:
+        return err
+
+
+def _parse_kubernetes(text: str) -> list[K8sObject]:
+    aliases_possible = "&" in text
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.YAMLError as err:
@@ -153,7 +224,7 @@ def parse_kubernetes(text: str) -> list[K8sObject]:
     for index, node in enumerate(nodes):
         if node is None:
             continue
-        _check_expansion(node, index)
+        _check_expansion(node, index, aliases_possible)
         loader = _Loader("")
         try:
             body = loader.construct_document(node)
