@@ -15,6 +15,8 @@ These measures keep it fast and safe inside a long-running host process:
   ``BaseRegistry.run_checks`` and its solvers' ``ThreadPoolExecutor`` process-wide, nothing outside checkov).
 * :meth:`scan` runs only the mapped checks, matched by exact id (checkov's own filter matches every check
   against every pattern with ``fnmatch``, which costs more than the checks themselves).
+* The expression evaluator of checkov's Terraform variable rendering is memoised on the string
+  (:func:`_memoise_terraform_evaluator`): an original and its patch share nearly every expression.
 * checkov's import adds a handler to the root logger; the host's logging configuration is restored after
   the import.
 
@@ -162,6 +164,40 @@ def _canonical_kubernetes_documents() -> None:
     k8_yaml.loads = canonical_loads
 
 
+#: Most expressions checkov's Terraform renderer evaluates repeat from file to file (an original and its patch share
+#: nearly all of them): its evaluator (regexes and a restricted ``eval``, 1-2 ms a call) is memoised on the string.
+_EVALUATED_MAX = 16_384
+_EVALUATED_ATOMS = (str, int, float, bool, type(None))
+
+
+def _memoise_terraform_evaluator() -> None:
+    """Memoise checkov's ``evaluate_terraform`` for string inputs: a pure function of its arguments, except
+    ``timestamp()``, which is never memoised. A list or dict result is handed out as a private copy (checkov
+    edits what it renders)."""
+    from checkov.terraform.graph_builder.variable_rendering import evaluate_terraform as evaluator
+
+    evaluate = getattr(evaluator.evaluate_terraform, "__wrapped__", evaluator.evaluate_terraform)
+    memo: dict[tuple[str, bool], Any] = {}
+    lock = threading.Lock()
+
+    def memoised(input_str: Any, keep_interpolations: bool = True) -> Any:
+        if type(input_str) is not str or "timestamp" in input_str:
+            return evaluate(input_str, keep_interpolations)
+        key = (input_str, bool(keep_interpolations))
+        with lock:
+            hit = memo.get(key, memo)
+        if hit is memo:
+            hit = evaluate(input_str, keep_interpolations)
+            with lock:
+                if len(memo) >= _EVALUATED_MAX:
+                    memo.clear()
+                memo[key] = hit
+        return hit if isinstance(hit, _EVALUATED_ATOMS) else copy.deepcopy(hit)
+
+    memoised.__wrapped__ = evaluate  # type: ignore[attr-defined]
+    evaluator.evaluate_terraform = memoised
+
+
 class _SharedHclParse:
     """What checkov's Terraform file loader sees as the ``hcl2`` module: the same parser, returning the
     *evaluated* document our own engines read (:func:`configs.evaluated_terraform`), so Checkov judges the
@@ -253,6 +289,7 @@ def _load() -> _Checkov:
         _use_libyaml_for_kubernetes()
         _canonical_kubernetes_documents()
         _share_hcl_parses()
+        _memoise_terraform_evaluator()
 
         class ExactRunnerFilter(RunnerFilter):  # type: ignore[misc, valid-type]
             """Matches ``--check`` ids exactly instead of with fnmatch (same result for plain ids)."""
