@@ -12,21 +12,18 @@ from __future__ import annotations
 import pytest
 
 from security_verifiers.engines.oracle import get_oracle
-from tests.envs.config_audit.test_meaning import NAMESPACE, POLICY, fixed_w, original_w, rule_w
+from tests.envs.config_audit.test_meaning import (
+    GCP_OPEN,
+    NAMESPACE,
+    POLICY,
+    SG,
+    SG_OPEN,
+    fixed_w,
+    original_w,
+    rule_w,
+)
 
 # ------------------------------------------------------------------------------------------ AWS security groups
-SG = '''resource "aws_security_group" "bastion" {
-  name   = "bastion"
-  vpc_id = "vpc-0123456789abcdef0"
-
-  ingress {
-    from_port   = 22
-    to_port     = 22
-    protocol    = "tcp"
-    cidr_blocks = ["0.0.0.0/0"]
-  }
-}
-'''
 
 
 def ingress(cidrs: str, low: int = 22, high: int = 22, protocol: str = "tcp") -> str:
@@ -65,7 +62,6 @@ def vpc_rule(name: str, cidr: str) -> str:
 
 SG_BARE = SG.split("  ingress {")[0].rstrip() + "\n}\n"
 HALVES = ('["0.0.0.0/1"]', '["128.0.0.0/1"]')
-SG_OPEN = "tf-aws-sg-open-admin-port"
 
 
 # ------------------------------------------------------------------------------------------ GCP
@@ -76,7 +72,6 @@ def firewall(name: str, ranges: str, ports: str = '["22"]', network: str = "defa
 
 
 GCP = firewall("ssh", '["0.0.0.0/0"]')
-GCP_OPEN = "tf-gcp-firewall-open-admin-port"
 
 SQL = '''resource "google_sql_database_instance" "db" {
   name             = "orders"
