@@ -264,6 +264,9 @@ def _abbreviated(types: list[str], shown: int = 3) -> str:
     return ", ".join(types if not more else types[:shown]) + more
 
 
+DEFAULT_TRAIN_OUT = str(Path("outputs") / "train")
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from security_verifiers.core.rundir import new_run_id
     from security_verifiers.train.presets import load_preset
@@ -274,8 +277,20 @@ def cmd_train(args: argparse.Namespace) -> int:
     except ImportError as err:
         raise ConfigError(f"sv train needs the training extra ({err.name} is missing): pip install -e '.[train]'") \
             from err
-    run_id = args.run_id or f"{args.command}-{args.env}-s{args.seed}-{new_run_id()}"
-    train(args.command, args.env, preset, seed=args.seed, out=Path(args.out), run_id=run_id)
+    if args.command == "ablation":
+        from security_verifiers.train.ablation import parse_variants, run_ablation
+
+        if args.run_id is not None or args.seed is not None:
+            raise ConfigError("sv train ablation takes --seeds N (seeds 0..N-1) and no --seed or --run-id")
+        out = Path(args.out) / (f"ablation-{args.env}-{preset.name}" if args.out == DEFAULT_TRAIN_OUT else "")
+        run_ablation(args.env, preset, parse_variants(args.variants or "grpo,gdpo,distill"),
+                     3 if args.seeds is None else args.seeds, out)
+        return 0
+    if args.variants is not None or args.seeds is not None:
+        raise ConfigError(f"--variants and --seeds belong to sv train ablation, not {args.command}")
+    seed = 0 if args.seed is None else args.seed
+    run_id = args.run_id or f"{args.command}-{args.env}-s{seed}-{new_run_id()}"
+    train(args.command, args.env, preset, seed=seed, out=Path(args.out), run_id=run_id)
     return 0
 
 
@@ -374,14 +389,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "reward, group-normalised), gdpo (each component normalised in its group, then weighted), "
                         "weighted (components with the preset's weights). Writes OUT/<run_id>/ with manifest.json, "
                         "log.jsonl, curves.png, checkpoints, eval/before and eval/after run directories on the "
-                        "held-out split and summary.json (paired deltas with 95%% bootstrap intervals).")
-    tr.add_argument("command", choices=["sft", "distill", "grpo", "gdpo", "weighted"], help="What to train.")
+                        "held-out split and summary.json (paired deltas with 95%% bootstrap intervals). "
+                        "ablation: the --variants over --seeds seeds at equal budget, every RL variant of a seed "
+                        "starting from one SFT run; writes ablation.md, ablation.json, heldout.png and curves.png, "
+                        "and continues where it stopped when run again with the same arguments.")
+    tr.add_argument("command", choices=["sft", "distill", "grpo", "gdpo", "weighted", "ablation"],
+                    help="What to train.")
     tr.add_argument("--env", required=True, help="Environment name (single-turn mode).")
     source = tr.add_mutually_exclusive_group(required=True)
     source.add_argument("--preset", help="A shipped preset: tiny-cpu (config-built model, 2 CPU cores) or lora-gpu.")
     source.add_argument("--config", help="A preset file of the same shape (YAML).")
-    tr.add_argument("--seed", type=int, default=0, help="Seed of initialisation, shuffling and sampling.")
-    tr.add_argument("--out", default=str(Path("outputs") / "train"), help="Parent of the run directory.")
+    tr.add_argument("--seed", type=int, default=None, help="Seed of initialisation, shuffling and sampling "
+                    "(default 0).")
+    tr.add_argument("--out", default=DEFAULT_TRAIN_OUT, help="Parent of the run directory (ablation: the "
+                    "ablation's directory; default outputs/train/ablation-ENV-PRESET).")
+    tr.add_argument("--variants", default=None, help="ablation: comma-separated, from grpo, gdpo, weighted, "
+                    "distill (default grpo,gdpo,distill).")
+    tr.add_argument("--seeds", type=int, default=None, help="ablation: number of seeds, 0..N-1 (default 3).")
     tr.add_argument("--run-id", default=None, help="Run directory name (default: command, env, seed and time).")
     tr.set_defaults(func=cmd_train)
 

@@ -46,3 +46,62 @@ def plot_curves(log_path: Path, out: Path) -> Path:
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def _series(log: list[dict[str, Any]], key: str) -> dict[int, float]:
+    return {r["step"]: float(r[key]) for r in log
+            if r.get("stage", "").startswith("grpo") and isinstance(r.get(key), int | float)}
+
+
+def plot_ablation(result: dict[str, Any], found: dict[str, dict[int, dict[str, Any]]], heldout_png: Path,
+                  curves_png: Path) -> None:
+    """``heldout_png``: each headline metric per variant (a dot per seed, the mean and its 95% interval
+    across seeds); ``curves_png``: per reward component and the total, the train-batch mean per step of each
+    RL variant (mean ± sd over seeds), and the share of collapsed groups."""
+    import numpy as np
+
+    metrics = result["metrics"]
+    variants = list(result["variants"])
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3.4), squeeze=False)
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        key = metric["key"]
+        for x, variant in enumerate(variants):
+            cell = result["variants"][variant]["metrics"].get(key)
+            if cell is None:
+                continue
+            ax.scatter([x] * len(cell["values"]), cell["values"], s=12, alpha=0.5, color="grey")
+            low, high = cell["ci"] if cell["ci"] else (cell["mean"], cell["mean"])
+            ax.errorbar([x], [cell["mean"]], yerr=[[cell["mean"] - low], [high - cell["mean"]]], fmt="o", capsize=4)
+        ax.set_xticks(range(len(variants)), variants, rotation=30)
+        ax.set_title(f"{key} {'↑' if metric['higher_is_better'] else '↓'}", fontsize=9)
+        ax.grid(alpha=0.3)
+    fig.suptitle("held-out, per variant: seeds (grey), mean and 95% interval across seeds", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(heldout_png, dpi=110)
+    plt.close(fig)
+
+    rl = {v: seeds for v, seeds in found.items() if any(_series(s["log"], "reward") for s in seeds.values())}
+    keys = sorted({k for seeds in rl.values() for s in seeds.values() for r in s["log"] for k in r
+                   if k.startswith("rewards/") and k.endswith("/mean")}) or ["reward"]
+    panels = [*keys, "frac_reward_zero_std"]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.4), squeeze=False)
+    for ax, key in zip(axes[0], panels, strict=True):
+        for variant, seeds in rl.items():
+            series = [_series(s["log"], key) for s in seeds.values()]
+            steps = sorted(set.intersection(*(set(s) for s in series))) if series else []
+            if not steps:
+                continue
+            values = np.array([[s[step] for step in steps] for s in series])
+            mean, sd = values.mean(axis=0), values.std(axis=0)
+            ax.plot(steps, mean, label=variant)
+            ax.fill_between(steps, mean - sd, mean + sd, alpha=0.2)
+        title = key.removeprefix("rewards/").removesuffix("/mean")
+        ax.set_title("collapsed groups" if key == "frac_reward_zero_std" else title, fontsize=9)
+        ax.set_xlabel("RL step")
+        ax.grid(alpha=0.3)
+        if rl:
+            ax.legend(fontsize=7)
+    fig.suptitle("train batch, mean ± sd over seeds", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(curves_png, dpi=110)
+    plt.close(fig)

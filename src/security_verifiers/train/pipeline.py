@@ -17,7 +17,9 @@ A run directory ``OUT/<run_id>/`` holds everything needed to trust (or redo) the
 Stages: ``sft`` fine-tunes the starting model on the target policy's answers; ``distill`` the same on a
 teacher's answers that pass ``distill.min_reward`` (rejection sampling); ``grpo``, ``gdpo`` and ``weighted``
 first run the SFT stage, then RL from its checkpoint, so "before" is the SFT model and the delta is the RL
-stage's own.
+stage's own. An RL run may instead start from a finished ``sft`` run of the same preset (``sft_run``): its
+checkpoint is the start and its held-out evaluation is "before", so the RL variants of an ablation start
+from one and the same model per seed (:mod:`security_verifiers.train.ablation`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 from pathlib import Path
 from typing import Any, Literal
 
@@ -125,17 +128,51 @@ def _write_json(path: Path, value: Any) -> None:
     os.replace(tmp, path)
 
 
-def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, out: Path, run_id: str) -> Path:
-    """Run one ``sv train`` command; returns the run directory."""
+def read_manifest(run: Path) -> dict[str, Any]:
+    try:
+        value = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise ConfigError(f"{run}: not a training run directory ({err})") from err
+    if not isinstance(value, dict):
+        raise ConfigError(f"{run}/manifest.json: not a JSON object")
+    return value
+
+
+def _check_sft_run(sft_run: Path, env: Environment, preset: TrainPreset, seed: int,
+                   data: dict[str, Any]) -> dict[str, Any]:
+    """A finished ``sft`` run whose start (environment, data, model, SFT settings, seed) is this run's."""
+    manifest = read_manifest(sft_run)
+    wanted = preset.model_dump(mode="json")
+    given = manifest.get("preset") or {}
+    problems = [f"{key}: {what}" for key, what in (
+        ("status", manifest.get("status") != "finished" and "not finished"),
+        ("command", manifest.get("command") != "sft" and f"{manifest.get('command')!r}, not 'sft'"),
+        ("seed", manifest.get("seed") != seed and f"{manifest.get('seed')} != {seed}"),
+        ("environment", manifest.get("env") != env.describe() and "another environment or config"),
+        ("data", manifest.get("data") != data and "other train or held-out items"),
+        *((f"preset.{k}", given.get(k) != wanted[k] and "differs") for k in ("env_options", "model", "data", "sft",
+                                                                            "eval")),
+    ) if what]
+    if problems:
+        raise ConfigError(f"{sft_run} cannot be this run's SFT start: {'; '.join(problems)}")
+    return manifest
+
+
+def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, out: Path, run_id: str,
+          sft_run: Path | None = None) -> Path:
+    """Run one ``sv train`` command; returns the run directory. ``sft_run``: an RL command starts from that
+    finished ``sft`` run's checkpoint instead of running its own SFT stage."""
     import torch
     from transformers import set_seed
 
     from security_verifiers.report.compare import compare_runs
     from security_verifiers.train.curves import plot_curves
-    from security_verifiers.train.trainers import StepLog, run_grpo, run_sft
+    from security_verifiers.train.trainers import run_grpo
 
     env = get_env(env_name, preset.env_options.get(env_name, {}))
     check_single_turn(env)
+    if sft_run is not None and command not in RL_COMMANDS:
+        raise ConfigError(f"only an RL command starts from an SFT run, not {command!r}")
     run = out / run_id
     if run.exists():
         raise ConfigError(f"{run} already exists; choose another --run-id")
@@ -155,6 +192,50 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     }
     _write_json(run / "manifest.json", manifest)
     log_path = run / "log.jsonl"
+    if sft_run is not None:
+        start_manifest = _check_sft_run(sft_run, env, preset, seed, manifest["data"])
+        before = after = sft_run / "sft" / "checkpoint"
+        recorded = (start_manifest.get("final_model") or {}).get("weights_sha256")
+        if _identity(after).get("weights_sha256") != recorded:
+            raise ConfigError(f"{after} is not the checkpoint its manifest recorded (changed since)")
+        manifest.update(sft_from={"run": str(sft_run), "model": start_manifest.get("final_model")},
+                        model=start_manifest.get("model"), sft_targets=start_manifest.get("sft_targets"))
+        shutil.copytree(sft_run / "eval" / "after", run / "eval" / "before")
+    else:
+        before, after = _sft_stage(command, env, preset, train_set, run, manifest, seed, use_cpu, bf16)
+    if command in RL_COMMANDS:
+        sft = after
+        _say(f"{command} for {preset.grpo.steps} steps from the SFT checkpoint")
+        after, reward = run_grpo(env, list(train_set.items), sft, run / "grpo", preset.grpo, command, seed=seed,
+                                 log_path=log_path, lora=preset.model.lora, use_cpu=use_cpu, bf16=bf16)
+        before = sft
+        manifest["rl_reward_counts"] = reward.stats.as_dict()
+        manifest["rl_scorer_error_examples"] = reward.error_examples
+    for label, path in (("before", before), ("after", after)):
+        if (run / "eval" / label).exists():
+            continue
+        _say(f"held-out evaluation {label} ({path.name if path.is_dir() else path}) on {len(heldout)} items")
+        _run_policy(env, f"hf:{path}", heldout, run / "eval" / label, max_tokens=preset.eval.max_tokens,
+                    batch_size=preset.eval.batch_size)
+    summary = compare_runs(run / "eval" / "before", run / "eval" / "after")
+    summary["command"] = command
+    summary["seed"] = seed
+    _write_json(run / "summary.json", summary)
+    plot_curves(log_path, run / "curves.png")
+    manifest.update(status="finished", finished_at=now_iso(), final_model=_identity(after))
+    _write_json(run / "manifest.json", manifest)
+    headline = summary["headline"][0] if summary["headline"] else "reward_mean"
+    row = summary["metrics"][headline]
+    _say(f"{headline}: before {row['a']:.4f}, after {row['b']:.4f}, delta {row['delta']:+.4f} "
+         f"[{row['ci'][0]:+.4f}, {row['ci'][1]:+.4f}] — {run}")
+    return run
+
+
+def _sft_stage(command: Command, env: Environment, preset: TrainPreset, train_set: Dataset, run: Path,
+               manifest: dict[str, Any], seed: int, use_cpu: bool, bf16: bool) -> tuple[Path, Path]:
+    """Targets (a policy's answers, filtered by reward for ``distill``), the starting model, and SFT on the
+    targets; returns (start, SFT checkpoint)."""
+    from security_verifiers.train.trainers import StepLog, run_sft
 
     teacher = preset.distill.teacher if command == "distill" else preset.sft.targets
     _say(f"answers of {teacher} on {len(train_set)} train items (the SFT targets)")
@@ -173,29 +254,6 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     by_id = {item.id: item for item in train_set.items}
     _say(f"SFT on {len(answers)} answers ({preset.sft.epochs} epochs)")
     sft = run_sft(env, [by_id[i] for i, _, _ in answers], [a for _, a, _ in answers], start, run / "sft",
-                  preset.sft, seed=seed, log=StepLog(log_path, "sft"), lora=preset.model.lora,
+                  preset.sft, seed=seed, log=StepLog(run / "log.jsonl", "sft"), lora=preset.model.lora,
                   use_cpu=use_cpu, bf16=bf16)
-    before, after = start, sft
-    if command in RL_COMMANDS:
-        _say(f"{command} for {preset.grpo.steps} steps from the SFT checkpoint")
-        after, reward = run_grpo(env, list(train_set.items), sft, run / "grpo", preset.grpo, command, seed=seed,
-                                 log_path=log_path, lora=preset.model.lora, use_cpu=use_cpu, bf16=bf16)
-        before = sft
-        manifest["rl_reward_counts"] = reward.stats.as_dict()
-        manifest["rl_scorer_error_examples"] = reward.error_examples
-    for label, path in (("before", before), ("after", after)):
-        _say(f"held-out evaluation {label} ({path.name if path.is_dir() else path}) on {len(heldout)} items")
-        _run_policy(env, f"hf:{path}", heldout, run / "eval" / label, max_tokens=preset.eval.max_tokens,
-                    batch_size=preset.eval.batch_size)
-    summary = compare_runs(run / "eval" / "before", run / "eval" / "after")
-    summary["command"] = command
-    summary["seed"] = seed
-    _write_json(run / "summary.json", summary)
-    plot_curves(log_path, run / "curves.png")
-    manifest.update(status="finished", finished_at=now_iso(), final_model=_identity(after))
-    _write_json(run / "manifest.json", manifest)
-    headline = summary["headline"][0] if summary["headline"] else "reward_mean"
-    row = summary["metrics"][headline]
-    _say(f"{headline}: before {row['a']:.4f}, after {row['b']:.4f}, delta {row['delta']:+.4f} "
-         f"[{row['ci'][0]:+.4f}, {row['ci'][1]:+.4f}] — {run}")
-    return run
+    return start, sft
