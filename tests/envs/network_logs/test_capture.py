@@ -65,3 +65,35 @@ def test_an_item_without_its_capture_is_an_error() -> None:
     bare = {k: v for k, v in ITEM.input.items() if k != "capture"}
     with pytest.raises(ValueError, match="capture description"):
         features(bare)
+
+
+def test_the_compact_prompt_shows_the_same_connections_tersely() -> None:
+    compact = NetworkLogs.from_options({"prompt_style": "compact", "window": 5})
+    system, user = compact.prompt(ITEM)
+    assert "p_malicious" in system.content and "missed attack 10.0" in system.content
+    assert len(system.content) + len(user.content) < (len(ENV.prompt(ITEM)[0].content) + len(user.content))
+    rows = user.content.splitlines()
+    assert rows[0] == f"role: {ITEM.input['host']['role']}" and rows[-2] == "last:"
+    flows = [*ITEM.input["window"][-5:], ITEM.input["flow"]]
+    table = [r.split("\t") for r in rows[2:-2] + rows[-1:]]
+    assert len(table) == 6 and table[0][0] == "-"
+    for row, flow, prev in zip(table[1:], flows[1:], flows[:-1], strict=True):
+        assert float(row[0]) == pytest.approx(flow["ts"] - prev["ts"], abs=1e-3)
+        assert row[1:5] == [str(flow["id.resp_h"]), str(flow["id.resp_p"]), flow["proto"], str(flow["service"] or "-")]
+    assert compact.score(ITEM, _answer(ITEM)).reward == ENV.score(ITEM, _answer(ITEM)).reward
+
+
+def test_the_compact_prompt_shows_what_the_capture_lacks_as_dashes() -> None:
+    view = coarsened(ITEM.input, None, ("service", "history"))
+    user = NetworkLogs.from_options({"prompt_style": "compact"}).prompt(ITEM.model_copy(update={"input": view}))[1].content
+    assert "has no timestamps" in user
+    last = user.splitlines()[-1].split("\t")
+    assert last[0] == "-" and last[4] == "-" and last[9] == "-"
+
+
+def _answer(item):
+    from security_verifiers.core.types import Message, Transcript
+
+    label = item.target["label"]
+    text = f'{{"label": "{label}", "p_malicious": {1.0 if label == "Malicious" else 0.0}}}'
+    return Transcript(messages=[Message(role="assistant", content=text)])

@@ -40,6 +40,9 @@ class NetworkLogsConfig(EnvConfig):
     decision_weight: float = Field(0.7, ge=0, le=1, description="Weight of the cost-profile part.")
     brier_weight: float = Field(0.3, ge=0, le=1, description="Weight of the Brier part on p_malicious.")
     window: int = Field(20, ge=0, le=200, description="Preceding flows of the host shown in the prompt.")
+    prompt_style: Literal["full", "compact"] = Field(
+        "full", description="compact: a short instruction and terse rows (time since the previous connection, no "
+        "source address, port or packet counts), for models with small context windows; the scorer is the same.")
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> NetworkLogsConfig:
@@ -64,7 +67,30 @@ false alarm (Malicious when it is Benign) costs {false_alarm}, Abstain costs {ab
 in between.
 """
 
+COMPACT_SYSTEM_PROMPT = """Classify the last connection of a host (Zeek conn.log fields; dt: seconds since the \
+host's previous connection) as malicious or not. Answer with one JSON object and nothing after it:
+{{"label": "Malicious" | "Benign" | "Abstain", "p_malicious": <your probability, 0 to 1>}}
+Costs: missed attack {missed}, false alarm {false_alarm}, Abstain {abstain}; p_malicious is Brier-scored.
+"""
+COMPACT_FIELDS = ("dt", "id.resp_h", "id.resp_p", "proto", "service", "duration", "orig_bytes", "resp_bytes",
+                  "conn_state", "history")
+
 _FIELD_VALUES = operator.itemgetter(*FIELDS)
+
+
+def _compact_rows(flows: list[dict[str, Any]], unrecorded: frozenset[str]) -> list[str]:
+    """Terse TSV rows: ``dt`` replaces the absolute timestamp (``-`` for the first row, and where the capture
+    has no clock), durations are rounded to milliseconds; unset and unrecorded fields are ``-``."""
+    rows, previous = [], None
+    for flow in flows:
+        ts = None if "ts" in unrecorded else flow.get("ts")
+        dt = None if ts is None or previous is None else round(ts - previous, 3)
+        previous = ts
+        values = [dt, *(None if f in unrecorded else flow.get(f) for f in COMPACT_FIELDS[1:])]
+        if isinstance(values[5], float):
+            values[5] = round(values[5], 3)
+        rows.append("\t".join("-" if v is None or v == "" else str(v) for v in values))
+    return rows
 
 
 def _row(flow: dict[str, Any], unrecorded: frozenset[str]) -> str:
@@ -102,6 +128,8 @@ class NetworkLogs(Environment):
 
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
+        if self.config.prompt_style == "compact":
+            return self._compact_prompt(item)
         costs = self.config.costs
         lo, hi = costs.abstain_band()
         system = SYSTEM_PROMPT.format(missed=costs.missed, false_alarm=costs.false_alarm,
@@ -115,6 +143,16 @@ class NetworkLogs(Environment):
         lines.append(header)
         lines.extend(_row(f, unrecorded) for f in window)
         lines += ["", "Connection to classify:", header, _row(item.input["flow"], unrecorded)]
+        return [Message(role="system", content=system), Message(role="user", content="\n".join(lines))]
+
+    def _compact_prompt(self, item: Item) -> list[Message]:
+        costs = self.config.costs
+        system = COMPACT_SYSTEM_PROMPT.format(missed=costs.missed, false_alarm=costs.false_alarm,
+                                              abstain=costs.abstain)
+        window = item.input["window"][-self.config.window:] if self.config.window else []
+        rows = _compact_rows([*window, item.input["flow"]], frozenset(capture(item.input)["unrecorded"]))
+        lines = [f"role: {item.input['host']['role']}", *prompt_notes(item.input), "\t".join(COMPACT_FIELDS),
+                 *rows[:-1], "last:", rows[-1]]
         return [Message(role="system", content=system), Message(role="user", content="\n".join(lines))]
 
     # -- the one scorer ------------------------------------------------------------------------
