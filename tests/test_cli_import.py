@@ -140,7 +140,9 @@ def test_network_logs_strict_and_limit(captures: tuple[Path, Path], tmp_path: Pa
     assert main([*argv, "--strict"]) == 1 and not out.exists()
     capsys.readouterr()
     assert main([*argv, "--limit", "3"]) == 0
-    assert json.loads(capsys.readouterr().out)["n"] == 3 and len(out.read_text().splitlines()) == 3
+    lines = out.read_text().splitlines()  # the header line, then the items
+    assert json.loads(capsys.readouterr().out)["n"] == 3 and len(lines) == 4
+    assert json.loads(lines[0])["sv_dataset"]["env"] == "network-logs"
 
 
 def test_files_of_the_same_name_are_told_apart_by_their_directories(tmp_path: Path,

@@ -27,6 +27,25 @@ EXIT_USAGE = 2
 EXIT_ERROR_RATE = 3
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line (the usage itself is one ``--help`` away), exit status 2."""
+
+    def error(self, message: str) -> Any:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())} (see `{self.prog} --help`)\n")
+
+
+def _text_file(path: Path, option: str) -> None:
+    """A ConfigError unless ``path`` is a readable UTF-8 text file (checked before anything reads it)."""
+    if not path.is_file():
+        raise ConfigError(f"{option} {path}: {'a directory' if path.is_dir() else 'no such file'}")
+    try:
+        path.read_bytes().decode("utf-8")
+    except OSError as err:
+        raise ConfigError(f"{option} {path}: cannot read it ({err.strerror or err})") from err
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{option} {path}: not UTF-8 text ({err.reason})") from err
+
+
 # -- options derived from configs ---------------------------------------------------------------
 def add_config_options(parser: argparse.ArgumentParser, model: type[BaseModel], title: str) -> None:
     """One ``--kebab-case`` option per field of ``model``, with the field's description as help.
@@ -88,10 +107,16 @@ def parse_env_options(pairs: list[str]) -> dict[str, Any]:
 
 # -- commands ------------------------------------------------------------------------------------
 def _load_dataset(env: Any, args: argparse.Namespace) -> Any:
-    from security_verifiers.core.datasets import read_jsonl
-
+    """The items to evaluate, validated against the environment's item contract (a file of another environment's
+    items, or of items that break it, is a DatasetError before anything runs)."""
+    if args.n is not None and args.n <= 0:
+        raise ConfigError(f"--n must be positive, got {args.n}")
     if args.data is not None:
-        ds = read_jsonl(Path(args.data), dataset_id=Path(args.data).stem, expected_hash=args.data_hash)
+        ds = env.read_dataset(Path(args.data), dataset_id=Path(args.data).stem, expected_hash=args.data_hash)
+        version = (ds.header or {}).get("env_version")
+        if version is not None and version != env.version:
+            print(f"sv: note: {args.data} was written for {env.name} {version}; this is {env.version} (its items meet "
+                  "this version's item contract)", file=sys.stderr)
         return ds.head(args.n)
     splits = [s.strip() for s in args.split.split(",") if s.strip()]
     if not splits:
@@ -136,6 +161,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     env = get_env(args.env, parse_env_options(args.env_option))
     sampling = config_from_args(Sampling, args)
     run_config = config_from_args(RunConfig, args)
+    dataset = _load_dataset(env, args)  # before the cache, the policy and the run directory: nothing is written
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ConfigError(f"--out {args.out} is a file; give the directory that holds the run directories")
     cache = None
     if not args.model.startswith("baseline:") and not args.no_cache:
         default_dir = Path.home() / ".cache" / "security-verifiers"
@@ -144,7 +172,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     policy = resolve_policy(args.model, env, base_url=args.base_url, api_key_env=args.api_key_env,
                             sampling=sampling, timeout_s=run_config.timeout_s, max_retries=args.max_retries,
                             cache=cache)
-    dataset = _load_dataset(env, args)
     root = Path(args.out)
     if args.resume:
         run_dir = RunDir.for_run(root, env.name, args.model, args.run_id) if args.run_id else \
@@ -153,6 +180,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise ConfigError(f"--resume: no earlier run of {env.name} with {args.model} under {root}")
     else:
         run_dir = RunDir.for_run(root, env.name, args.model, args.run_id or new_run_id())
+    if args.resume and not run_dir.metadata_path.is_file():
+        raise ConfigError(f"--resume: nothing to resume at {run_dir.path}")
     print(f"run directory: {run_dir.path}", file=sys.stderr)
     outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, run_config, resume=args.resume,
                                    model_name=args.model, progress=not args.quiet))
@@ -173,12 +202,44 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_run_dir(run_dir: Path) -> None:
+    """A ConfigError unless ``run_dir`` is a readable run directory of a known environment at this code's version,
+    whose results are all of that environment: checked before a report or a comparison writes or computes
+    anything (another version's outcomes may mean something else)."""
+    from security_verifiers.core.rundir import read_records
+    from security_verifiers.envs.base import get_env
+
+    meta_path, results_path = run_dir / "metadata.json", run_dir / "results.jsonl"
+    if not meta_path.is_file() or not results_path.is_file():
+        raise ConfigError(f"{run_dir} is not a run directory (needs metadata.json and results.jsonl)")
+    try:
+        metadata = json.loads(meta_path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ConfigError(f"{meta_path}: unreadable ({err})") from err
+    env_meta = metadata.get("env") if isinstance(metadata, dict) else None
+    if not isinstance(env_meta, dict) or not isinstance(env_meta.get("name"), str) \
+            or not isinstance(env_meta.get("version"), str):
+        raise ConfigError(f"{meta_path}: not a run's metadata (no env name and version)")
+    name, version = env_meta["name"], env_meta["version"]
+    try:
+        records = read_records(results_path)
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise ConfigError(f"{results_path}: unreadable ({' '.join(str(err).split())[:300]})") from err
+    for record in records:
+        if (record.env, record.env_version) != (name, version):
+            raise ConfigError(f"{results_path} holds {record.env} {record.env_version} rollouts, but "
+                              f"{meta_path.name} says {name} {version}: not one run")
+    env = get_env(name, env_meta.get("config") or {})
+    if version != env.version:
+        raise ConfigError(f"{run_dir} was scored by {name} {version}; this code is {name} {env.version}, whose "
+                          "metrics may read its outcomes differently: use the version that wrote it")
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from security_verifiers.report import regenerate
 
     run_dir = Path(args.run_dir)
-    if not (run_dir / "metadata.json").exists() or not (run_dir / "results.jsonl").exists():
-        raise ConfigError(f"{run_dir} is not a run directory (needs metadata.json and results.jsonl)")
+    _check_run_dir(run_dir)
     summary = regenerate(run_dir)
     print(json.dumps(summary.get("metrics", {}), indent=2))
     print(f"wrote {run_dir / 'summary.json'} and {run_dir / 'report.md'}", file=sys.stderr)
@@ -190,6 +251,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     if args.n_boot < 1:
         raise ConfigError("--n-boot must be at least 1")
+    for run in (args.run_a, args.run_b):
+        _check_run_dir(Path(run))
     result = compare_runs(Path(args.run_a), Path(args.run_b), n_boot=args.n_boot)
     if args.json:
         print(json.dumps(result, indent=2))
@@ -212,15 +275,44 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from security_verifiers.envs.base import get_env
     from security_verifiers.harness.bench import run_bench
 
     out = Path(args.out) if args.out else Path("outputs") / "bench" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; give a directory")
     envs = args.env or None
+    for name in envs or ():
+        get_env(name)  # an unknown environment is named before anything runs
     return run_bench(out, envs)
 
 
-def cmd_data_build(args: argparse.Namespace) -> int:
+def _write_dataset(items: Any, out: Path, header: dict[str, Any]) -> str:
+    """Write a dataset file through ``OUT.partial``, so that a failure leaves no file that looks complete."""
     from security_verifiers.core.datasets import write_jsonl
+
+    partial = out.with_name(out.name + ".partial")
+    try:
+        digest = write_jsonl(items, partial, header)
+        partial.replace(out)
+    except OSError as err:
+        _remove(partial)
+        raise ConfigError(f"cannot write {out}: {err.strerror or err}") from err
+    except BaseException:
+        _remove(partial)
+        raise
+    return digest
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:  # a path through a file, say: there is nothing to remove
+        pass
+
+
+def cmd_data_build(args: argparse.Namespace) -> int:
+    from security_verifiers.core.datasets import dataset_header
     from security_verifiers.envs.base import get_env
 
     env = get_env(args.env)
@@ -228,9 +320,15 @@ def cmd_data_build(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown split {args.split!r} for {env.name}; choose from {', '.join(env.splits)}")
     if args.n <= 0:
         raise ConfigError("--n must be positive")
+    out = Path(args.out)
+    if out.is_dir():
+        raise ConfigError(f"--out {out} is a directory; give a file name")
     t0 = time.perf_counter()
     items = env.generate(args.split, args.n, args.seed)
-    digest = write_jsonl(items, Path(args.out))
+    env.check_items(items, None, f"the {env.name} generator")
+    header = dataset_header(env.name, env.version, split=args.split, n=len(items), seed=args.seed,
+                            written_by="sv data build")
+    digest = _write_dataset(items, out, header)
     print(json.dumps({"env": env.name, "split": args.split, "n": len(items), "seed": args.seed,
                       "file": args.out, "hash": digest, "seconds": round(time.perf_counter() - t0, 2)}))
     return 0
@@ -269,8 +367,16 @@ DEFAULT_TRAIN_OUT = str(Path("outputs") / "train")
 
 def cmd_train(args: argparse.Namespace) -> int:
     from security_verifiers.core.rundir import new_run_id
+    from security_verifiers.envs.base import get_env
     from security_verifiers.train.presets import load_preset
 
+    get_env(args.env)  # an unknown environment is named before anything loads
+    if args.config:
+        _text_file(Path(args.config), "--config")
+    for option in ("seed", "seeds"):
+        value = getattr(args, option)
+        if value is not None and value < (0 if option == "seed" else 1):
+            raise ConfigError(f"--{option} must be {'non-negative' if option == 'seed' else 'positive'}, got {value}")
     preset = load_preset(args.preset, Path(args.config) if args.config else None)
     try:
         from security_verifiers.train.pipeline import train
@@ -328,6 +434,16 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def cmd_envs(args: argparse.Namespace) -> int:
     from security_verifiers.envs.base import registry
 
+    if args.json:
+        rows = []
+        for name, cls in sorted(registry().items()):
+            rows.append({"name": name, "version": cls.version, "splits": list(cls.splits),
+                         "public_splits": list(cls.public_splits),
+                         "baselines": [f"baseline:{b}" for b in cls().baselines()],
+                         "config": cls.config_class.model_json_schema(),
+                         "schemas": cls.item_contract.schemas(name)})
+        print(json.dumps(rows, indent=2))
+        return 0
     for name, cls in sorted(registry().items()):
         env = cls()
         print(f"{name} (v{cls.version}): splits {', '.join(cls.splits)} (public: {', '.join(cls.public_splits)})")
@@ -340,7 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     from security_verifiers.harness.runner import RunConfig
     from security_verifiers.models.base import Sampling
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sv", description="Security Verifiers: security RL environments scored by executable checks.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -483,7 +599,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="Only rules of these severities (comma-separated: low, medium, high, critical).")
     rules.set_defaults(func=cmd_rules)
 
-    envs = sub.add_parser("envs", help="List environments, their splits and baselines.")
+    envs = sub.add_parser("envs", help="List environments, their splits and baselines.",
+                          description="Each environment's version, splits and baselines; with --json also the JSON "
+                          "Schemas of its options, of its items (one line of a dataset file, with its input and "
+                          "target) and of its answers, for writing your own items.")
+    envs.add_argument("--json", action="store_true", help="A JSON list with the item, input, target, answer and "
+                      "config schemas of every environment.")
     envs.set_defaults(func=cmd_envs)
     return parser
 
@@ -500,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (ConfigError, DatasetError) as err:
-        print(f"sv: error: {err}", file=sys.stderr)
+        print(f"sv: error: {' '.join(str(err).split())}", file=sys.stderr)  # one line, whatever the message holds
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("sv: interrupted; finished rollouts are saved, continue with --resume", file=sys.stderr)

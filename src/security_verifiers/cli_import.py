@@ -42,6 +42,42 @@ def _print_problems(problems: Any, total: int, what: str) -> None:
         print(f"  {problem}", file=sys.stderr)
 
 
+def _out_path(args: argparse.Namespace) -> Path:
+    out = Path(args.out)
+    if out.is_dir():
+        raise ConfigError(f"--out {out} is a directory; give a file name")
+    return out
+
+
+def _header(env: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The header line of an imported dataset: the environment and version its items are for."""
+    from security_verifiers.core.datasets import dataset_header
+    from security_verifiers.envs.base import registry
+
+    return dataset_header(env, registry()[env].version, split=args.split, written_by="sv data import")
+
+
+def _write_partial(items: Any, partial: Path, header: dict[str, Any]) -> str:
+    """Write the items to ``partial``; on a failure (not an interrupt) nothing is left behind."""
+    from security_verifiers.core.datasets import write_jsonl
+
+    try:
+        return write_jsonl(items, partial, header)
+    except OSError as err:
+        _remove(partial)
+        raise ConfigError(f"cannot write {partial}: {err.strerror or err}") from err
+    except Exception:
+        _remove(partial)
+        raise
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:  # a path through a file, say: there is nothing to remove
+        pass
+
+
 def _finish_import(args: argparse.Namespace, env: str, partial: Path, n: int, digest: str, problems: int,
                    t0: float, **counts: int) -> int:
     """Move the written items into place and say what was imported; ``--strict`` fails on any problem."""
@@ -60,9 +96,10 @@ def _finish_import(args: argparse.Namespace, env: str, partial: Path, n: int, di
 
 
 def cmd_data_import_config_audit(args: argparse.Namespace) -> int:
-    from security_verifiers.core.datasets import write_jsonl
+    from security_verifiers.envs.config_audit.env import ConfigAudit
     from security_verifiers.envs.config_audit.loaders import load_directory_report
 
+    _out_path(args)
     t0 = time.perf_counter()
     bar = _import_progress(args.quiet)
     tasks: dict[str, Any] = {}
@@ -88,8 +125,9 @@ def cmd_data_import_config_audit(args: argparse.Namespace) -> int:
     _print_problems(report.problems, len(report.problems), "file(s)")
     print(f"{len(report.items)} item(s) from {args.dir}: {len(report.skipped)} skipped, {len(report.problems)} "
           f"problem(s), {report.ignored} file(s) of other types ignored", file=sys.stderr)
+    ConfigAudit.check_items(report.items, None, args.dir)  # the loader's items meet the item contract
     partial = Path(args.out + ".partial")
-    digest = write_jsonl(report.items, partial)
+    digest = _write_partial(report.items, partial, _header("config-audit", args))
     return _finish_import(args, "config-audit", partial, len(report.items), digest, len(report.problems), t0,
                           skipped=len(report.skipped))
 
@@ -105,7 +143,6 @@ def _source_names(paths: list[Path]) -> list[str]:
 
 
 def cmd_data_import_network_logs(args: argparse.Namespace) -> int:
-    from security_verifiers.core.datasets import write_jsonl
     from security_verifiers.core.importing import Problem, ProblemLog
     from security_verifiers.envs.network_logs.loaders import FORMATS
     from security_verifiers.envs.network_logs.reading import DEFAULT_MAX_HOSTS, HostWindows, RowError, stream_items
@@ -115,6 +152,7 @@ def cmd_data_import_network_logs(args: argparse.Namespace) -> int:
     max_hosts = DEFAULT_MAX_HOSTS if args.max_hosts is None else args.max_hosts
     if max_hosts <= 0:
         raise ConfigError("--max-hosts must be positive")
+    _out_path(args)
     t0 = time.perf_counter()
     paths = [Path(p) for p in args.files]
     files = []
@@ -149,7 +187,7 @@ def cmd_data_import_network_logs(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.start()
         try:
-            digest = write_jsonl(items(), partial)
+            digest = _write_partial(items(), partial, _header("network-logs", args))
         finally:
             show()
             if bar is not None:

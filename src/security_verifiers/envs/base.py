@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from security_verifiers.core.datasets import Dataset, load_public_split
+from security_verifiers.core.datasets import Dataset, load_public_split, read_jsonl
 from security_verifiers.core.errors import ConfigError, DatasetError, ErrorKind, InfraError, boundary
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.harness.workers import WorkerLimits
@@ -29,6 +30,43 @@ class EnvConfig(BaseModel):
     """Base of every environment's config: unknown fields are errors, never ignored."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class ItemContract:
+    """The shape of an environment's items (``input`` and ``target`` models) and of its answers (``answer``, the
+    grammar the scorer parses). Items are validated against it wherever they come in, before anything runs;
+    its JSON Schemas are what ``sv envs --json`` shows."""
+
+    input: type[BaseModel]
+    target: type[BaseModel]
+    answer: type[BaseModel]
+
+    def problem(self, item: Item) -> str | None:
+        """Why ``item`` breaks the contract (the first problem, ``input.flow.proto: ...``), or ``None``."""
+        for part, model in (("input", self.input), ("target", self.target)):
+            try:
+                model.model_validate(getattr(item, part))
+            except ValidationError as err:
+                first = err.errors()[0]
+                loc = ".".join(str(p) for p in (part, *first["loc"]))
+                message = " ".join(str(first["msg"]).split())
+                return f"{loc}: {message[:200]}{'...' if len(message) > 200 else ''}"
+        return None
+
+    def schemas(self, env_name: str) -> dict[str, Any]:
+        """JSON Schemas of a whole item (one line of a dataset file), of its input and target, and of an answer."""
+        stem = "".join(part.capitalize() for part in env_name.replace("_", "-").split("-"))
+        item = create_model(
+            f"{stem}Item", __doc__=f"One {env_name} item: one line of a dataset file (`sv eval {env_name} --data`).",
+            id=(str, Field(description="Stable id, unique in the dataset.")),
+            split=(str, Field(description="The split it belongs to.")),
+            input=(self.input, Field(description="What the model may see.")),
+            target=(self.target, Field(description="What the scorer checks.")),
+            meta=(dict[str, Any], Field(default_factory=dict, description="Free-form provenance.")),
+        )
+        return {"item": item.model_json_schema(), "input": self.input.model_json_schema(),
+                "target": self.target.model_json_schema(), "answer": self.answer.model_json_schema()}
 
 
 class Toolbox(ABC):
@@ -70,6 +108,9 @@ class Environment(ABC):
     score_workers: ClassVar[int] = 0
     #: Max assistant turns in one episode (more than one only when the environment offers tools).
     max_turns: ClassVar[int] = 1
+    #: The shape of the items (input and target) and of the answer: every item that comes in is validated
+    #: against it (:meth:`check_items`) before anything runs.
+    item_contract: ClassVar[ItemContract]
 
     def __init__(self, config: EnvConfig | None = None) -> None:
         self.config = config if config is not None else self.config_class()
@@ -114,10 +155,58 @@ class Environment(ABC):
             if seed is not None:
                 raise DatasetError(f"split {split!r} is the committed public set; it takes no seed "
                                    "(use `sv data build` to generate a new one)")
-            return load_public_split(self.name, self.data_dir, split, n)
+            return load_public_split(self.name, self.data_dir, split, n, check_items=self.check_items)
         seed = 0 if seed is None else seed
         items = self.generate(split, self.default_generated_size if n is None else n, seed)
+        self.check_items(items, None, f"the {self.name} generator ({split}, seed {seed})")
         return Dataset(id=f"{self.name}/{split}/seed{seed}/n{len(items)}", items=items, splits=(split,))
+
+    # -- the item contract ----------------------------------------------------------------------
+    @classmethod
+    def validate_item(cls, item: Item) -> None:
+        """Raise :class:`DatasetError` if ``item`` breaks this environment's item contract."""
+        problem = cls.item_contract.problem(item)
+        if problem is not None:
+            raise DatasetError(f"item {item.id} is not a valid {cls.name} item: {problem}")
+
+    @classmethod
+    def read_dataset(cls, path: Path, dataset_id: str | None = None, expected_hash: str | None = None) -> Dataset:
+        """A dataset file of this environment's items (``sv eval --data``): a file whose header names another
+        environment, or whose items break the contract, is a :class:`DatasetError` naming what it holds."""
+        return read_jsonl(path, dataset_id or path.stem, expected_hash, check_header=cls.check_header,
+                          check_items=cls.check_items)
+
+    @classmethod
+    def check_header(cls, header: dict[str, Any], where: str) -> None:
+        """Refuse a file written for another environment, or for a major version of this one whose items differ."""
+        env, version = header["env"], header["env_version"]
+        if env != cls.name:
+            raise DatasetError(f"{where} holds {env} items (its header says {env} {version}), not {cls.name} items; "
+                               f"evaluate it with `sv eval {env} --data {where}`")
+        if version.split(".")[0] != cls.version.split(".")[0]:
+            raise DatasetError(f"{where} was written for {env} {version}, a major version whose items differ from "
+                               f"this {env} {cls.version}; rebuild it (sv data build / sv data import)")
+
+    @classmethod
+    def check_items(cls, items: Sequence[Item], lines: Sequence[int] | None, where: str) -> None:
+        """Raise :class:`DatasetError` unless every item meets the contract: it names the first bad item
+        (``where:line``), what it is when it is another environment's item, and counts the others."""
+        bad = [(index, problem) for index, item in enumerate(items)
+               if (problem := cls.item_contract.problem(item)) is not None]
+        if not bad:
+            return
+        index, problem = bad[0]
+        first = f"{where}:{lines[index]}" if lines is not None else f"{where}: item {index + 1} ({items[index].id})"
+        others = len(bad) - 1
+        owner = _owner(items[index], cls.name)
+        if owner is not None and len(bad) == len(items) and _owner(items[bad[-1][0]], cls.name) == owner:
+            more = f"; {others} more like it" if others else ""
+            hint = f"; evaluate it with `sv eval {owner} --data {where}`" if lines is not None else ""
+            raise DatasetError(f"{where} holds {owner} items, not {cls.name} items (first at {first}{more}){hint}")
+        more = f" ({others} more invalid item(s) after it)" if others else ""
+        if owner is not None:
+            raise DatasetError(f"{first}: a {owner} item, not a {cls.name} item{more}")
+        raise DatasetError(f"{first}: not a valid {cls.name} item: {problem}{more}")
 
     @abstractmethod
     def generate(self, split: str, n: int, seed: int) -> list[Item]:
@@ -207,6 +296,15 @@ def registry() -> dict[str, type[Environment]]:
     import security_verifiers.envs  # noqa: F401  (registers the built-in environments)
 
     return dict(_REGISTRY)
+
+
+def _owner(item: Item, not_env: str) -> str | None:
+    """The registered environment other than ``not_env`` whose item contract ``item`` meets, if any."""
+    for name, cls in sorted(registry().items()):
+        if name != not_env and getattr(cls, "item_contract", None) is not None \
+                and cls.item_contract.problem(item) is None:
+            return name
+    return None
 
 
 def get_env(name: str, options: dict[str, Any] | None = None) -> Environment:

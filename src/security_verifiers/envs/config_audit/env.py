@@ -20,8 +20,9 @@ from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.engines.configs import ConfigParseError, inventory, resource_types
 from security_verifiers.engines.findings import Finding, Severity, catalog, rules_for
-from security_verifiers.envs.base import EnvConfig, Environment, Toolbox, register
+from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, Toolbox, register
 from security_verifiers.envs.config_audit.baselines import context_of
+from security_verifiers.envs.config_audit.items import ConfigAuditInput, ConfigAuditTarget
 from security_verifiers.envs.config_audit.patch import PatchError, apply_patch
 from security_verifiers.envs.config_audit.scoring import (
     Detection,
@@ -122,6 +123,7 @@ class ConfigAudit(Environment):
     parity_hacks: ClassVar[tuple[str, ...]] = ("equivalent-rewrite", "undeclared-reference")
     score_batch_size: ClassVar[int] = 64
     score_workers: ClassVar[int] = 1
+    item_contract: ClassVar[ItemContract] = ItemContract(ConfigAuditInput, ConfigAuditTarget, Answer)
     config: ConfigAuditConfig
 
     @property  # type: ignore[override]

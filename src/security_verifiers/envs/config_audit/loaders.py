@@ -274,6 +274,21 @@ def _item(split: str, pending: _Pending, result: Any, context: list[dict[str, st
                 input=inp, target=target, meta=meta)
 
 
+def _contract_problem(item: Item) -> str | None:
+    """Why ``item`` breaks the item contract (:mod:`items`), or ``None``."""
+    from pydantic import ValidationError
+
+    from security_verifiers.envs.config_audit.items import ConfigAuditInput, ConfigAuditTarget
+
+    for part, model in (("input", ConfigAuditInput), ("target", ConfigAuditTarget)):
+        try:
+            model.model_validate(getattr(item, part))
+        except ValidationError as err:
+            first = err.errors()[0]
+            return f"{'.'.join(str(p) for p in (part, *first['loc']))}: {first['msg']}"
+    return None
+
+
 def load_directory_report(path: Path | str, split: str = "local", oracle: Any | None = None,
                           progress: ProgressFn | None = None) -> LoadedDirectory:
     """Items for every config file under ``path``, the skipped files with reasons and the problems."""
@@ -333,7 +348,12 @@ def load_directory_report(path: Path | str, split: str = "local", oracle: Any | 
             out.problems.append(Problem(item_pending.rel, None, f"the policy engines cannot parse it: "
                                         f"{result.parse_error}"))
             continue
-        out.items.append(_item(split, item_pending, result, context, others))
+        item = _item(split, item_pending, result, context, others)
+        problem = _contract_problem(item)
+        if problem is not None:
+            out.problems.append(Problem(item_pending.rel, None, f"not a valid config-audit item: {problem}"))
+            continue
+        out.items.append(item)
     for rel, reason in out.skipped:
         log.info("config-audit loader skipped %s: %s", rel, reason)
     return out

@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from security_verifiers.core.parsing import ParseFailure, parse_answer
 from security_verifiers.core.scoring import Action, CostProfile, brier_score
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
-from security_verifiers.envs.base import EnvConfig, Environment, register
+from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, register
 from security_verifiers.envs.network_logs.capture import FIELDS, capture, prompt_notes
+from security_verifiers.envs.network_logs.items import NetworkLogsInput, NetworkLogsTarget
 from security_verifiers.models.base import Policy
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -115,6 +116,7 @@ class NetworkLogs(Environment):
     public_splits: ClassVar[tuple[str, ...]] = ("test", "ood")
     honest_baselines: ClassVar[tuple[str, ...]] = ("heuristic", "gbdt")
     hack_baselines: ClassVar[tuple[str, ...]] = ("always-malicious", "always-benign", "always-abstain")
+    item_contract: ClassVar[ItemContract] = ItemContract(NetworkLogsInput, NetworkLogsTarget, Answer)
     config: NetworkLogsConfig
 
     # -- data ---------------------------------------------------------------------------------

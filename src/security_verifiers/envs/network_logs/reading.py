@@ -31,11 +31,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar
 
+from pydantic import ValidationError
+
 from security_verifiers.core.datasets import item_id
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import Item
 from security_verifiers.envs.network_logs.capture import FIELDS
 from security_verifiers.envs.network_logs.generator import WINDOW
+from security_verifiers.envs.network_logs.items import NetworkLogsInput, NetworkLogsTarget
 
 UNKNOWN_HOST = "unknown"
 #: Hosts whose recent flows are kept by default. Each holds at most ``WINDOW`` flows of ~650 bytes (measured):
@@ -288,12 +291,30 @@ def stream_items(files: Iterable[FlowFile], split: str,
                    "capture": _capture(file, record, previous)}
             target = {"label": record.label, "family": record.family,
                       "p_malicious": 1.0 if record.label == "Malicious" else 0.0}
+            problem = _contract_problem(inp, target)
+            if problem is not None:
+                yield RowError(file.where, record.line, f"not a valid network-logs item: {problem}")
+                continue
             source = {"file": file.name, "line": record.line}
             if host != UNKNOWN_HOST:
                 windows.add(host, record)
             yield Item(id=item_id("nl", {"input": inp, "target": target, "source": source}), split=split,
                        input=inp, target=target, meta={"dataset": file.dataset, "source": file.name,
                                                        "line": record.line})
+
+
+def _contract_problem(inp: dict[str, Any], target: dict[str, Any]) -> str | None:
+    """Why an item built from a row breaks the item contract (:mod:`items`), or ``None``. The window is not
+    validated again: its flows are earlier rows' flows, each validated when it was the item's flow (and a row
+    that fails is kept out of the windows)."""
+    for part, model, value in (("input", NetworkLogsInput, {**inp, "window": []}), ("target", NetworkLogsTarget,
+                                                                                     target)):
+        try:
+            model.model_validate(value)
+        except ValidationError as err:
+            first = err.errors()[0]
+            return f"{'.'.join(str(p) for p in (part, *first['loc']))}: {first['msg']}"
+    return None
 
 
 def _capture(file: FlowFile, record: Record, previous: list[Record]) -> dict[str, Any]:
