@@ -59,3 +59,21 @@ def test_preset_selection_errors(tmp_path: Path, capsys: pytest.CaptureFixture[s
     err = capsys.readouterr().err
     assert "cannot read the preset" in err and "Traceback" not in err
     assert not any(tmp_path.glob("sft-*"))
+
+
+def test_environment_overrides_change_only_runs_on_that_environment(tmp_path: Path) -> None:
+    preset = load_preset(path=_write(tmp_path, {"env_overrides": {
+        "config-audit": {"grpo": {"max_completion_length": 300}, "data": {"train_n": 16}}}}))
+    e2, e1 = preset.for_env("config-audit"), preset.for_env("network-logs")
+    assert e2.grpo.max_completion_length == 300 and e2.data.train_n == 16
+    assert e2.grpo.steps == preset.grpo.steps and e2.sft == preset.sft and e2.env_overrides == {}
+    assert e1 == preset
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ({"grpo": {"max_completion_length": 0}}, "env_overrides.config-audit: grpo.max_completion_length"),
+    ({"grpo": {"stepz": 2}}, "env_overrides.config-audit: grpo.stepz: Extra inputs"),
+])
+def test_invalid_environment_overrides_are_clear_errors(tmp_path: Path, override: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_preset(path=_write(tmp_path, {"env_overrides": {"config-audit": override}}))

@@ -171,6 +171,7 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
 
     env = get_env(env_name, preset.env_options.get(env_name, {}))
     check_single_turn(env)
+    preset = preset.for_env(env_name)
     if sft_run is not None and command not in RL_COMMANDS:
         raise ConfigError(f"only an RL command starts from an SFT run, not {command!r}")
     run = out / run_id

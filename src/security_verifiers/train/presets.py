@@ -100,6 +100,38 @@ class TrainPreset(_Strict):
     distill: DistillSpec = Field(default_factory=DistillSpec)
     eval: EvalSpec = Field(default_factory=EvalSpec)
     threads: int | None = Field(None, ge=1, description="torch threads (default: every core).")
+    env_overrides: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Per environment: preset sections to change for runs on it (merged key "
+        "by key), e.g. a longer completion budget and fewer items where answers and prompts are long.")
+
+    @model_validator(mode="after")
+    def _overrides_are_valid(self) -> TrainPreset:
+        for env_name in self.env_overrides:
+            self.for_env(env_name)
+        return self
+
+    def for_env(self, env_name: str) -> TrainPreset:
+        """The preset as a run on ``env_name`` uses it (its overrides merged in, validated like the rest); the
+        manifest records this effective form."""
+        override = self.env_overrides.get(env_name)
+        if not override:
+            return self
+        if "env_overrides" in override or "name" in override:
+            raise ValueError(f"env_overrides.{env_name}: cannot override name or env_overrides")
+        merged = _merge(self.model_dump(mode="python"), override)
+        merged["env_overrides"] = {}
+        try:
+            return TrainPreset.model_validate(merged)
+        except ValidationError as err:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
+            raise ValueError(f"env_overrides.{env_name}: {problems}") from None
+
+
+def _merge(base: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in change.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 def preset_names() -> list[str]:
