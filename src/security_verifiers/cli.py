@@ -373,10 +373,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     get_env(args.env)  # an unknown environment is named before anything loads
     if args.config:
         _text_file(Path(args.config), "--config")
-    for option in ("seed", "seeds"):
-        value = getattr(args, option)
-        if value is not None and value < (0 if option == "seed" else 1):
-            raise ConfigError(f"--{option} must be {'non-negative' if option == 'seed' else 'positive'}, got {value}")
+    if args.seed is not None and args.seed < 0:
+        raise ConfigError(f"--seed must be non-negative, got {args.seed}")  # (--seeds is checked by the ablation)
     preset = load_preset(args.preset, Path(args.config) if args.config else None)
     try:
         from security_verifiers.train.pipeline import train
