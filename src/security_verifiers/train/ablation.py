@@ -118,6 +118,8 @@ def run_ablation(env_name: str, preset: TrainPreset, variants: list[str], seeds:
               sft_run=runs / f"{START}-s{seed}" if variant in RL_COMMANDS else None)
         spent.setdefault(_kind(variant), []).append(time.monotonic() - t0)
     result = summarise(out)
+    table = (out / "ablation.md").read_text(encoding="utf-8").split("\n## ")[0:2]
+    print("\n## ".join(table), flush=True)
     _say(f"wrote {out / 'ablation.md'}, ablation.json, heldout.png, curves.png "
          f"(budget parity: {result['budget']['parity']})")
     return out

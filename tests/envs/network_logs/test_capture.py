@@ -85,7 +85,8 @@ def test_the_compact_prompt_shows_the_same_connections_tersely() -> None:
 
 def test_the_compact_prompt_shows_what_the_capture_lacks_as_dashes() -> None:
     view = coarsened(ITEM.input, None, ("service", "history"))
-    user = NetworkLogs.from_options({"prompt_style": "compact"}).prompt(ITEM.model_copy(update={"input": view}))[1].content
+    compact = NetworkLogs.from_options({"prompt_style": "compact"})
+    user = compact.prompt(ITEM.model_copy(update={"input": view}))[1].content
     assert "has no timestamps" in user
     last = user.splitlines()[-1].split("\t")
     assert last[0] == "-" and last[4] == "-" and last[9] == "-"
