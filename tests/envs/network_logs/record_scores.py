@@ -28,7 +28,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
 SPLITS = ("test", "ood")
 BASELINES = ("reference", "heuristic", "gbdt", "always-malicious", "always-benign", "always-abstain")
 #: Replies that are not answers, or not valid ones: the invalid path of the scorer and metrics.
-INVALID_REPLIES = ("", "no JSON here", '{"label": "Maybe", "p_malicious": 0.5}', '{"label": "Benign", "p_malicious": 2}')
+INVALID_REPLIES = ("", "no JSON here", '{"label": "Maybe", "p_malicious": 0.5}',
+                   '{"label": "Benign", "p_malicious": 2}')
 
 
 def record() -> dict[str, Any]:
