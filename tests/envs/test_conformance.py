@@ -13,3 +13,49 @@ def test_environment_conformance(env_name: str, check: str) -> None:
     if (env_name, check) in KNOWN_EXCEPTIONS:
         pytest.skip(KNOWN_EXCEPTIONS[(env_name, check)])
     CHECKS[check](registry()[env_name]())
+
+
+# -- the checks themselves fail on a broken environment ---------------------------------------------------------
+# Each case breaks one promise of E1 in a subclass (not registered) and expects exactly that check to catch it.
+from typing import Any  # noqa: E402
+
+from security_verifiers.envs.conformance import (  # noqa: E402
+    check_baselines_never_read_the_target,
+    check_headline_metrics_are_reported,
+    check_score_many_equals_score,
+)
+from security_verifiers.envs.kits.abstaining import ReferenceBaseline  # noqa: E402
+from security_verifiers.envs.network_logs.env import LABELS, NetworkLogs  # noqa: E402
+
+
+class _Peeking(NetworkLogs):
+    """An extra baseline that answers from the target."""
+
+    def baselines(self) -> dict[str, Any]:
+        return {**super().baselines(), "peek": lambda: ReferenceBaseline(LABELS)}
+
+
+class _BatchDrifts(NetworkLogs):
+    """``score_many`` that rounds rewards, unlike ``score``."""
+
+    def score_many(self, items, transcripts):  # noqa: ANN001, ANN201
+        return [s.model_copy(update={"reward": round(s.reward, 2)}) for s in super().score_many(items, transcripts)]
+
+
+class _ZeroInterval(NetworkLogs):
+    """An undefined metric reported with a ``[0, 0]`` interval (the shape of E2's claim-nothing F1)."""
+
+    def metrics(self, outcomes, items=None):  # noqa: ANN001, ANN201
+        result = super().metrics(outcomes, items)
+        result["metrics"]["f1"], result["intervals"]["f1"] = None, [0.0, 0.0]
+        return result
+
+
+@pytest.mark.parametrize(("broken", "check", "message"), [
+    (_Peeking, check_baselines_never_read_the_target, "peek"),
+    (_BatchDrifts, check_score_many_equals_score, "nl-"),
+    (_ZeroInterval, check_headline_metrics_are_reported, "interval"),
+])
+def test_a_broken_environment_fails_its_check(broken: type, check: Any, message: str) -> None:
+    with pytest.raises(AssertionError, match=message):
+        check(broken())

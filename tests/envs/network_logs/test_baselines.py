@@ -6,20 +6,20 @@ import pytest
 
 from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message, Transcript
+from security_verifiers.envs.kits.abstaining import ConstantBaseline, ReferenceBaseline
+from security_verifiers.envs.kits.abstaining import bayes_answer as kit_bayes_answer
 from security_verifiers.envs.network_logs import NetworkLogs
-from security_verifiers.envs.network_logs.baselines import (
-    ConstantBaseline,
-    GBDTBaseline,
-    HeuristicBaseline,
-    ReferenceBaseline,
-    bayes_answer,
-    heuristic_probability,
-)
+from security_verifiers.envs.network_logs.baselines import GBDTBaseline, HeuristicBaseline, heuristic_probability
 from security_verifiers.envs.network_logs.capture import coarsened
+from security_verifiers.envs.network_logs.env import LABELS
 
 ENV = NetworkLogs()
 #: A profile where false alarms are the expensive mistake: abstaining is best for 0.5 < p < 0.95.
 ALARM_AVERSE = {"missed": 1.0, "false_alarm": 10.0, "abstain": 0.5}
+
+
+def bayes_answer(p: float, costs: CostProfile) -> str:
+    return kit_bayes_answer(p, costs, LABELS)
 
 
 @pytest.fixture(scope="module")
@@ -82,20 +82,28 @@ def test_honest_baselines_act_by_the_environments_costs(public_test, name: str) 
     assert sum(map(reward, [json.dumps(a) for a in answers], public_test)) > sum(map(reward, by_default, public_test))
 
 
+@pytest.mark.parametrize("cls", [HeuristicBaseline, GBDTBaseline])
+def test_honest_baselines_cannot_be_built_without_the_costs(cls: type) -> None:
+    """The costs are a required argument: a default profile, silently taken, is how the baselines came to act by
+    the default costs under ``--env-option costs=...`` (this test fails where the constructor has a default)."""
+    with pytest.raises(TypeError):
+        cls()
+
+
 @pytest.mark.parametrize(("label", "p"), [("Malicious", 1.0), ("Benign", 0.0), ("Abstain", 0.5)])
 def test_constant_baselines(public_test, label: str, p: float) -> None:
-    policy = ConstantBaseline(label)
+    policy = ConstantBaseline(label, LABELS)
     assert policy.name == f"always-{label.lower()}"
     assert json.loads(policy.answer(public_test[0], [])) == {"label": label, "p_malicious": p}
 
 
 def test_constant_baseline_rejects_unknown_label() -> None:
     with pytest.raises(ValueError, match="label must be one of"):
-        ConstantBaseline("Maybe")
+        ConstantBaseline("Maybe", LABELS)
 
 
 def test_reference_is_perfect(public_test) -> None:
-    policy = ReferenceBaseline()
+    policy = ReferenceBaseline(LABELS)
     rewards = [
         ENV.score(i, Transcript(messages=[Message(role="assistant", content=policy.answer(i, []))])).reward
         for i in public_test
@@ -106,19 +114,19 @@ def test_reference_is_perfect(public_test) -> None:
 def test_heuristic_and_gbdt_never_read_target_or_meta(public_test) -> None:
     items = public_test[:60]
     tampered = [_tampered(i) for i in items]
-    heuristic = HeuristicBaseline()
+    heuristic = HeuristicBaseline(CostProfile(), LABELS)
     assert [heuristic.answer(i, []) for i in items] == [heuristic.answer(i, []) for i in tampered]
-    batch, single = GBDTBaseline(), GBDTBaseline()
+    batch, single = GBDTBaseline(CostProfile(), LABELS), GBDTBaseline(CostProfile(), LABELS)
     batch.prepare(tampered)
     assert [batch.answer(i, []) for i in tampered] == [single.answer(i, []) for i in items]
 
 
 def test_gbdt_batch_and_single_predictions_agree(public_test) -> None:
     items = public_test[:20]
-    batch = GBDTBaseline()
+    batch = GBDTBaseline(CostProfile(), LABELS)
     batch.prepare(items)
-    assert [batch.answer(i, []) for i in items] == [GBDTBaseline().answer(i, []) for i in items]
-    assert GBDTBaseline().describe() == {
+    assert [batch.answer(i, []) for i in items] == [GBDTBaseline(CostProfile(), LABELS).answer(i, []) for i in items]
+    assert GBDTBaseline(CostProfile(), LABELS).describe() == {
         "kind": "baseline",
         "name": "gbdt",
         "train_size": 4000,

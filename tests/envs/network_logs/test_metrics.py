@@ -6,8 +6,9 @@ import pytest
 
 from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message, Transcript
+from security_verifiers.envs.kits.abstaining import classifier_metrics, classifier_plots
 from security_verifiers.envs.network_logs import NetworkLogs
-from security_verifiers.envs.network_logs.metrics import network_logs_metrics, network_logs_plots
+from security_verifiers.envs.network_logs.env import LABELS
 
 ENV = NetworkLogs()  # default costs: missed 10, false alarm 1, abstain 0.5; reward 0.7 decision + 0.3 Brier
 FLOW = {"ts": 1.0, "id.orig_h": "10.0.0.1", "id.orig_p": 4444, "id.resp_h": "10.0.0.2", "id.resp_p": 22,
@@ -34,7 +35,7 @@ OUTCOMES = [
     outcome("Benign", "dns", "ood", "easy", answer("Benign", 0.1)),  # tn, cost 0, Brier .01, r .997
     outcome("Benign", "dns", "ood", "hard", "I think it is fine."),  # invalid, cost 10, reward 0
 ]
-RESULT = network_logs_metrics(OUTCOMES, ENV.config.costs)
+RESULT = classifier_metrics(OUTCOMES, ENV.config.costs, LABELS)
 
 METRIC_CASES = [
     # One of each decision among the covered four: every covered rate is 1/2.
@@ -73,7 +74,7 @@ def test_intervals_bracket_the_estimate(key: str) -> None:
 
 
 def test_intervals_are_deterministic() -> None:
-    assert network_logs_metrics(OUTCOMES, CostProfile())["intervals"] == RESULT["intervals"]
+    assert classifier_metrics(OUTCOMES, CostProfile(), LABELS)["intervals"] == RESULT["intervals"]
 
 
 FAMILY_CASES = [
@@ -109,7 +110,7 @@ def test_env_metrics_uses_its_cost_profile() -> None:
 
 
 def test_no_outcomes_give_undefined_metrics() -> None:
-    result = network_logs_metrics([], CostProfile())
+    result = classifier_metrics([], CostProfile(), LABELS)
     assert result["metrics"]["n"] == 0 and result["metrics"]["reward_mean"] is None
     assert result["intervals"]["reward_mean"] == [None, None]
     json.dumps(result, allow_nan=False)
@@ -117,7 +118,7 @@ def test_no_outcomes_give_undefined_metrics() -> None:
 
 @pytest.mark.parametrize("outcomes", [OUTCOMES, OUTCOMES[-1:]], ids=["mixed", "only-invalid"])
 def test_plots_are_written(tmp_path, outcomes) -> None:
-    paths = network_logs_plots(outcomes, tmp_path / "plots")
+    paths = classifier_plots(outcomes, LABELS, tmp_path / "plots")
     assert [p.name for p in paths] == ["reliability.png", "risk_coverage.png", "confusion.png"]
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

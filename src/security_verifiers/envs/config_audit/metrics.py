@@ -21,10 +21,15 @@ from security_verifiers.engines.findings import Severity, catalog
 N_BOOT = 1000
 
 
-def _f1(p: float | None, r: float | None) -> float | None:
-    if p is None or r is None:
-        return None
-    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+def _f1(tp: float, fp: float, fn: float) -> float | None:
+    """F1 as ``2tp / (2tp + fp + fn)``: 0 when there were findings and none was claimed (precision is undefined
+    then, but a policy that claims nothing has found nothing), undefined only when there was nothing to find and
+    nothing was claimed. The one definition, for the point value and for its bootstrap interval alike.
+
+    >>> _f1(0, 0, 3), _f1(0, 0, 0), _f1(1, 1, 0)
+    (0.0, None, 0.6666666666666666)
+    """
+    return ratio(2 * tp, 2 * tp + fp + fn)
 
 
 def _get(o: dict[str, Any], key: str) -> float:
@@ -48,8 +53,9 @@ def flat_metrics(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "n": n,
         "format_valid_rate": ratio(sum(1 for o in outcomes if o.get("valid")), n),
-        "precision": precision, "recall": recall, "f1": _f1(precision, recall),
-        "precision_weighted": precision_w, "recall_weighted": recall_w, "f1_weighted": _f1(precision_w, recall_w),
+        "precision": precision, "recall": recall, "f1": _f1(sums["tp"], sums["fp"], sums["fn"]),
+        "precision_weighted": precision_w, "recall_weighted": recall_w,
+        "f1_weighted": _f1(sums["tp_w"], sums["fp_w"], sums["fn_w"]),
         "detection_mean": mean_or_none([o.get("detection", 0.0) if o.get("valid") else 0.0 for o in outcomes]),
         "clean_pass_rate": ratio(sum(1 for o in clean if o.get("valid") and o.get("claimed") == 0), len(clean)),
         "false_positive_rate_clean": ratio(sum(1 for o in clean if o.get("valid") and o.get("claimed", 0) > 0),
@@ -103,8 +109,7 @@ def _intervals(outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None) 
     weight = np.array([o.get("oracle_weight", 0.0) if not o.get("clean") else 0.0 for o in outcomes])
 
     def f1w(idx: np.ndarray) -> float | None:
-        tp, fp, fn = tp_w[idx].sum(), fp_w[idx].sum(), fn_w[idx].sum()
-        return None if 2 * tp + fp + fn == 0 else float(2 * tp / (2 * tp + fp + fn))
+        return _f1(float(tp_w[idx].sum()), float(fp_w[idx].sum()), float(fn_w[idx].sum()))
 
     stats = {
         "reward_mean": lambda idx: float(rewards[idx].mean()),

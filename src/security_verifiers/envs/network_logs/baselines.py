@@ -1,63 +1,23 @@
-"""Built-in E1 policies: the truth, constants, hand-written rules, and a calibrated GBDT on features.
+"""E1's own policies: hand-written analyst rules, and a calibrated GBDT on window features.
 
-They bracket what a model should do: ``reference`` is the ceiling, the constants are the floor every
-honest policy must clear (always-Abstain is the hardest of them to beat on reward), ``heuristic`` is
-what a few analyst rules achieve, and ``gbdt`` is what a small learned model on window features achieves.
-All but ``reference`` read only ``item.input``, never the target or the metadata, and the honest ones take
-the Bayes action of the cost profile the environment is configured with (``NetworkLogs.baselines`` passes it).
+With the kit's (``envs/kits/abstaining``) they bracket what a model should do: ``reference`` is the ceiling, the
+constants are the floor every honest policy must clear (always-Abstain is the hardest of them to beat on reward),
+``heuristic`` is what a few analyst rules achieve, and ``gbdt`` is what a small learned model on window features
+achieves. Both read only ``item.input``, never the target or the metadata, and take the Bayes action of the cost
+profile the environment is configured with (a required argument, which ``NetworkLogs.baselines`` passes).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from security_verifiers.core.scoring import CostProfile
-from security_verifiers.core.types import Item, Message
+from security_verifiers.core.types import Item
+from security_verifiers.envs.kits.abstaining import BayesBaseline
 from security_verifiers.envs.network_logs.capture import capture, coarsened, recorded, timing_known
 from security_verifiers.envs.network_logs.features import FAILED_STATES, features
 from security_verifiers.envs.network_logs.generator import generate
 from security_verifiers.envs.network_logs.sites import is_internal
-from security_verifiers.models.base import Baseline
-
-_ACTION_LABEL = {"positive": "Malicious", "negative": "Benign", "abstain": "Abstain"}
-
-
-def bayes_answer(p: float, costs: CostProfile) -> str:
-    """The answer text for probability ``p``: the Bayes action under ``costs`` (the environment's configured
-    profile: a baseline that acted by the default profile would not be Bayes-optimal under others) and ``p``."""
-    return json.dumps({"label": _ACTION_LABEL[costs.bayes_action(p)], "p_malicious": round(p, 4)})
-
-
-class ReferenceBaseline(Baseline):
-    """The ground truth with certainty: the reward ceiling (1.0 on every item)."""
-
-    name = "reference"
-
-    def answer(self, item: Item, messages: list[Message]) -> str:
-        malicious = item.target["label"] == "Malicious"
-        return json.dumps({"label": item.target["label"], "p_malicious": 1.0 if malicious else 0.0})
-
-
-class ConstantBaseline(Baseline):
-    """The same label on every item, with the probability that label implies."""
-
-    _P = {"Malicious": 1.0, "Benign": 0.0, "Abstain": 0.5}
-
-    def __init__(self, label: str) -> None:
-        if label not in self._P:
-            raise ValueError(f"label must be one of {', '.join(self._P)}, got {label!r}")
-        self.label = label
-        self.name = f"always-{label.lower()}"
-        self._text = json.dumps({"label": label, "p_malicious": self._P[label]})
-
-    def describe(self) -> dict[str, Any]:
-        return {"kind": "baseline", "name": self.name, "label": self.label}
-
-    def answer(self, item: Item, messages: list[Message]) -> str:
-        return self._text
-
 
 # --------------------------------------------------------------------------------------------------
 # Heuristic
@@ -248,19 +208,13 @@ def _single_flow_probability(flow: dict[str, Any], seen: _Window, service_known:
     return 0.02
 
 
-class HeuristicBaseline(Baseline):
-    """Hand-written analyst rules (:func:`heuristic_probability`) and the Bayes action of ``costs``."""
+class HeuristicBaseline(BayesBaseline):
+    """Hand-written analyst rules (:func:`heuristic_probability`) and the Bayes action of the configured costs."""
 
     name = "heuristic"
 
-    def __init__(self, costs: CostProfile | None = None) -> None:
-        self.costs = costs if costs is not None else CostProfile()
-
-    def describe(self) -> dict[str, Any]:
-        return {"kind": "baseline", "name": self.name, "costs": self.costs.model_dump()}
-
-    def answer(self, item: Item, messages: list[Message]) -> str:
-        return bayes_answer(heuristic_probability(item.input), self.costs)
+    def probabilities(self, items: list[Item]) -> list[float]:
+        return [heuristic_probability(item.input) for item in items]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -326,17 +280,13 @@ def _fit(train_size: int, train_seed: int) -> Any:
         return CalibratedClassifierCV(gbdt, method="isotonic", cv=3).fit(x, y)
 
 
-class GBDTBaseline(Baseline):
+class GBDTBaseline(BayesBaseline):
     """A calibrated ``HistGradientBoostingClassifier`` on :func:`features`, trained on generated items, and the
-    Bayes action of ``costs``."""
+    Bayes action of the configured costs."""
 
     name = "gbdt"
     train_size: ClassVar[int] = 4000
     train_seed: ClassVar[int] = 0
-
-    def __init__(self, costs: CostProfile | None = None) -> None:
-        self.costs = costs if costs is not None else CostProfile()
-        self._p: dict[str, float] = {}
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "baseline", "name": self.name, "train_size": self.train_size,
@@ -357,13 +307,3 @@ class GBDTBaseline(Baseline):
         x = np.array([features(i.input) for i in items], dtype=float)
         with threadpool_limits(1):
             return [float(p) for p in self.model().predict_proba(x)[:, 1]]
-
-    def prepare(self, items: list[Item]) -> None:
-        """Predict every item in one batch (much faster than one call per item)."""
-        self._p.update(zip((i.id for i in items), self.probabilities(items), strict=True))
-
-    def answer(self, item: Item, messages: list[Message]) -> str:
-        p = self._p.get(item.id)
-        if p is None:
-            p = self.probabilities([item])[0]
-        return bayes_answer(p, self.costs)

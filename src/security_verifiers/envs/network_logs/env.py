@@ -1,8 +1,9 @@
 """E1 ``network-logs``: classify a network flow, given its host's recent flows, as Malicious or Benign.
 
-Reward = ``decision_weight`` * (cost-profile reward of the label) + ``brier_weight`` * (1 - Brier of
-``p_malicious``). Both parts are maximised in expectation by the truthful probability and its Bayes
-action, and they are separable, so the sum is too (tests check this numerically).
+An abstaining classifier (``envs/kits/abstaining``): reward = ``decision_weight`` * (cost-profile reward of the
+label) + ``brier_weight`` * (1 - Brier of ``p_malicious``). Both parts are maximised in expectation by the
+truthful probability and its Bayes action, and they are separable, so the sum is too (tests check this
+numerically). What is E1's own here: the data, the prompt and the answer's names.
 """
 
 from __future__ import annotations
@@ -12,18 +13,28 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from security_verifiers.core.parsing import ParseFailure, parse_answer
-from security_verifiers.core.scoring import Action, CostProfile, brier_score
-from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
+from security_verifiers.core.parsing import parse_answer
+from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, register
+from security_verifiers.envs.kits.abstaining import (
+    AbstainingConfig,
+    Labels,
+    baseline_factories,
+    classifier_metrics,
+    classifier_plots,
+    constant_baseline_names,
+    point_metrics,
+    score_answer,
+)
 from security_verifiers.envs.network_logs.capture import FIELDS, capture, prompt_notes
 from security_verifiers.envs.network_logs.items import NetworkLogsInput, NetworkLogsTarget
 from security_verifiers.models.base import Policy
 
 DATA_DIR = Path(__file__).parent / "data"
-LABEL_TO_ACTION: dict[str, Action] = {"Malicious": "positive", "Benign": "negative", "Abstain": "abstain"}
+#: E1's names for the kit's actions and probability.
+LABELS = Labels(positive="Malicious", negative="Benign", probability="p_malicious")
 
 
 class Answer(BaseModel):
@@ -36,20 +47,13 @@ class Answer(BaseModel):
     rationale: str | None = None
 
 
-class NetworkLogsConfig(EnvConfig):
-    costs: CostProfile = Field(default_factory=CostProfile, description="Decision costs of the task.")
-    decision_weight: float = Field(0.7, ge=0, le=1, description="Weight of the cost-profile part.")
-    brier_weight: float = Field(0.3, ge=0, le=1, description="Weight of the Brier part on p_malicious.")
+class NetworkLogsConfig(AbstainingConfig):
+    """The kit's reward settings (``costs``, ``decision_weight``, ``brier_weight``) and what E1 shows."""
+
     window: int = Field(20, ge=0, le=200, description="Preceding flows of the host shown in the prompt.")
     prompt_style: Literal["full", "compact"] = Field(
         "full", description="compact: a short instruction and terse rows (time since the previous connection, no "
         "source address, port or packet counts), for models with small context windows; the scorer is the same.")
-
-    @model_validator(mode="after")
-    def _weights_sum_to_one(self) -> NetworkLogsConfig:
-        if abs(self.decision_weight + self.brier_weight - 1.0) > 1e-9:
-            raise ValueError("decision_weight + brier_weight must equal 1 so the reward stays in [0, 1]")
-        return self
 
 
 SYSTEM_PROMPT = """You are a network security analyst. You are shown one network connection (a Zeek conn.log \
@@ -115,7 +119,7 @@ class NetworkLogs(Environment):
     default_generated_size: ClassVar[int] = 1000
     public_splits: ClassVar[tuple[str, ...]] = ("test", "ood")
     honest_baselines: ClassVar[tuple[str, ...]] = ("heuristic", "gbdt")
-    hack_baselines: ClassVar[tuple[str, ...]] = ("always-malicious", "always-benign", "always-abstain")
+    hack_baselines: ClassVar[tuple[str, ...]] = constant_baseline_names(LABELS)
     item_contract: ClassVar[ItemContract] = ItemContract(NetworkLogsInput, NetworkLogsTarget, Answer)
     config: NetworkLogsConfig
 
@@ -126,7 +130,7 @@ class NetworkLogs(Environment):
         return generate(split, n, seed)
 
     def component_weights(self) -> dict[str, float]:
-        return {"decision": self.config.decision_weight, "calibration": self.config.brier_weight}
+        return self.config.component_weights()
 
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
@@ -159,51 +163,21 @@ class NetworkLogs(Environment):
 
     # -- the one scorer ------------------------------------------------------------------------
     def score(self, item: Item, transcript: Transcript) -> Score:
-        cfg = self.config
-        y = 1 if item.target["label"] == "Malicious" else 0
-        base = {"y": y, "family": item.target["family"], "split": item.split,
-                "difficulty": item.meta.get("difficulty", "unknown")}
-        parsed = parse_answer(transcript.final_text, Answer)
-        if isinstance(parsed, ParseFailure):
-            cost = cfg.costs.max_cost
-            outcome = {**base, "valid": False, "action": None, "p": None, "cost": cost, "brier": None,
-                       "reward": 0.0}
-            return Score(reward=0.0, components={"decision": 0.0, "calibration": 0.0}, outcome=outcome,
-                         parse_status=parsed.status, parse_error=parsed.message)
-        answer = parsed.value
-        action = LABEL_TO_ACTION[answer.label]
-        decision = cfg.costs.decision_reward(action, y)
-        brier = brier_score(answer.p_malicious, y)
-        reward = cfg.decision_weight * decision + cfg.brier_weight * (1.0 - brier)
-        outcome = {**base, "valid": True, "action": action, "p": answer.p_malicious,
-                   "cost": cfg.costs.cost(action, y), "brier": brier, "reward": reward}
-        return Score(reward=reward, components={"decision": decision, "calibration": 1.0 - brier},
-                     outcome=outcome, parse_status=ParseStatus.OK)
+        fields = {"y": 1 if item.target["label"] == LABELS.positive else 0, "family": item.target["family"],
+                  "split": item.split, "difficulty": item.meta.get("difficulty", "unknown")}
+        return score_answer(parse_answer(transcript.final_text, Answer), fields, self.config, LABELS)
 
     def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        from security_verifiers.envs.network_logs.metrics import network_logs_metrics
-
-        return network_logs_metrics(outcomes, self.config.costs, items)
+        return classifier_metrics(outcomes, self.config.costs, LABELS, items)
 
     def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        from security_verifiers.envs.network_logs.metrics import point_metrics
-
         return point_metrics(outcomes)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
-        from security_verifiers.envs.network_logs.metrics import network_logs_plots
-
-        return network_logs_plots(outcomes, out_dir)
+        return classifier_plots(outcomes, LABELS, out_dir)
 
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.network_logs import baselines as b
 
-        costs = self.config.costs  # the honest baselines act by the costs this environment scores with
-        return {
-            "reference": b.ReferenceBaseline,
-            "heuristic": lambda: b.HeuristicBaseline(costs),
-            "gbdt": lambda: b.GBDTBaseline(costs),
-            "always-malicious": lambda: b.ConstantBaseline("Malicious"),
-            "always-benign": lambda: b.ConstantBaseline("Benign"),
-            "always-abstain": lambda: b.ConstantBaseline("Abstain"),
-        }
+        # The honest baselines act by the costs this environment scores with (the kit binds them).
+        return baseline_factories(self.config, LABELS, {"heuristic": b.HeuristicBaseline, "gbdt": b.GBDTBaseline})

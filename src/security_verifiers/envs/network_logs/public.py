@@ -24,10 +24,11 @@ import numpy as np
 from security_verifiers.core.datasets import write_jsonl
 from security_verifiers.core.types import Item, Message, Transcript
 from security_verifiers.envs.conformance import KNOWN_EXCEPTIONS
+from security_verifiers.envs.kits.abstaining import bayes_answer
 from security_verifiers.envs.network_logs.audit import fit_flow_only, model_figures, pair_audit, shortcut_audit
-from security_verifiers.envs.network_logs.baselines import GBDTBaseline, bayes_answer
+from security_verifiers.envs.network_logs.baselines import GBDTBaseline
 from security_verifiers.envs.network_logs.capture import FINE_TIMING_S
-from security_verifiers.envs.network_logs.env import DATA_DIR, NetworkLogs
+from security_verifiers.envs.network_logs.env import DATA_DIR, LABELS, NetworkLogs
 from security_verifiers.envs.network_logs.families import DATASET_LABELS, FAMILIES
 from security_verifiers.envs.network_logs.generator import GENERATOR_VERSION, IN_DIST_ATTACKS, OOD_ATTACKS, generate
 from security_verifiers.envs.network_logs.pairs import P_MALICIOUS
@@ -78,7 +79,7 @@ def _reward_function(env: NetworkLogs, items: Sequence[Item]) -> Callable[[int, 
     def reward(y: int, p: float) -> float:
         key = (y, round(p, 4))
         if key not in cache:
-            text = bayes_answer(key[1], env.config.costs)
+            text = bayes_answer(key[1], env.config.costs, LABELS)
             cache[key] = env.score(examples[y], Transcript(messages=[Message(role="assistant", content=text)])).reward
         return cache[key]
 
@@ -110,7 +111,7 @@ def card_figures(public: dict[str, list[Item]]) -> dict[str, Any]:
     bound = {f"{split} ({len(items)}, seed {BOUND_SEED}) hard": _hard(items) for split, items in samples.items()}
     train = generate("train", GBDTBaseline.train_size, seed=GBDTBaseline.train_seed)
     encoder, flow_only = fit_flow_only(train)
-    window_aware = GBDTBaseline(env.config.costs)
+    window_aware = GBDTBaseline(env.config.costs, LABELS)
     models = {}
     for name, items in {**sets, **bound}.items():
         y = _labels(items)

@@ -1,0 +1,44 @@
+"""The abstaining-classifier kit: a binary label with Abstain and a stated probability, scored by a cost profile
+and the Brier rule; its metrics, plots and Bayes-action baselines (E1 network-logs; E4 phishing next).
+
+An environment built on it declares its :class:`Labels`, subclasses :class:`AbstainingConfig` for its config,
+scores with :func:`score_answer`, reports with :func:`classifier_metrics` / :func:`classifier_plots`, and lists
+its baselines with :func:`baseline_factories` (its own probability models subclass :class:`BayesBaseline`).
+"""
+
+from security_verifiers.envs.kits.abstaining.baselines import (
+    BayesBaseline,
+    ConstantBaseline,
+    ReferenceBaseline,
+    baseline_factories,
+    bayes_answer,
+    constant_baseline_names,
+)
+from security_verifiers.envs.kits.abstaining.metrics import classifier_metrics, point_metrics
+from security_verifiers.envs.kits.abstaining.plots import classifier_plots
+from security_verifiers.envs.kits.abstaining.reward import (
+    CALIBRATION,
+    DECISION,
+    AbstainingConfig,
+    ClassifierOutcome,
+    Labels,
+    score_answer,
+)
+
+__all__ = [
+    "CALIBRATION",
+    "DECISION",
+    "AbstainingConfig",
+    "BayesBaseline",
+    "ClassifierOutcome",
+    "ConstantBaseline",
+    "Labels",
+    "ReferenceBaseline",
+    "baseline_factories",
+    "bayes_answer",
+    "classifier_metrics",
+    "classifier_plots",
+    "constant_baseline_names",
+    "point_metrics",
+    "score_answer",
+]

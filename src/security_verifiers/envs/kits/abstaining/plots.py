@@ -1,0 +1,115 @@
+"""The report plots of an abstaining classifier: reliability, risk-coverage and confusion.
+
+Figures are built with the object-oriented API on an explicit Agg canvas: no pyplot state, no GUI backend,
+nothing left open to close, and safe to call from worker threads. Axis and tick names come from the
+environment's :class:`.reward.Labels`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from security_verifiers.core.metrics import (
+    aurc,
+    confusion_matrix,
+    decision_confidence_loss,
+    ece,
+    reliability_bins,
+    risk_coverage_curve,
+)
+from security_verifiers.envs.kits.abstaining.metrics import N_BINS, Columns
+from security_verifiers.envs.kits.abstaining.reward import Labels
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    FigureCanvasAgg(fig)
+    fig.savefig(path, dpi=120)
+    return path
+
+
+def _no_data(ax: Any, what: str) -> None:
+    ax.text(0.5, 0.5, f"no {what}", ha="center", va="center", transform=ax.transAxes)
+
+
+def _reliability_plot(c: Columns, labels: Labels, path: Path) -> Path:
+    """Observed positive fraction per forecast bin against the diagonal, with bin counts below."""
+    fig = Figure(figsize=(5.5, 6))
+    top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    p_valid, y_valid = c.p[c.valid], c.y[c.valid]
+    bins = reliability_bins(p_valid, y_valid, N_BINS)
+    centers = [(k / N_BINS + (k + 1) / N_BINS) / 2 for k in range(N_BINS)]  # the bins' lo and hi
+    top.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfect calibration")
+    filled = [b for b in bins if b["count"]]
+    top.plot([b["mean_p"] for b in filled], [b["frac_positive"] for b in filled], marker="o", label="model")
+    top.set(xlim=(0, 1), ylim=(0, 1), ylabel=f"observed fraction {labels.positive.lower()}")
+    ece_value = ece(p_valid, y_valid, N_BINS)
+    top.set_title(f"Reliability (ECE = {ece_value:.3f}, n = {p_valid.size})" if ece_value is not None
+                  else "Reliability")
+    if filled:
+        top.legend(loc="upper left")
+    else:
+        _no_data(top, "valid answers")
+    counts = [b["count"] for b in bins]
+    bars = bottom.bar(centers, counts, width=1 / N_BINS, edgecolor="black", color="tab:blue", alpha=0.6)
+    bottom.bar_label(bars, labels=[str(n) if n else "" for n in counts], fontsize=7)
+    bottom.set(xlabel=labels.probability, ylabel="count")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _risk_coverage_plot(c: Columns, path: Path) -> Path:
+    """Error rate of the most confident answers as more of them are accepted."""
+    fig = Figure(figsize=(5.5, 4))
+    ax = fig.subplots()
+    confidence, loss = decision_confidence_loss(c.p[c.valid], c.y[c.valid])
+    coverage, risk = risk_coverage_curve(confidence, loss)
+    if coverage.size:
+        ax.step(np.r_[0.0, coverage], np.r_[risk[0], risk], where="pre", label="model")
+        ax.axhline(risk[-1], linestyle="--", color="grey", label="error rate at full coverage")
+        ax.legend(loc="upper left")
+        ax.set_title(f"Risk–coverage (AURC = {aurc(confidence, loss):.3f})")
+    else:
+        _no_data(ax, "valid answers")
+        ax.set_title("Risk–coverage")
+    # Zoom on the risks that occur (small error rates would be a flat line on a 0–1 axis).
+    top = max(0.05, 1.1 * float(risk.max())) if risk.size else 1.0
+    ax.set(xlim=(0, 1), ylim=(0, min(1.0, top)), xlabel="coverage (most confident first)",
+           ylabel="risk (error rate of p ≥ 0.5)")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _confusion_plot(c: Columns, labels: Labels, path: Path) -> Path:
+    """Counts (and row shares) of each prediction, abstention and invalid answer per true class."""
+    counts = np.array(confusion_matrix(c.y, c.action, c.valid))
+    rows = counts.sum(axis=1, keepdims=True)
+    shares = np.divide(counts, rows, out=np.zeros(counts.shape), where=rows > 0)
+    fig = Figure(figsize=(6, 3.2))
+    ax = fig.subplots()
+    ax.imshow(shares, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    for (i, j), n in np.ndenumerate(counts):
+        ax.text(j, i, f"{n}\n({shares[i, j]:.0%})", ha="center", va="center",
+                color="white" if shares[i, j] > 0.6 else "black")
+    ax.set_xticks(range(4), [labels.negative, labels.abstain, labels.positive, "Invalid"])
+    ax.set_yticks(range(2), [labels.negative, labels.positive])
+    ax.set(xlabel="prediction", ylabel="truth", title=f"Confusion (n = {c.n})")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def classifier_plots(outcomes: Sequence[dict[str, Any]], labels: Labels, out_dir: Path) -> list[Path]:
+    """Write ``reliability.png``, ``risk_coverage.png`` and ``confusion.png`` into ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    c = Columns.of(outcomes)
+    return [
+        _reliability_plot(c, labels, out_dir / "reliability.png"),
+        _risk_coverage_plot(c, out_dir / "risk_coverage.png"),
+        _confusion_plot(c, labels, out_dir / "confusion.png"),
+    ]
