@@ -77,3 +77,16 @@ def test_environment_overrides_change_only_runs_on_that_environment(tmp_path: Pa
 def test_invalid_environment_overrides_are_clear_errors(tmp_path: Path, override: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_preset(path=_write(tmp_path, {"env_overrides": {"config-audit": override}}))
+
+
+@pytest.mark.parametrize("name", ["tiny-cpu", "lora-gpu"])
+@pytest.mark.parametrize("env_name", ["network-logs", "config-audit"])
+def test_shipped_presets_name_policies_each_environment_has(name: str, env_name: str) -> None:
+    """A preset's SFT targets and distillation teacher, as a run on the environment sees them, exist there."""
+    from security_verifiers.envs.base import get_env
+
+    preset = load_preset(name).for_env(env_name)
+    env = get_env(env_name, preset.env_options.get(env_name, {}))
+    for policy in (preset.sft.targets, preset.distill.teacher):
+        if policy.startswith("baseline:"):
+            assert policy.removeprefix("baseline:") in env.baselines(), (name, env_name, policy)

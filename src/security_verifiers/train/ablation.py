@@ -304,7 +304,7 @@ def _markdown(result: dict[str, Any]) -> str:
                          f"{_fmt(s['final_train_reward'])} |")
     budget = result["budget"]
     lines += ["", "## Budget", "", f"Parity across RL runs ({', '.join(budget['fixed'])}): **{budget['parity']}**.",
-              "", "| variant | seed | " + " | ".join(BUDGET_KEYS) + " | completions scored | tokens |",
+              "", "| variant | seed | " + " | ".join(BUDGET_KEYS) + " | distinct completions scored | tokens |",
               "|---|---|" + "---|" * (len(BUDGET_KEYS) + 2)]
     for r in budget["runs"]:
         lines.append(f"| {r['variant']} | {r['seed']} | " + " | ".join(str(r[k]) for k in BUDGET_KEYS)
