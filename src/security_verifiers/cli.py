@@ -190,7 +190,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     summary = regenerate(run_dir.path)
     if not args.quiet:
         _print_metrics(summary, env)
-    rate = outcome.errors / outcome.done if outcome.done else 0.0
+    rate = outcome.error_rate
     print(f"{outcome.done}/{outcome.total} rollouts in {outcome.seconds:.2f}s "
           f"({outcome.done - outcome.resumed} this session, {outcome.resumed} resumed); "
           f"errors {outcome.errors} ({rate:.1%}); report: {run_dir.path / 'report.md'}", file=sys.stderr)
