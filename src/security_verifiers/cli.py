@@ -20,7 +20,12 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from security_verifiers.cli_import import cmd_data_import_config_audit, cmd_data_import_network_logs
+from security_verifiers.cli_import import (
+    cmd_data_import_config_audit,
+    cmd_data_import_network_logs,
+    remove_file,
+    write_partial,
+)
 from security_verifiers.core.errors import ConfigError, DatasetError
 
 EXIT_USAGE = 2
@@ -289,26 +294,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _write_dataset(items: Any, out: Path, header: dict[str, Any]) -> str:
     """Write a dataset file through ``OUT.partial``, so that a failure leaves no file that looks complete."""
-    from security_verifiers.core.datasets import write_jsonl
-
     partial = out.with_name(out.name + ".partial")
     try:
-        digest = write_jsonl(items, partial, header)
+        digest = write_partial(items, partial, header)  # removes the partial itself when writing fails
         partial.replace(out)
-    except OSError as err:
-        _remove(partial)
+    except OSError as err:  # the move into place
+        remove_file(partial)
         raise ConfigError(f"cannot write {out}: {err.strerror or err}") from err
-    except BaseException:
-        _remove(partial)
+    except KeyboardInterrupt:
+        remove_file(partial)
         raise
     return digest
-
-
-def _remove(path: Path) -> None:
-    try:
-        path.unlink(missing_ok=True)
-    except OSError:  # a path through a file, say: there is nothing to remove
-        pass
 
 
 def cmd_data_build(args: argparse.Namespace) -> int:

@@ -57,21 +57,21 @@ def _header(env: str, args: argparse.Namespace) -> dict[str, Any]:
     return dataset_header(env, registry()[env].version, split=args.split, written_by="sv data import")
 
 
-def _write_partial(items: Any, partial: Path, header: dict[str, Any]) -> str:
+def write_partial(items: Any, partial: Path, header: dict[str, Any]) -> str:
     """Write the items to ``partial``; on a failure (not an interrupt) nothing is left behind."""
     from security_verifiers.core.datasets import write_jsonl
 
     try:
         return write_jsonl(items, partial, header)
     except OSError as err:
-        _remove(partial)
+        remove_file(partial)
         raise ConfigError(f"cannot write {partial}: {err.strerror or err}") from err
     except Exception:
-        _remove(partial)
+        remove_file(partial)
         raise
 
 
-def _remove(path: Path) -> None:
+def remove_file(path: Path) -> None:
     try:
         path.unlink(missing_ok=True)
     except OSError:  # a path through a file, say: there is nothing to remove
@@ -127,7 +127,7 @@ def cmd_data_import_config_audit(args: argparse.Namespace) -> int:
           f"problem(s), {report.ignored} file(s) of other types ignored", file=sys.stderr)
     ConfigAudit.check_items(report.items, None, args.dir)  # the loader's items meet the item contract
     partial = Path(args.out + ".partial")
-    digest = _write_partial(report.items, partial, _header("config-audit", args))
+    digest = write_partial(report.items, partial, _header("config-audit", args))
     return _finish_import(args, "config-audit", partial, len(report.items), digest, len(report.problems), t0,
                           skipped=len(report.skipped))
 
@@ -187,7 +187,7 @@ def cmd_data_import_network_logs(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.start()
         try:
-            digest = _write_partial(items(), partial, _header("network-logs", args))
+            digest = write_partial(items(), partial, _header("network-logs", args))
         finally:
             show()
             if bar is not None:

@@ -103,6 +103,13 @@ def latest_by_key(records: list[RolloutRecord]) -> list[RolloutRecord]:
     return list(by_key.values())
 
 
+def write_json_atomic(path: Path, value: Any) -> None:
+    """Write JSON through a temporary file and a rename, so a kill never leaves a half-written file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
 class RunDir:
     """Paths and writers of one run: ``<root>/evals/<env>--<model>/<run_id>/``."""
 
@@ -127,11 +134,8 @@ class RunDir:
         return json.loads(self.metadata_path.read_text(encoding="utf-8"))
 
     def write_metadata(self, metadata: dict[str, Any]) -> None:
-        """Atomic write, so a kill never leaves a half-written metadata file."""
         self.path.mkdir(parents=True, exist_ok=True)
-        tmp = self.metadata_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(metadata, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-        os.replace(tmp, self.metadata_path)
+        write_json_atomic(self.metadata_path, metadata)
 
     def compact_for_resume(self) -> list[RolloutRecord]:
         """Keep the finished rollouts (one per key), drop errored and cut-short ones; returns what is kept."""

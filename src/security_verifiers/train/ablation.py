@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from security_verifiers.core.errors import ConfigError
+from security_verifiers.core.rundir import write_json_atomic
 from security_verifiers.envs.base import get_env
-from security_verifiers.train.curves import read_log
+from security_verifiers.train.curves import plot_ablation, read_log
 from security_verifiers.train.pipeline import RL_COMMANDS, read_manifest, train
 from security_verifiers.train.presets import TrainPreset
 
@@ -83,7 +84,7 @@ def _check_plan(out: Path, plan: dict[str, Any]) -> None:
                               "use another --out")
     else:
         out.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
+        write_json_atomic(path, plan)
 
 
 def _duration(seconds: float) -> str:
@@ -237,10 +238,8 @@ def summarise(out: Path) -> dict[str, Any]:
     result = {"env": env.describe(), "plan": plan, "metrics": [{"key": k, "higher_is_better": up} for k, up in metrics],
               "variants": table, "pairs": pairs, "budget": _budget(found),
               "heldout": {v: found[v][min(found[v])]["manifest"]["data"]["heldout"] for v in order}}
-    (out / "ablation.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json_atomic(out / "ablation.json", result)
     (out / "ablation.md").write_text(_markdown(result), encoding="utf-8")
-    from security_verifiers.train.curves import plot_ablation
-
     plot_ablation(result, found, out / "heldout.png", out / "curves.png")
     return result
 

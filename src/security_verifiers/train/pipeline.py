@@ -35,7 +35,7 @@ from typing import Any, Literal
 from security_verifiers.adapters.trl import check_single_turn
 from security_verifiers.core.datasets import Dataset
 from security_verifiers.core.errors import ConfigError
-from security_verifiers.core.rundir import RunDir, code_version, environment_versions, now_iso
+from security_verifiers.core.rundir import RunDir, code_version, environment_versions, now_iso, write_json_atomic
 from security_verifiers.envs.base import Environment, get_env
 from security_verifiers.train.presets import TrainPreset
 
@@ -122,12 +122,6 @@ def _device() -> dict[str, Any]:
             "machine": platform.machine()}
 
 
-def _write_json(path: Path, value: Any) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def read_manifest(run: Path) -> dict[str, Any]:
     try:
         value = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
@@ -191,7 +185,7 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
                  "heldout": {"id": heldout.id, "hash": heldout.hash, "n": len(heldout)}},
         "preset": preset.model_dump(mode="json"), "versions": environment_versions(), "device": _device(),
     }
-    _write_json(run / "manifest.json", manifest)
+    write_json_atomic(run / "manifest.json", manifest)
     log_path = run / "log.jsonl"
     if sft_run is not None:
         start_manifest = _check_sft_run(sft_run, env, preset, seed, manifest["data"])
@@ -221,10 +215,10 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     summary = compare_runs(run / "eval" / "before", run / "eval" / "after")
     summary["command"] = command
     summary["seed"] = seed
-    _write_json(run / "summary.json", summary)
+    write_json_atomic(run / "summary.json", summary)
     plot_curves(log_path, run / "curves.png")
     manifest.update(status="finished", finished_at=now_iso(), final_model=_identity(after))
-    _write_json(run / "manifest.json", manifest)
+    write_json_atomic(run / "manifest.json", manifest)
     headline = summary["headline"][0] if summary["headline"] else "reward_mean"
     row = summary["metrics"][headline]
     _say(f"{headline}: before {row['a']:.4f}, after {row['b']:.4f}, delta {row['delta']:+.4f} "
@@ -250,7 +244,7 @@ def _sft_stage(command: Command, env: Environment, preset: TrainPreset, train_se
     manifest["sft_targets"] = {"policy": teacher, "kept": len(answers)}
     start = _init_model(env, preset, train_set, run / "init", seed, answers)
     manifest["model"] = _identity(start)
-    _write_json(run / "manifest.json", manifest)
+    write_json_atomic(run / "manifest.json", manifest)
 
     by_id = {item.id: item for item in train_set.items}
     _say(f"SFT on {len(answers)} answers ({preset.sft.epochs} epochs)")
