@@ -158,9 +158,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from security_verifiers.core.cache import ResponseCache
     from security_verifiers.core.rundir import RunDir, new_run_id
     from security_verifiers.envs.base import get_env
+    from security_verifiers.harness.policies import resolve_policy
     from security_verifiers.harness.runner import RunConfig, run_eval
     from security_verifiers.models.base import Sampling
-    from security_verifiers.models.registry import resolve_policy
     from security_verifiers.report import regenerate
 
     env = get_env(args.env, parse_env_options(args.env_option))
@@ -280,8 +280,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from security_verifiers.bench import run_bench
     from security_verifiers.envs.base import get_env
-    from security_verifiers.harness.bench import run_bench
 
     out = Path(args.out) if args.out else Path("outputs") / "bench" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     if out.exists() and not out.is_dir():

@@ -18,9 +18,9 @@ from security_verifiers.core.rundir import RunDir, read_records
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.envs.base import get_env
 from security_verifiers.envs.network_logs import NetworkLogs
+from security_verifiers.harness.policies import resolve_policy
 from security_verifiers.harness.runner import RunConfig, run_eval
 from security_verifiers.harness.scoring_pool import ScorerPool
-from security_verifiers.models.registry import resolve_policy
 from tests.helpers import ScriptedPolicy, e1_item
 
 DATA = Dataset(id="toy", items=[e1_item(i, "Malicious" if i % 2 else "Benign") for i in range(24)], splits=("test",))

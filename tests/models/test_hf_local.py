@@ -10,9 +10,9 @@ import pytest
 from security_verifiers.cli import main
 from security_verifiers.core.errors import ConfigError
 from security_verifiers.envs.base import get_env
+from security_verifiers.harness.policies import resolve_policy
 from security_verifiers.models.base import Sampling
 from security_verifiers.models.hf_local import HFLocalPolicy, weights_digest
-from security_verifiers.models.registry import resolve_policy
 from security_verifiers.train.tiny import TinyModelSpec, tiny_model, train_tokenizer
 
 SPEC = TinyModelSpec(vocab_size=400, hidden_size=16, layers=1, heads=2, kv_heads=1, intermediate_size=32,

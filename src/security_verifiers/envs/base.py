@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from security_verifiers.core.datasets import Dataset, load_public_split, read_jsonl
 from security_verifiers.core.errors import ConfigError, DatasetError, ErrorKind, InfraError, boundary
 from security_verifiers.core.types import Item, Message, Score, Transcript
-from security_verifiers.harness.workers import WorkerLimits
+from security_verifiers.core.workers import WorkerLimits
 from security_verifiers.models.base import Policy
 
 #: Default limits on scoring one rollout in a scoring worker process (see :meth:`Environment.scoring_limits`).
@@ -111,6 +111,13 @@ class Environment(ABC):
     #: The shape of the items (input and target) and of the answer: every item that comes in is validated
     #: against it (:meth:`check_items`) before anything runs.
     item_contract: ClassVar[ItemContract]
+    #: Conformance checks (or parts of one) that do not apply to this environment, each with its written reason:
+    #: ``(check,)`` skips a whole check; ``(check, detail)`` excuses a part of one. The detail understood is
+    #: ``"<public split>:<hacking baseline>"`` for ``reference_is_top_and_hacks_lose``: that hack beats an honest
+    #: baseline on that split (the reference must still top it). A listed part that no longer happens fails the
+    #: check, so the table never outlives its reasons. Declared beside the environment, so adding one needs no
+    #: edit of the suite.
+    conformance_exceptions: ClassVar[dict[tuple[str, ...], str]] = {}
 
     def __init__(self, config: EnvConfig | None = None) -> None:
         self.config = config if config is not None else self.config_class()

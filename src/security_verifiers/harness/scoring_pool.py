@@ -3,7 +3,7 @@
 E2's scorer re-runs three policy engines (Rego, Checkov, semgrep) plus schema validation on every original
 and patched file: pure-Python work that holds the GIL, so a scoring *thread* shares one core with the policy
 and the runner, and no timeout in that process could stop it. A :class:`ScorerPool` gives it processes of its
-own (:class:`~security_verifiers.harness.workers.LimitedWorker`):
+own (:class:`~security_verifiers.core.workers.LimitedWorker`):
 
 * each worker builds its own copy of the environment from (class, config), once, and loads its checkers
   before the first batch (``tool_versions()`` loads and names every engine), while the main process starts
@@ -30,14 +30,14 @@ from typing import Any
 
 from security_verifiers.core.errors import ErrorKind, InfraError
 from security_verifiers.core.types import Item, Score, Transcript
-from security_verifiers.envs.base import Environment
-from security_verifiers.harness.workers import (
+from security_verifiers.core.workers import (
     LimitedWorker,
     LimitExceeded,
     WorkerLimits,
     WorkerRaised,
     WorkerStartFailed,
 )
+from security_verifiers.envs.base import Environment
 
 #: A batch of n rollouts may take the time limit of one plus this fraction of it for each other rollout before
 #: it is re-scored rollout by rollout (64 rollouts: 4.9 times the limit). It only decides when to look closer:

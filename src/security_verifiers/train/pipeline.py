@@ -64,10 +64,10 @@ def _run_policy(env: Environment, model: str, dataset: Dataset, path: Path, *, s
                 max_tokens: int = 64, batch_size: int = 16) -> list[tuple[str, str, float]]:
     """Play ``model`` (any ``--model`` the harness takes) on ``dataset`` into the run directory ``path``;
     returns (item id, answer text, reward) for each scored rollout."""
+    from security_verifiers.harness.policies import resolve_policy
     from security_verifiers.harness.runner import RunConfig, run_eval
     from security_verifiers.models.base import Sampling
     from security_verifiers.models.hf_local import HFLocalPolicy
-    from security_verifiers.models.registry import resolve_policy
     from security_verifiers.report import regenerate
 
     sampling = Sampling(max_tokens=max_tokens, temperature=0.0 if samples == 1 else 1.0)

@@ -16,6 +16,7 @@ import pytest
 
 from security_verifiers.core.errors import ErrorKind, InfraError
 from security_verifiers.core.types import Completion, Item, Message, Score, ToolCall, Transcript
+from security_verifiers.core.workers import LimitedWorker, WorkerLimits
 from security_verifiers.engines.findings import Finding
 from security_verifiers.envs.config_audit import ConfigAudit, ConfigAuditConfig
 from security_verifiers.envs.config_audit.autofix import unified_diff
@@ -24,7 +25,6 @@ from security_verifiers.envs.config_audit.patch import MAX_DIFF_CHARS, MAX_DIFF_
 from security_verifiers.envs.config_audit.tools import AuditToolbox
 from security_verifiers.harness.episode import play_episode
 from security_verifiers.harness.scoring_pool import ScorerPool
-from security_verifiers.harness.workers import LimitedWorker, WorkerLimits
 
 ENV = ConfigAudit()
 K8S: list[Item] = [i for i in ENV.dataset("test").items if i.input["platform"] == "kubernetes"][:4]

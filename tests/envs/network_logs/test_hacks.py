@@ -6,8 +6,8 @@ from statistics import fmean
 import pytest
 
 from security_verifiers.core.types import Item, Message, Transcript
-from security_verifiers.envs.conformance import mean_rewards
 from security_verifiers.envs.network_logs import NetworkLogs
+from security_verifiers.harness.conformance import mean_rewards
 
 ENV = NetworkLogs()
 SPLITS = {split: list(ENV.dataset(split).items) for split in ENV.public_splits}

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from security_verifiers.core.errors import ErrorKind, InfraError
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
+from security_verifiers.core.workers import WorkerLimits
 from security_verifiers.engines.configs import ConfigParseError, inventory, resource_types
 from security_verifiers.engines.findings import Finding, Severity, catalog, rules_for
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, Toolbox, register
@@ -31,7 +32,6 @@ from security_verifiers.envs.config_audit.scoring import (
     score_detection,
     score_fix,
 )
-from security_verifiers.harness.workers import WorkerLimits
 from security_verifiers.models.base import Policy
 
 DATA_DIR = Path(__file__).parent / "data"

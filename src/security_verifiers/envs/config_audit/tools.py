@@ -3,7 +3,7 @@
 Every tool acts on the config text passed to it (default: the file under audit), never on a host
 path. Bad arguments and exceeded budgets are answered as JSON errors, so the model can read them.
 
-Tools run in a warm worker process (:class:`~security_verifiers.harness.workers.LimitedWorker`, one per
+Tools run in a warm worker process (:class:`~security_verifiers.core.workers.LimitedWorker`, one per
 environment) under the time limit ``tool_timeout_s`` and the memory limit ``memory_limit_mb``, enforced by
 killing the worker: a thread could not be stopped while an engine holds the GIL. A draft that makes a scanner
 crash or run past a limit is the model's doing: the call answers a JSON error and counts against the budget.
@@ -18,15 +18,15 @@ import json
 from typing import Any
 
 from security_verifiers.core.errors import ErrorKind, InfraError
-from security_verifiers.engines.configs import ConfigParseError
-from security_verifiers.envs.base import Toolbox
-from security_verifiers.harness.workers import (
+from security_verifiers.core.workers import (
     LimitedWorker,
     LimitExceeded,
     WorkerLimits,
     WorkerRaised,
     WorkerStartFailed,
 )
+from security_verifiers.engines.configs import ConfigParseError
+from security_verifiers.envs.base import Toolbox
 
 MAX_CONFIG_CHARS = 100_000
 

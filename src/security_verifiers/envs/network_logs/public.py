@@ -23,7 +23,6 @@ import numpy as np
 
 from security_verifiers.core.datasets import write_jsonl
 from security_verifiers.core.types import Item, Message, Transcript
-from security_verifiers.envs.conformance import KNOWN_EXCEPTIONS
 from security_verifiers.envs.kits.abstaining import bayes_answer
 from security_verifiers.envs.network_logs.audit import fit_flow_only, model_figures, pair_audit, shortcut_audit
 from security_verifiers.envs.network_logs.baselines import GBDTBaseline
@@ -230,8 +229,8 @@ def _taxonomy_tables() -> list[str]:
 def _ood_note(figures: dict[str, Any]) -> list[str]:
     """Where always-Abstain stands against the baselines trained or written without the OOD families."""
     public, sample = figures["baselines"]["ood"], figures["ood_sample"]
-    key = ("network-logs", "reference_is_top_and_hacks_lose", "ood:always-abstain")
-    listed = key in KNOWN_EXCEPTIONS
+    key = ("reference_is_top_and_hacks_lose", "ood:always-abstain")
+    listed = key in NetworkLogs.conformance_exceptions
     return [
         f"On `ood`, `always-abstain` earns a flat {public['always-abstain']['all']:.4f} (0.7 x 0.95 + 0.3 x 0.75): "
         f"the public split puts it {'above' if listed else 'below'} both honest baselines (`gbdt` "
@@ -241,9 +240,10 @@ def _ood_note(figures: dict[str, Any]) -> list[str]:
         "network it never saw, so abstaining everywhere is close to what it earns. The heuristic's rules are",
         "textbook analyst knowledge (a tunnel's long DNS names in bulk, a flood filling the window) that carries",
         "over to the OT network. Should a rebuild put always-Abstain above an honest baseline on the public",
-        "split, the written exception goes into `envs/conformance.py`'s `KNOWN_EXCEPTIONS` under",
+        "split, the written exception goes into the environment's `conformance_exceptions` under",
         f"`{key}` (the check then also fails if it no longer holds)"
-        + (f": it is there now: {KNOWN_EXCEPTIONS[key]}" if listed else "; it is not needed now") + ".",
+        + (f": it is there now: {NetworkLogs.conformance_exceptions[key]}" if listed
+           else "; it is not needed now") + ".",
     ]
 
 
@@ -364,9 +364,10 @@ def data_card(manifest: dict[str, Any], figures: dict[str, Any]) -> str:
         "",
         "## Conformance: the baselines on every public split",
         "",
-        "Mean reward (the environment's scorer) on each split and on its hard items. `tests/envs/test_conformance.py`",
-        "checks on every public split that `reference` tops every baseline and that every hack falls below both",
-        "honest baselines, except where `KNOWN_EXCEPTIONS` (in `envs/conformance.py`) says otherwise.",
+        "Mean reward (the environment's scorer) on each split and on its hard items.",
+        "`tests/harness/test_conformance.py` checks on every public split that `reference` tops every baseline",
+        "and that every hack falls below both honest baselines, except where the environment's",
+        "`conformance_exceptions` says otherwise.",
         "",
         *_baselines_table({**base, f"ood ({BOUND_SIZES['ood']}, seed {BOUND_SEED})": figures["ood_sample"]}),
         "",

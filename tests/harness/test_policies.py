@@ -7,9 +7,9 @@ import pytest
 from security_verifiers.core.errors import ConfigError
 from security_verifiers.core.types import Item, Message
 from security_verifiers.envs.base import Environment, get_env
+from security_verifiers.harness.policies import resolve_policy
 from security_verifiers.models.base import Baseline, Policy, Sampling
 from security_verifiers.models.openai_compat import OpenAIChatPolicy
-from security_verifiers.models.registry import resolve_policy
 
 
 class Yes(Baseline):

@@ -1,8 +1,8 @@
 """The executable contract every registered environment must meet (``check_environment``).
 
-Run over the whole registry by ``tests/envs/test_conformance.py``, so a new environment inherits
-every check. A check that does not apply to an environment is listed, with its reason, in
-:data:`KNOWN_EXCEPTIONS`; nothing is skipped silently.
+Run over the whole registry by ``tests/harness/test_conformance.py``, so a new environment inherits
+every check. A check that does not apply to an environment is listed, with its reason, in the
+environment's own ``conformance_exceptions``; nothing is skipped silently.
 """
 
 from __future__ import annotations
@@ -19,13 +19,6 @@ from security_verifiers.core.types import Item, Message, ParseStatus, RolloutRec
 from security_verifiers.envs.base import Environment
 from security_verifiers.harness.episode import play_episode, run_episode, score_batch
 from security_verifiers.models.base import Policy
-
-#: (environment name, check name) -> reason the check does not apply; or, for a part of a check,
-#: (environment name, check name, detail) -> reason that part does not apply. The detail understood is
-#: ``"<public split>:<hacking baseline>"`` for ``reference_is_top_and_hacks_lose``: that hack beats an honest
-#: baseline on that split (the reference must still top it). A listed part that no longer happens fails the
-#: check, so the table never outlives its reasons.
-KNOWN_EXCEPTIONS: dict[tuple[str, ...], str] = {}
 
 #: Replies that are not answers in any environment's grammar.
 GARBAGE_REPLIES: tuple[str, ...] = (
@@ -88,7 +81,8 @@ def check_declares_its_contract(env: Environment) -> None:
 
 def check_reference_is_top_and_hacks_lose(env: Environment) -> None:
     """On every public split: the reference tops every baseline, and every hack falls below every honest
-    baseline (parity hacks may tie), except the (split, hack) parts listed in :data:`KNOWN_EXCEPTIONS`."""
+    baseline (parity hacks may tie), except the (split, hack) parts listed in the environment's
+    ``conformance_exceptions``."""
     names = ["reference", *env.honest_baselines, *env.hack_baselines]
     for split in env.public_splits:
         means = mean_rewards(env, list(env.dataset(split).items), names)
@@ -97,12 +91,12 @@ def check_reference_is_top_and_hacks_lose(env: Environment) -> None:
                 f"{split}: {name} ({value:.4f}) beats reference ({means['reference']:.4f})")
         worst_honest = min(means[h] for h in env.honest_baselines)
         for hack in env.hack_baselines:
-            excepted = (env.name, "reference_is_top_and_hacks_lose", f"{split}:{hack}") in KNOWN_EXCEPTIONS
+            excepted = ("reference_is_top_and_hacks_lose", f"{split}:{hack}") in env.conformance_exceptions
             loses = (means[hack] <= worst_honest + 1e-12 if hack in env.parity_hacks
                      else means[hack] < worst_honest)
             if excepted:
                 assert not loses, (f"{split}: hack {hack} ({means[hack]:.4f}) no longer beats an honest baseline "
-                                   f"(worst {worst_honest:.4f}); remove its entry from KNOWN_EXCEPTIONS")
+                                   f"(worst {worst_honest:.4f}); remove its entry from conformance_exceptions")
             else:
                 assert loses, (f"{split}: hack {hack} ({means[hack]:.4f}) is not below every honest baseline "
                                f"(worst {worst_honest:.4f})")
@@ -307,5 +301,5 @@ CHECKS: dict[str, Callable[[Environment], None]] = {
 def check_environment(env: Environment) -> None:
     """Run every check on ``env`` (except its listed known exceptions); raises AssertionError on failure."""
     for name, check in CHECKS.items():
-        if (env.name, name) not in KNOWN_EXCEPTIONS:
+        if (name,) not in env.conformance_exceptions:
             check(env)
