@@ -1,32 +1,26 @@
 """The runner: many episodes with a concurrency limit, progress, resume and an error-rate guard.
 
-The runner never decides a score; it only schedules episodes, appends each finished record to
-``results.jsonl`` at once, and writes ``metadata.json`` before and after the run. A run stopped by
-any means can be resumed: finished rollouts are kept, errored ones are retried.
+The runner never decides a score; it only schedules episodes (:mod:`.scheduler`), appends each finished
+record to ``results.jsonl`` at once, and writes ``metadata.json`` before and after the run
+(:mod:`.run_metadata`). A run stopped by any means can be resumed: finished rollouts are kept, errored ones
+are retried.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from security_verifiers.core.datasets import Dataset
-from security_verifiers.core.errors import ConfigError, InfraError
-from security_verifiers.core.rundir import (
-    METADATA_SCHEMA_VERSION,
-    RunDir,
-    code_version,
-    environment_versions,
-    now_iso,
-)
-from security_verifiers.core.types import Item, RolloutRecord, Score, Transcript, Usage
+from security_verifiers.core.rundir import RunDir, now_iso
+from security_verifiers.core.types import Item, RolloutRecord, Usage
 from security_verifiers.envs.base import Environment
-from security_verifiers.harness.episode import apply_score, play_episode, score_batch
+from security_verifiers.harness.run_metadata import initial_metadata, start_or_resume
+from security_verifiers.harness.scheduler import Scheduler, Tally
 from security_verifiers.harness.scoring_pool import ScorerPool
 from security_verifiers.models.base import Policy
 
@@ -69,25 +63,6 @@ class RunOutcome:
         return self.errors / self.done if self.done else 0.0
 
 
-_EARLY_STOP_MIN = 20
-#: Rollouts scored together in the scoring thread when the environment sets no batch size of its own.
-THREAD_SCORE_BATCH = 64
-
-
-def _check_resumable(existing: dict[str, Any], fresh: dict[str, Any]) -> None:
-    """A resumed run must be the same experiment: same env, config, data and policy."""
-    for key in ("env", "dataset", "policy"):
-        old = {k: v for k, v in existing.get(key, {}).items() if k != "item_ids"}
-        new = {k: v for k, v in fresh[key].items() if k != "item_ids"}
-        if old != new:
-            raise ConfigError(
-                f"cannot resume {existing.get('run_id')}: its {key} differs from this invocation "
-                f"(was {old}, now {new}); start a new run instead"
-            )
-    if existing.get("run", {}).get("samples") != fresh["run"]["samples"]:
-        raise ConfigError("cannot resume: --samples differs from the original run")
-
-
 async def run_eval(
     env: Environment,
     policy: Policy,
@@ -107,35 +82,9 @@ async def run_eval(
     ``scorer_pool``: score in these worker processes (a caller running many evaluations of one environment
     keeps its workers warm); by default the run starts its own when ``score_workers`` asks for any.
     """
-    metadata: dict[str, Any] = {
-        "schema_version": METADATA_SCHEMA_VERSION,
-        "run_id": run_dir.path.name,
-        "status": "running",
-        "code": code_version(),
-        "env": env.describe(),
-        "dataset": {"id": dataset.id, "hash": dataset.hash, "splits": list(dataset.splits),
-                    "source": dataset.source, "n": len(dataset), "item_ids": [i.id for i in dataset.items]},
-        "policy": policy.describe(),
-        "model": model_name or policy.name,
-        "run": config.model_dump(mode="json"),
-        "versions": environment_versions(),
-        "tools": None,  # filled in below, once scoring workers are starting (loading engines takes a while)
-        **(extra_metadata or {}),
-    }
-    kept: list[RolloutRecord] = []
-    if resume:
-        if not run_dir.metadata_path.exists():
-            raise ConfigError(f"nothing to resume at {run_dir.path}")
-        existing = run_dir.read_metadata()
-        _check_resumable(existing, metadata)
-        metadata["started_at"] = existing.get("started_at", now_iso())
-        metadata["resumed_at"] = [*existing.get("resumed_at", []), now_iso()]
-        kept = run_dir.compact_for_resume()
-    else:
-        if run_dir.results_path.exists():
-            raise ConfigError(f"{run_dir.path} already holds results; pass --resume or choose another --run-id")
-        metadata["started_at"] = now_iso()
-
+    metadata = initial_metadata(env, policy, dataset, run_dir.path.name, config.model_dump(mode="json"),
+                                model_name or policy.name, extra_metadata)
+    kept = start_or_resume(run_dir, metadata, resume)
     done_keys = {(r.item_id, r.sample) for r in kept}
     pending: deque[tuple[Item, int]] = deque(
         (item, s) for s in range(config.samples) for item in dataset.items if (item.id, s) not in done_keys
@@ -157,88 +106,23 @@ async def run_eval(
             own_pool.close()
         raise
 
-    errors: Counter[str] = Counter()
-    usage = Usage()
-    finished = 0
-    stopped_early = False
+    tally = Tally(max_error_rate=config.max_error_rate)
     start, cpu_start = time.perf_counter(), time.process_time()
     run_dir.open_results()
-
     progress_bar, task_id = _make_progress(progress, f"{env.name} · {policy.name}", total, len(kept))
 
     def record_done(record: RolloutRecord) -> None:
-        nonlocal finished, usage, stopped_early
         run_dir.append(record)
-        finished += 1
-        usage = usage + record.usage
-        if record.error is not None:
-            errors[record.error.kind] += 1
-            if finished >= _EARLY_STOP_MIN and sum(errors.values()) / finished > config.max_error_rate:
-                stopped_early = True
+        tally.add(record)
         if progress_bar is not None:
             progress_bar.update(task_id, advance=1)
 
-    # Scoring never runs in the event loop: a scorer is CPU work (a policy engine, or parsing a 200 KB reply),
-    # and in the loop it would stall every episode in flight. It runs in a thread (or a worker process) in
-    # batches, so the cost of handing work over is shared by many rollouts.
-    batch_size = env.score_batch_size if env.score_batch_size > 1 or pool is not None else THREAD_SCORE_BATCH
-    n_scorers = pool.workers if pool is not None else 1  # a thread scorer runs one batch at a time
-    to_score: deque[tuple[Item, RolloutRecord, Transcript]] = deque()
-    #: Played rollouts may wait for scoring up to this many; then players pause (bounded memory, and little
-    #: played-but-unscored work lost if the run is killed).
-    backlog = 4 * batch_size * n_scorers
-    waiting = asyncio.Event()  # something to score, or playing is over
-    room = asyncio.Event()  # the backlog has room again
-    playing = True
-
-    async def score_chunk(chunk: list[tuple[Item, RolloutRecord, Transcript]]) -> list[Score | InfraError]:
-        items, transcripts = [c[0] for c in chunk], [c[2] for c in chunk]
-        if pool is not None:
-            return await pool.score(items, transcripts)
-        return await asyncio.to_thread(score_batch, env, items, transcripts)
-
-    async def scorer() -> None:
-        """Score whatever has been played, up to a batch at a time, until playing is over and nothing waits.
-
-        Greedy batches: a batch never waits to fill up, so the scorer is never idle while something waits,
-        and batches grow by themselves when scoring is the slower side."""
-        while to_score or playing:
-            if not to_score:
-                waiting.clear()
-                await waiting.wait()
-                continue
-            chunk = [to_score.popleft() for _ in range(min(batch_size, len(to_score)))]
-            room.set()
-            for (_item, record, _transcript), score in zip(chunk, await score_chunk(chunk), strict=True):
-                record_done(apply_score(record, score))
-
-    async def player() -> None:
-        while pending and not stopped_early:
-            item, sample = pending.popleft()
-            record, transcript = await play_episode(env, policy, item, sample, config.timeout_s)
-            if transcript is None:
-                record_done(record)
-                continue
-            to_score.append((item, record, transcript))
-            waiting.set()
-            await asyncio.sleep(0)  # let a scorer take it now: a CPU-bound policy may never yield otherwise
-            while len(to_score) >= backlog:
-                room.clear()
-                await room.wait()
-
-    async def play_all() -> None:
-        nonlocal playing
-        try:
-            await asyncio.gather(*(player() for _ in range(min(config.concurrency, max(1, len(pending))))))
-        finally:
-            playing = False
-            waiting.set()
-
+    scheduler = Scheduler(env, policy, pending, concurrency=config.concurrency, timeout_s=config.timeout_s,
+                          pool=pool, tally=tally, on_done=record_done)
     try:
         if progress_bar is not None:
             progress_bar.start()
-        scorers = [scorer() for _ in range(n_scorers)]
-        await asyncio.gather(play_all(), *scorers)
+        await scheduler.run()
     finally:
         if progress_bar is not None:
             progress_bar.stop()
@@ -246,24 +130,23 @@ async def run_eval(
             own_pool.close()
         run_dir.close()
         seconds = time.perf_counter() - start
-        n_err = sum(errors.values())
         metadata.update(
-            status="stopped" if (stopped_early or pending) else "finished",
+            status="stopped" if (tally.stopped_early or pending) else "finished",
             finished_at=now_iso(),
             seconds=round(seconds, 3),
             cpu_seconds=round(time.process_time() - cpu_start, 3),  # this process, every thread; not score workers
-            rollouts={"total": total, "finished_this_session": finished, "kept_from_before": len(kept),
+            rollouts={"total": total, "finished_this_session": tally.finished, "kept_from_before": len(kept),
                       "remaining": len(pending)},
-            errors={"count": n_err, "by_kind": dict(errors)},
-            usage=(usage + sum((r.usage for r in kept), Usage())).model_dump(),
+            errors={"count": tally.error_count, "by_kind": dict(tally.errors)},
+            usage=(tally.usage + sum((r.usage for r in kept), Usage())).model_dump(),
         )
         run_dir.write_metadata(metadata)
         aclose = getattr(policy, "aclose", None)
         if callable(aclose):
             await aclose()  # a model's HTTP connections belong to this event loop: close them in it
-    return RunOutcome(run_dir=run_dir, total=total, done=finished + len(kept), errors=sum(errors.values()),
-                      errors_by_kind=dict(errors), resumed=len(kept), seconds=seconds,
-                      stopped_early=stopped_early, usage=usage)
+    return RunOutcome(run_dir=run_dir, total=total, done=tally.finished + len(kept), errors=tally.error_count,
+                      errors_by_kind=dict(tally.errors), resumed=len(kept), seconds=seconds,
+                      stopped_early=tally.stopped_early, usage=tally.usage)
 
 
 def _make_progress(enabled: bool, label: str, total: int, completed: int) -> tuple[Any, Any]:

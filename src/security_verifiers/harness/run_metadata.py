@@ -1,0 +1,82 @@
+"""What ``metadata.json`` says of a run, and the rule for resuming one.
+
+A run's metadata is written twice: before the first rollout (how the run was built: environment, dataset,
+policy, settings, versions) and when it ends (status, counts, time, usage). A resume must be the same
+experiment as the run it continues, so it is checked against the stored metadata before anything is
+played; the kept rollouts then come from the run directory's own compaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from security_verifiers.core.datasets import Dataset
+from security_verifiers.core.errors import ConfigError
+from security_verifiers.core.rundir import (
+    METADATA_SCHEMA_VERSION,
+    RunDir,
+    code_version,
+    environment_versions,
+    now_iso,
+)
+from security_verifiers.core.types import RolloutRecord
+from security_verifiers.envs.base import Environment
+from security_verifiers.models.base import Policy
+
+#: The parts of the metadata that define the experiment: a resume must agree on each (item ids aside).
+EXPERIMENT_KEYS = ("env", "dataset", "policy")
+
+
+def initial_metadata(env: Environment, policy: Policy, dataset: Dataset, run_id: str, run_settings: dict[str, Any],
+                     model_name: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The metadata written before the first rollout; ``tools`` is filled in once the scorer's engines load."""
+    return {
+        "schema_version": METADATA_SCHEMA_VERSION,
+        "run_id": run_id,
+        "status": "running",
+        "code": code_version(),
+        "env": env.describe(),
+        "dataset": {"id": dataset.id, "hash": dataset.hash, "splits": list(dataset.splits),
+                    "source": dataset.source, "n": len(dataset), "item_ids": [i.id for i in dataset.items]},
+        "policy": policy.describe(),
+        "model": model_name,
+        "run": run_settings,
+        "versions": environment_versions(),
+        "tools": None,
+        **(extra or {}),
+    }
+
+
+def check_resumable(existing: dict[str, Any], fresh: dict[str, Any]) -> None:
+    """A resumed run must be the same experiment: same env, config, data, policy and samples per item."""
+    for key in EXPERIMENT_KEYS:
+        old = {k: v for k, v in existing.get(key, {}).items() if k != "item_ids"}
+        new = {k: v for k, v in fresh[key].items() if k != "item_ids"}
+        if old != new:
+            raise ConfigError(
+                f"cannot resume {existing.get('run_id')}: its {key} differs from this invocation "
+                f"(was {old}, now {new}); start a new run instead"
+            )
+    if existing.get("run", {}).get("samples") != fresh["run"]["samples"]:
+        raise ConfigError("cannot resume: --samples differs from the original run")
+
+
+def start_or_resume(run_dir: RunDir, metadata: dict[str, Any], resume: bool) -> list[RolloutRecord]:
+    """Stamp ``metadata`` with its start (and resume) times; return the rollouts a resume keeps.
+
+    A fresh run refuses a directory that already holds results (nothing is overwritten); a resume refuses one
+    that holds no run, or a different experiment, and compacts the results file (cut lines, errored rollouts that
+    will be retried and duplicates go) before anything is appended.
+    """
+    if not resume:
+        if run_dir.results_path.exists():
+            raise ConfigError(f"{run_dir.path} already holds results; pass --resume or choose another --run-id")
+        metadata["started_at"] = now_iso()
+        return []
+    if not run_dir.metadata_path.exists():
+        raise ConfigError(f"nothing to resume at {run_dir.path}")
+    existing = run_dir.read_metadata()
+    check_resumable(existing, metadata)
+    metadata["started_at"] = existing.get("started_at", now_iso())
+    metadata["resumed_at"] = [*existing.get("resumed_at", []), now_iso()]
+    return run_dir.compact_for_resume()
