@@ -4,7 +4,7 @@ It speaks the real wire format over real HTTP, so retries, timeouts, headers and
 are those of the client the policy ships with, not a mock of it. Use it as a context manager::
 
     with FakeOpenAIServer(reply=lambda request: "hello") as server:
-        policy = OpenAIChatPolicy("m", base_url=server.base_url)
+        policy = OpenAIChatPolicy("m", endpoint=Endpoint(base_url=server.base_url))
         server.fail_next(429, 500)  # served before the next success
         ...
         assert server.request_count == 3

@@ -1,7 +1,8 @@
 """The ``sv`` command line: eval, report, bench, data (build, import), rules, envs.
 
 Options that configure sampling and run execution are derived from the pydantic configs
-(:class:`Sampling`, :class:`RunConfig`), so their help and validation are written once.
+(:class:`Endpoint`, :class:`Sampling`, :class:`RunConfig`), so their help, defaults and validation are
+written once.
 """
 
 from __future__ import annotations
@@ -160,10 +161,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from security_verifiers.envs.base import get_env
     from security_verifiers.harness.policies import resolve_policy
     from security_verifiers.harness.runner import RunConfig, run_eval
-    from security_verifiers.models.base import Sampling
+    from security_verifiers.models.base import Endpoint, Sampling
     from security_verifiers.report import regenerate
 
     env = get_env(args.env, parse_env_options(args.env_option))
+    endpoint = config_from_args(Endpoint, args)
     sampling = config_from_args(Sampling, args)
     run_config = config_from_args(RunConfig, args)
     dataset = _load_dataset(env, args)  # before the cache, the policy and the run directory: nothing is written
@@ -174,8 +176,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         default_dir = Path.home() / ".cache" / "security-verifiers"
         cache_dir = Path(args.cache_dir or os.environ.get("SV_CACHE_DIR") or default_dir)
         cache = ResponseCache(cache_dir / "responses.sqlite")
-    policy = resolve_policy(args.model, env, base_url=args.base_url, api_key_env=args.api_key_env,
-                            sampling=sampling, timeout_s=run_config.timeout_s, max_retries=args.max_retries,
+    policy = resolve_policy(args.model, env, endpoint=endpoint, sampling=sampling, timeout_s=run_config.timeout_s,
                             cache=cache)
     root = Path(args.out)
     if args.resume:
@@ -448,7 +449,7 @@ def cmd_envs(args: argparse.Namespace) -> int:
 # -- parser --------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     from security_verifiers.harness.runner import RunConfig
-    from security_verifiers.models.base import Sampling
+    from security_verifiers.models.base import Endpoint, Sampling
 
     parser = _Parser(
         prog="sv", description="Security Verifiers: security RL environments scored by executable checks.",
@@ -463,12 +464,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="`baseline:<name>` for a built-in policy, `hf:<dir or hub name>` for a transformers model run "
                     "in this process (single-turn; see DEVELOPERS.md), or a model name served by an "
                     "OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, OpenRouter).")
-    ev.add_argument("--base-url", default=None,
-                    help="Endpoint base URL, e.g. http://localhost:8000/v1 (default: $OPENAI_BASE_URL or OpenAI).")
-    ev.add_argument("--api-key-env", default="OPENAI_API_KEY",
-                    help="Name of the environment variable holding the API key (never the key itself).")
-    ev.add_argument("--max-retries", type=int, default=4,
-                    help="Retries with exponential backoff for transient endpoint errors (429, 5xx, connection).")
     ev.add_argument("--split", default="test", help="Split(s) to evaluate, comma-separated, e.g. test,ood.")
     ev.add_argument("--n", type=int, default=None, help="Use only the first N items of each split.")
     ev.add_argument("--data", default=None, help="Evaluate a dataset file (JSONL from `sv data build`) instead.")
@@ -485,6 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--cache-dir", default=None,
                     help="Response cache directory (default: $SV_CACHE_DIR or ~/.cache/security-verifiers).")
     ev.add_argument("--quiet", action="store_true", help="No progress bar or metric table.")
+    add_config_options(ev, Endpoint, "endpoint (models served over the OpenAI API)")
     add_config_options(ev, Sampling, "sampling")
     add_config_options(ev, RunConfig, "execution")
     ev.set_defaults(func=cmd_eval)

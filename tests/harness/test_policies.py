@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from security_verifiers.core.errors import ConfigError
 from security_verifiers.core.types import Item, Message
 from security_verifiers.envs.base import Environment, get_env
 from security_verifiers.harness.policies import resolve_policy
-from security_verifiers.models.base import Baseline, Policy, Sampling
+from security_verifiers.models.base import Baseline, Endpoint, Policy, Sampling
 from security_verifiers.models.openai_compat import OpenAIChatPolicy
 
 
@@ -50,11 +51,9 @@ def test_other_names_are_openai_compatible_models(env: Environment, monkeypatch:
     policy = resolve_policy(
         "gpt-4o-mini",
         env,
-        base_url="https://api.example.com/v1",
-        api_key_env="SV_TEST_KEY",
+        endpoint=Endpoint(base_url="https://api.example.com/v1", api_key_env="SV_TEST_KEY", max_retries=1),
         sampling=sampling,
         timeout_s=7.0,
-        max_retries=1,
     )
     assert isinstance(policy, OpenAIChatPolicy) and isinstance(policy, Policy)
     assert policy.name == "gpt-4o-mini"
@@ -65,7 +64,8 @@ def test_other_names_are_openai_compatible_models(env: Environment, monkeypatch:
 def test_model_without_key_is_a_config_error(env: Environment, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SV_TEST_KEY", raising=False)
     with pytest.raises(ConfigError, match="SV_TEST_KEY"):
-        resolve_policy("gpt-4o-mini", env, base_url="https://api.example.com/v1", api_key_env="SV_TEST_KEY")
+        resolve_policy("gpt-4o-mini", env,
+                       endpoint=Endpoint(base_url="https://api.example.com/v1", api_key_env="SV_TEST_KEY"))
 
 
 def test_network_logs_baselines_resolve(env: Environment) -> None:
@@ -74,3 +74,11 @@ def test_network_logs_baselines_resolve(env: Environment) -> None:
     assert isinstance(policy, baselines.ReferenceBaseline) and isinstance(policy, Policy)
     with pytest.raises(ConfigError, match="reference"):
         resolve_policy("baseline:nope", env)
+
+
+@pytest.mark.parametrize("bad", [{"max_retries": -1}, {"max_retries": 1000}, {"api_key_env": "sk-abc def"},
+                                 {"api_key_env": ""}, {"base_url": ""}])
+def test_endpoint_rejects_what_no_endpoint_can_use(bad: dict[str, object]) -> None:
+    """A negative retry count reached the client's assertion; a key pasted in place of a variable name must stop."""
+    with pytest.raises(ValidationError):
+        Endpoint.model_validate(bad)

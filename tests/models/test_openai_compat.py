@@ -19,7 +19,7 @@ from security_verifiers.core.rundir import RunDir, read_records
 from security_verifiers.core.types import Completion, Item, Message, RolloutRecord, ToolCall
 from security_verifiers.envs.network_logs import NetworkLogs
 from security_verifiers.harness.runner import RunConfig, run_eval
-from security_verifiers.models.base import Policy, Sampling
+from security_verifiers.models.base import Endpoint, Policy, Sampling
 from security_verifiers.models.openai_compat import OpenAIChatPolicy
 from tests.fakeserver import FakeOpenAIServer
 from tests.helpers import e1_item
@@ -58,7 +58,7 @@ def ask(policy: OpenAIChatPolicy, sample: int = 0, tools: list[dict[str, Any]] |
 
 def test_reply_is_mapped_with_text_unstripped(server: FakeOpenAIServer) -> None:
     server.reply = lambda request: '  {"label": "Benign"}\n'
-    completion = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url))
+    completion = ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url)))
     assert completion.text == '  {"label": "Benign"}\n'
     assert completion.finish_reason == "stop"
     assert completion.usage.prompt_tokens == 5  # words of the two messages, as the fake counts them
@@ -68,7 +68,7 @@ def test_reply_is_mapped_with_text_unstripped(server: FakeOpenAIServer) -> None:
 
 def test_request_carries_messages_and_sampling(server: FakeOpenAIServer) -> None:
     sampling = Sampling(temperature=0.7, max_tokens=77, top_p=0.9, seed=5)
-    ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, sampling=sampling))
+    ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url), sampling=sampling))
     (body,) = server.requests
     assert body["model"] == "fake-model"
     assert body["messages"] == [m.to_openai() for m in MESSAGES]
@@ -78,7 +78,7 @@ def test_request_carries_messages_and_sampling(server: FakeOpenAIServer) -> None
 
 
 def test_unset_sampling_fields_are_omitted(server: FakeOpenAIServer) -> None:
-    ask(OpenAIChatPolicy("fake-model", base_url=server.base_url))
+    ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url)))
     (body,) = server.requests
     assert body["temperature"] == 0.0 and body["max_tokens"] == 1024
     assert "top_p" not in body and "seed" not in body
@@ -91,7 +91,7 @@ def test_tools_are_sent_and_tool_calls_mapped(server: FakeOpenAIServer) -> None:
         "function": {"name": "scan", "arguments": '{"host": "10.0.0.1"}'},
     }
     server.reply = lambda request: {"content": None, "tool_calls": [call]}
-    completion = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url), tools=[SCAN_TOOL])
+    completion = ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url)), tools=[SCAN_TOOL])
     assert server.requests[0]["tools"] == [{"type": "function", "function": SCAN_TOOL}]
     assert completion.tool_calls == [ToolCall(id="call_1", name="scan", arguments='{"host": "10.0.0.1"}')]
     assert completion.text == "" and completion.finish_reason == "tool_calls"
@@ -99,13 +99,13 @@ def test_tools_are_sent_and_tool_calls_mapped(server: FakeOpenAIServer) -> None:
 
 def test_wrapped_tool_schemas_are_sent_as_given(server: FakeOpenAIServer) -> None:
     wrapped = {"type": "function", "function": SCAN_TOOL}
-    ask(OpenAIChatPolicy("fake-model", base_url=server.base_url), tools=[wrapped])
+    ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url)), tools=[wrapped])
     assert server.requests[0]["tools"] == [wrapped]
 
 
 def test_transient_errors_are_retried(server: FakeOpenAIServer) -> None:
     server.fail_next(429, 500)
-    completion = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=4))
+    completion = ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, max_retries=4)))
     assert completion.text == "echo: is this bad"
     assert server.request_count == 3
 
@@ -113,7 +113,7 @@ def test_transient_errors_are_retried(server: FakeOpenAIServer) -> None:
 def test_persistent_errors_become_provider_errors(server: FakeOpenAIServer) -> None:
     server.fail_next(500, 500, 500, 500)
     with pytest.raises(InfraError) as err:
-        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=2))
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, max_retries=2)))
     assert err.value.kind is ErrorKind.PROVIDER
     assert server.request_count == 3
 
@@ -121,7 +121,7 @@ def test_persistent_errors_become_provider_errors(server: FakeOpenAIServer) -> N
 def test_client_errors_are_not_retried(server: FakeOpenAIServer) -> None:
     server.fail_next(400)
     with pytest.raises(InfraError) as err:
-        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=4))
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, max_retries=4)))
     assert err.value.kind is ErrorKind.PROVIDER
     assert server.request_count == 1
 
@@ -130,7 +130,7 @@ def test_slow_server_is_a_timeout(server: FakeOpenAIServer) -> None:
     server.delay_s = 10.0
     started = time.monotonic()
     with pytest.raises(InfraError) as err:
-        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, timeout_s=0.3, max_retries=0))
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, max_retries=0), timeout_s=0.3))
     assert err.value.kind is ErrorKind.TIMEOUT
     assert time.monotonic() - started < 5
 
@@ -139,7 +139,7 @@ def test_unreachable_endpoint_is_a_provider_error(server: FakeOpenAIServer) -> N
     url = server.base_url
     server.close()  # nothing listens on the port any more (closing twice in the fixture is harmless)
     with pytest.raises(InfraError) as err:
-        ask(OpenAIChatPolicy("fake-model", base_url=url, max_retries=0))
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=url, max_retries=0)))
     assert err.value.kind is ErrorKind.PROVIDER
 
 
@@ -154,14 +154,14 @@ def test_unreachable_endpoint_is_a_provider_error(server: FakeOpenAIServer) -> N
 def test_response_without_message_is_a_provider_error(server: FakeOpenAIServer, body: dict[str, Any]) -> None:
     server.reply = lambda request: {"raw": body}
     with pytest.raises(InfraError) as err:
-        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=0))
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, max_retries=0)))
     assert err.value.kind is ErrorKind.PROVIDER
 
 
 def test_cache_hit_skips_the_server(server: FakeOpenAIServer, tmp_path: Path) -> None:
     with ResponseCache(tmp_path / "cache.sqlite") as cache:
-        first = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache))
-        second = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url + "/", cache=cache))
+        first = ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url), cache=cache))
+        second = ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url + "/"), cache=cache))
     assert server.request_count == 1
     assert not first.cached and second.cached
     assert second.model_copy(update={"cached": False}) == first
@@ -169,11 +169,12 @@ def test_cache_hit_skips_the_server(server: FakeOpenAIServer, tmp_path: Path) ->
 
 def test_cache_misses_on_other_sampling_sample_or_endpoint(server: FakeOpenAIServer, tmp_path: Path) -> None:
     with FakeOpenAIServer() as other_server, ResponseCache(tmp_path / "cache.sqlite") as cache:
-        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache))
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url), cache=cache))
         hot = Sampling(temperature=0.8)
-        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache, sampling=hot))
-        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache, sampling=hot), sample=1)
-        ask(OpenAIChatPolicy("fake-model", base_url=other_server.base_url, cache=cache))
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url), cache=cache, sampling=hot))
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url), cache=cache, sampling=hot),
+            sample=1)
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=other_server.base_url), cache=cache))
         assert other_server.request_count == 1
     assert server.request_count == 3
 
@@ -181,23 +182,23 @@ def test_cache_misses_on_other_sampling_sample_or_endpoint(server: FakeOpenAISer
 def test_cache_survives_reopening(server: FakeOpenAIServer, tmp_path: Path) -> None:
     path = tmp_path / "cache.sqlite"
     with ResponseCache(path) as cache:
-        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache))
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url), cache=cache))
     with ResponseCache(path) as cache:
-        assert ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, cache=cache)).cached
+        assert ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url), cache=cache)).cached
     assert server.request_count == 1
 
 
 def test_missing_key_for_remote_endpoint_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SV_TEST_KEY", raising=False)
     with pytest.raises(ConfigError, match="SV_TEST_KEY"):
-        OpenAIChatPolicy("gpt-x", base_url="https://api.example.com/v1", api_key_env="SV_TEST_KEY")
+        OpenAIChatPolicy("gpt-x", endpoint=Endpoint(base_url="https://api.example.com/v1", api_key_env="SV_TEST_KEY"))
 
 
 def test_key_is_read_from_the_named_variable(
     server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SV_TEST_KEY", "sk-test-secret")
-    policy = OpenAIChatPolicy("fake-model", base_url=server.base_url, api_key_env="SV_TEST_KEY")
+    policy = OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, api_key_env="SV_TEST_KEY"))
     assert "sk-test-secret" not in repr(policy.describe())
     ask(policy)
     assert server.headers[0]["authorization"] == "Bearer sk-test-secret"
@@ -214,7 +215,8 @@ def test_base_url_defaults_from_environment(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_describe_and_protocol() -> None:
-    policy = OpenAIChatPolicy("org/model:7b", base_url="http://[::1]:8000/v1", timeout_s=9.0, max_retries=1)
+    policy = OpenAIChatPolicy("org/model:7b", endpoint=Endpoint(base_url="http://[::1]:8000/v1", max_retries=1),
+                              timeout_s=9.0)
     assert isinstance(policy, Policy)
     assert policy.name == "org/model:7b"
     assert policy.describe() == {
@@ -232,14 +234,15 @@ def test_describe_and_protocol() -> None:
 def test_max_tokens_can_travel_as_max_completion_tokens(server: FakeOpenAIServer) -> None:
     # OpenAI's reasoning models reject max_tokens; the same limit goes under the newer field name.
     sampling = Sampling(max_tokens=77, max_tokens_field="max_completion_tokens")
-    ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, sampling=sampling))
+    ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url), sampling=sampling))
     (body,) = server.requests
     assert body["max_completion_tokens"] == 77 and "max_tokens" not in body and "max_tokens_field" not in body
 
 
 def test_post_sends_what_chat_completions_create_sends(server: FakeOpenAIServer) -> None:
     # The policy calls ``post`` to skip create's re-typing of the request: the wire must not change.
-    policy = OpenAIChatPolicy("fake-model", base_url=server.base_url, sampling=Sampling(top_p=0.5, seed=1))
+    policy = OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url),
+                              sampling=Sampling(top_p=0.5, seed=1))
     wrapped_tools = [{"type": "function", "function": SCAN_TOOL}]
 
     async def both(p: OpenAIChatPolicy) -> None:
@@ -267,7 +270,7 @@ def test_lenient_responses_are_read(
     server: FakeOpenAIServer, body: dict[str, Any], text: str, finish_reason: str | None
 ) -> None:
     server.reply = lambda request: {"raw": body}
-    completion = ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=0))
+    completion = ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, max_retries=0)))
     assert (completion.text, completion.finish_reason) == (text, finish_reason)
     assert completion.usage.prompt_tokens == completion.usage.completion_tokens == 0
 
@@ -284,7 +287,7 @@ def test_lenient_responses_are_read(
 def test_malformed_responses_are_provider_errors(server: FakeOpenAIServer, body: dict[str, Any], message: str) -> None:
     server.reply = lambda request: {"raw": body}
     with pytest.raises(InfraError) as err:
-        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, max_retries=0))
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, max_retries=0)))
     assert err.value.kind is ErrorKind.PROVIDER and message in err.value.message
 
 
@@ -336,7 +339,8 @@ def test_runner_through_the_aiohttp_transport(
         server.fail_next(*failures)
         if case == "connection refused":
             server.close()
-        policy = OpenAIChatPolicy("fake-model", base_url=server.base_url, timeout_s=0.3, max_retries=1)
+        policy = OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, max_retries=1),
+                                  timeout_s=0.3)
         (record,) = evaluate(policy, tmp_path)
         assert server.request_count == requests
     if error is None:
@@ -351,7 +355,7 @@ def test_one_client_serves_every_rollout_and_a_later_run_opens_a_new_one(
     tmp_path: Path, aiohttp_clients: list[Any]
 ) -> None:
     with FakeOpenAIServer(reply=lambda request: E1_ANSWER) as server:
-        policy = OpenAIChatPolicy("fake-model", base_url=server.base_url)
+        policy = OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url))
         first = evaluate(policy, tmp_path / "a", n=6)
         second = evaluate(policy, tmp_path / "b", n=6)  # another event loop: the closed client is not reused
         assert server.request_count == 12

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from security_verifiers.core.cache import ResponseCache
 from security_verifiers.core.errors import ConfigError
-from security_verifiers.models.base import Policy, Sampling
+from security_verifiers.models.base import Endpoint, Policy, Sampling
 
 if TYPE_CHECKING:
     from security_verifiers.envs.base import Environment
@@ -19,18 +19,16 @@ def resolve_policy(
     model: str,
     env: Environment,
     *,
-    base_url: str | None = None,
-    api_key_env: str = "OPENAI_API_KEY",
+    endpoint: Endpoint | None = None,
     sampling: Sampling | None = None,
     timeout_s: float = 120.0,
-    max_retries: int = 4,
     cache: ResponseCache | None = None,
 ) -> Policy:
     """``baseline:<name>`` is ``env``'s built-in baseline of that name; ``hf:<path or hub name>`` a transformers
     model run in this process; anything else is a model name at an OpenAI-compatible endpoint.
 
     Baselines are per environment (a baseline reads that environment's items), hence ``env``.
-    The endpoint options apply only to models; ``sampling=None`` means ``Sampling()``.
+    The endpoint (default: ``Endpoint()``) applies only to served models; ``sampling=None`` means ``Sampling()``.
     """
     if model.startswith(BASELINE_PREFIX):
         name = model.removeprefix(BASELINE_PREFIX)
@@ -51,10 +49,8 @@ def resolve_policy(
 
     return OpenAIChatPolicy(
         model,
-        base_url=base_url,
-        api_key_env=api_key_env,
+        endpoint=endpoint,
         sampling=sampling,
         timeout_s=timeout_s,
-        max_retries=max_retries,
         cache=cache,
     )

@@ -28,6 +28,28 @@ class Sampling(BaseModel):
     )
 
 
+class Endpoint(BaseModel):
+    """Where an OpenAI-compatible model is served and how to reach it: the one place these defaults live (the
+    CLI derives its options from it). The key itself is never here, only the variable that holds it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str | None = Field(
+        None, min_length=1,
+        description="Endpoint base URL, e.g. http://localhost:8000/v1 ($OPENAI_BASE_URL, else OpenAI's, when unset).",
+    )
+    api_key_env: str = Field(
+        "OPENAI_API_KEY", min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Name of the environment variable holding the API key (never the key itself); a loopback "
+        "endpoint needs none.",
+    )
+    max_retries: int = Field(
+        4, ge=0, le=20,
+        description="Retries with exponential backoff for transient endpoint errors (408, 409, 429, 5xx, "
+        "connection failures), honouring retry-after.",
+    )
+
+
 @runtime_checkable
 class Policy(Protocol):
     """Anything that answers an episode's messages.

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from security_verifiers.core.cache import ResponseCache
 from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError, boundary
 from security_verifiers.core.types import Completion, Item, Message, ToolCall, Usage
-from security_verifiers.models.base import Sampling
+from security_verifiers.models.base import Endpoint, Sampling
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Sent as the key to local servers, which need none but whose clients still require one.
@@ -68,22 +68,21 @@ class OpenAIChatPolicy:
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        endpoint: Endpoint | None = None,
         sampling: Sampling | None = None,
         timeout_s: float = 120.0,
-        max_retries: int = 4,
         cache: ResponseCache | None = None,
     ) -> None:
+        endpoint = endpoint if endpoint is not None else Endpoint()
         # ``name`` is the model as given: run directories are named after it.
         self.name = model
         self.model = model
         # One spelling per endpoint, so "…/v1" and "…/v1/" share cache entries.
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        self.api_key_env = api_key_env
+        self.base_url = (endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.api_key_env = endpoint.api_key_env
         self.sampling = sampling if sampling is not None else Sampling()
         self.timeout_s = timeout_s
-        self.max_retries = max_retries
+        self.max_retries = endpoint.max_retries
         self.cache = cache
         self._key = self._api_key()
         self._client: openai.AsyncOpenAI | None = None
