@@ -138,17 +138,14 @@ def _print_metrics(summary: dict[str, Any], env: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from security_verifiers.core.metrics_report import MetricsReport, fmt
+
     table = Table(title=f"{summary['env']['name']} · {summary.get('model')}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("95% CI", justify="right")
-    metrics = summary.get("metrics", {})
-    intervals = summary.get("intervals", {})
-    for key, _ in env.headline_metrics:
-        value = metrics.get(key)
-        ci = intervals.get(key)
-        table.add_row(key, "—" if value is None else f"{value:.4f}",
-                      "" if not ci or None in ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]")
+    for row in MetricsReport.from_summary(summary).headline(env.headline_metrics):
+        table.add_row(f"{row.key} {row.arrow}", fmt(row.value), "" if row.interval is None else fmt(row.interval))
     counts = summary.get("counts", {})
     table.caption = (f"{counts.get('scored', 0)} scored, {counts.get('errors', 0)} infrastructure errors "
                      f"(excluded), {counts.get('parse_failures', 0)} unparseable answers (scored at minimum)")

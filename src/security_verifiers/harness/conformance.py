@@ -218,7 +218,7 @@ def check_headline_metrics_are_reported(env: Environment) -> None:
     for split in env.public_splits:
         items = _few(env, split)
         for name, (_, scores) in _baseline_runs(env, items).items():
-            result = env.metrics([s.outcome for s in scores], [i.id for i in items])
+            result = env.metrics_report([s.outcome for s in scores], [i.id for i in items]).stored()
             json.dumps(result, allow_nan=False)  # a report must be valid JSON: no NaN, no infinity
             for key, _ in env.headline_metrics:
                 assert key in result["metrics"], f"{split}: headline metric {key!r} missing for {name}"

@@ -39,12 +39,13 @@ def load_run(run_dir: Path) -> tuple[dict[str, Any], list[RolloutRecord]]:
     return metadata, latest_by_key(read_results(run_dir / "results.jsonl"))
 
 
-def _by_item(records: Sequence[RolloutRecord]) -> dict[str, list[dict[str, Any]]]:
+def _by_item(env: Environment, records: Sequence[RolloutRecord]) -> dict[str, list[Any]]:
+    """Each item's scored outcomes, in the environment's typed form (validated once, read many times)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         if record.error is None:
             out.setdefault(record.item_id, []).append(record.outcome)
-    return out
+    return {item: list(env.typed_outcomes(outcomes)) for item, outcomes in out.items()}
 
 
 def _numeric(metrics: dict[str, Any]) -> dict[str, float | None]:
@@ -64,12 +65,12 @@ def compare_runs(a_dir: Path, b_dir: Path, n_boot: int = N_BOOT, seed: int = SEE
     env: Environment = get_env(env_a["name"], env_a.get("config") or {})
     if env.version != env_a["version"]:
         raise ConfigError(f"the runs were scored by {env.name} {env_a['version']}; this code is {env.version}")
-    outcomes_a, outcomes_b = _by_item(records_a), _by_item(records_b)
+    outcomes_a, outcomes_b = _by_item(env, records_a), _by_item(env, records_b)
     shared = sorted(set(outcomes_a) & set(outcomes_b))
     if not shared:
         raise ConfigError("the runs share no scored item (different datasets or splits); nothing to compare")
 
-    def metrics_of(side: dict[str, list[dict[str, Any]]], picks: Sequence[str]) -> dict[str, float | None]:
+    def metrics_of(side: dict[str, list[Any]], picks: Sequence[str]) -> dict[str, float | None]:
         return _numeric(env.point_metrics([o for item in picks for o in side[item]]))
 
     point_a, point_b = metrics_of(outcomes_a, shared), metrics_of(outcomes_b, shared)

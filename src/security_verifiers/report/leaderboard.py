@@ -14,8 +14,9 @@ from typing import Any
 
 from rich.table import Table
 
+from security_verifiers.core.metrics_report import MetricsReport, fmt
 from security_verifiers.envs.base import Environment
-from security_verifiers.report.markdown import fmt, md_table
+from security_verifiers.report.markdown import md_table
 
 LEADERBOARD_SCHEMA_VERSION = 1
 RANK_KEY = "reward_mean"
@@ -23,14 +24,15 @@ RANK_KEY = "reward_mean"
 
 def _row(entry: dict[str, Any], columns: list[str]) -> dict[str, Any]:
     summary = entry["summary"]
-    metrics, intervals = summary.get("metrics") or {}, summary.get("intervals") or {}
+    report = MetricsReport.from_summary(summary)
+    reward = report.intervals.get(RANK_KEY)
     return {
         "policy": entry["policy"],
         "run_dir": str(entry["run_dir"]),
         "model": summary.get("model"),
         "env_version": summary["env"]["version"],
-        **{key: metrics.get(key) for key in columns},
-        "reward_ci": intervals.get(RANK_KEY),
+        **{row.key: row.value for row in report.headline([(key, True) for key in columns])},
+        "reward_ci": list(reward) if reward is not None else None,
         "errors": summary["counts"]["errors"],
     }
 

@@ -7,25 +7,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from security_verifiers.core.metrics_report import MetricsReport, fmt
 from security_verifiers.envs.base import Environment
 
 #: A breakdown with more columns than this is printed transposed (metrics as rows) to stay readable.
 MAX_BREAKDOWN_COLUMNS = 10
-
-
-def fmt(value: Any) -> str:
-    """One table cell: floats to 4 decimals, ``None`` as a dash, a pair as an interval.
-
-    >>> fmt(0.123456), fmt(None), fmt(3), fmt([0.1, 0.25])
-    ('0.1235', '–', '3', '[0.1000, 0.2500]')
-    """
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    if isinstance(value, list | tuple) and len(value) == 2:
-        return f"[{fmt(value[0])}, {fmt(value[1])}]"
-    return str(value)
 
 
 def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
@@ -80,17 +66,20 @@ def _counts(summary: dict[str, Any]) -> list[str]:
 
 
 def _metrics(summary: dict[str, Any]) -> list[str]:
-    metrics, intervals = summary["metrics"], summary["intervals"]
+    report = MetricsReport.from_summary(summary)
+    metrics, intervals = report.metrics, report.intervals
     if not metrics:
         return ["", "## Metrics", "", summary.get("note", "No metrics.")]
-    headline = [
-        [h["key"], "↑" if h["higher_is_better"] else "↓", metrics.get(h["key"]), intervals.get(h["key"])]
-        for h in summary["headline_metrics"]
-    ]
-    return ["", "## Headline metrics", "", "95% intervals: percentile bootstrap over rollouts.", "",
+    headline = [[row.key, row.arrow, row.value, row.interval] for row in report.headline(_headline_keys(summary))]
+    return ["", "## Headline metrics", "",
+            "95% intervals: percentile bootstrap over items (all rollouts of a drawn item together).", "",
             md_table(["metric", "better", "value", "95% CI"], headline),
             "", "## All metrics", "",
             md_table(["metric", "value", "95% CI"], ([k, v, intervals.get(k)] for k, v in metrics.items()))]
+
+
+def _headline_keys(summary: dict[str, Any]) -> list[tuple[str, bool]]:
+    return [(h["key"], h["higher_is_better"]) for h in summary["headline_metrics"]]
 
 
 def _breakdowns(summary: dict[str, Any]) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from security_verifiers.core.metrics import ratio
+from security_verifiers.core.metrics_report import MetricsReport
 from security_verifiers.core.rundir import latest_by_key, read_records
 from security_verifiers.core.types import ParseStatus, RolloutRecord
 from security_verifiers.envs.base import Environment
@@ -75,14 +76,16 @@ def _warnings(env: Environment, records: list[RolloutRecord]) -> list[str]:
 def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict[str, Any]) -> dict[str, Any]:
     """The summary of one run: counts over all records, metrics over the records without an error.
 
-    ``env.metrics`` must return ``{"metrics": {...flat...}, "intervals": {...}, "breakdowns": {...}}``.
+    ``env.metrics`` must return ``{"metrics": {...flat...}, "intervals": {...}, "breakdowns": {...}}`` (checked as a
+    :class:`MetricsReport`).
     Usage counts every record (errored calls still spent tokens).
     """
     foreign = sorted({r.env for r in records} - {env.name})
     if foreign:
         raise ValueError(f"records of environment(s) {', '.join(foreign)} cannot be summarised as {env.name}")
     ok = [r for r in records if r.error is None]
-    computed = env.metrics([r.outcome for r in ok], [r.item_id for r in ok]) if ok else {}
+    report = env.metrics_report([r.outcome for r in ok], [r.item_id for r in ok]) if ok else MetricsReport()
+    computed = report.stored()
     summary: dict[str, Any] = {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "env": {"name": env.name, "version": env.version, "config": env.config.model_dump(mode="json")},
@@ -93,9 +96,9 @@ def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict
         "dataset": {k: v for k, v in (metadata.get("dataset") or {}).items() if k != "item_ids"},
         "headline_metrics": [{"key": key, "higher_is_better": up} for key, up in env.headline_metrics],
         "counts": _counts(records, ok),
-        "metrics": computed.get("metrics", {}),
-        "intervals": computed.get("intervals", {}),
-        "breakdowns": computed.get("breakdowns", {}),
+        "metrics": computed["metrics"],
+        "intervals": computed["intervals"],
+        "breakdowns": computed["breakdowns"],
         "usage": {"prompt_tokens": sum(r.usage.prompt_tokens for r in records),
                   "completion_tokens": sum(r.usage.completion_tokens for r in records)},
         "latency_s": _latency(records),

@@ -22,8 +22,9 @@ from security_verifiers.core.workers import WorkerLimits
 from security_verifiers.engines.configs import ConfigParseError, inventory, resource_types
 from security_verifiers.engines.findings import Finding, Severity, catalog, rules_for
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, Toolbox, register
-from security_verifiers.envs.config_audit.baselines import context_of
+from security_verifiers.envs.config_audit.baselines import HACKS, context_of
 from security_verifiers.envs.config_audit.items import ConfigAuditInput, ConfigAuditTarget
+from security_verifiers.envs.config_audit.outcome import AuditOutcome, read_outcomes
 from security_verifiers.envs.config_audit.patch import PatchError, apply_patch
 from security_verifiers.envs.config_audit.scoring import (
     Detection,
@@ -117,9 +118,7 @@ class ConfigAudit(Environment):
     default_generated_size: ClassVar[int] = 100
     public_splits: ClassVar[tuple[str, ...]] = ("test",)
     honest_baselines: ClassVar[tuple[str, ...]] = ("tools", "autofix")
-    hack_baselines: ClassVar[tuple[str, ...]] = ("claim-everything", "empty", "delete-everything",
-                                                 "comment-out", "rename-resources", "equivalent-rewrite",
-                                                 "undeclared-reference")
+    hack_baselines: ClassVar[tuple[str, ...]] = HACKS  # named once, where they are written
     parity_hacks: ClassVar[tuple[str, ...]] = ("equivalent-rewrite", "undeclared-reference")
     score_batch_size: ClassVar[int] = 64
     score_workers: ClassVar[int] = 1
@@ -275,7 +274,7 @@ class ConfigAudit(Environment):
                 "tool_calls": transcript.tool_calls, "tool_seconds": transcript.tool_seconds,
                 "over_budget": over_budget, "cloud": item.meta.get("cloud")}
         if isinstance(answer, ParseFailure):
-            outcome = {**base, "valid": False, "reward": 0.0, "patch_present": False}
+            outcome = AuditOutcome(**base, valid=False, reward=0.0, patch_present=False).stored()
             return Score(reward=0.0, components={"detection": 0.0, "patch": 0.0}, outcome=outcome,
                          parse_status=answer.status, parse_error=answer.message)
         claims = [(f.rule_id, f.resource) for f in answer.value.findings]
@@ -290,8 +289,8 @@ class ConfigAudit(Environment):
         cfg = self.config
         reward = cfg.detection_weight * detection.score + cfg.patch_weight * outcome_patch.score
         reward = max(0.0, reward - cfg.over_budget_cost * over_budget)
-        outcome = {**base, "valid": True, "reward": reward, **_detection_outcome(detection),
-                   **{f"patch_{k}": v for k, v in vars(outcome_patch).items()}}
+        outcome = AuditOutcome(**base, valid=True, reward=reward, **_detection_outcome(detection),
+                               **{f"patch_{k}": v for k, v in vars(outcome_patch).items()}).stored()
         return Score(reward=reward, components={"detection": detection.score, "patch": outcome_patch.score},
                      outcome=outcome, parse_status=ParseStatus.OK)
 
@@ -351,10 +350,13 @@ class ConfigAudit(Environment):
 
         return config_audit_metrics(outcomes, items)
 
-    def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        from security_verifiers.envs.config_audit.metrics import flat_metrics
+    def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
+        return read_outcomes(outcomes)
 
-        return flat_metrics(outcomes)
+    def point_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
+        from security_verifiers.envs.config_audit.metrics import point_metrics
+
+        return point_metrics(outcomes)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         from security_verifiers.envs.config_audit.metrics import config_audit_plots

@@ -1,13 +1,14 @@
 """Metrics of config-audit, computed from the scorer's outcomes only (so ``sv report`` can rebuild them).
 
-Detection metrics are micro-averaged over all items: an unparseable answer claims nothing, so its
+Outcomes are read through :class:`~.outcome.AuditOutcome`: a missing key is an error, never a default. Detection
+metrics are micro-averaged over all items: an unparseable answer claims nothing, so its
 oracle findings count as missed (it is never dropped). Severity weights are the catalog's.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from security_verifiers.core.metrics import bootstrap_ci, breakdown, mean_or_none, ratio
+from security_verifiers.core.metrics import bootstrap_ci, mean_or_none, ratio
 from security_verifiers.engines.findings import Severity, catalog
+from security_verifiers.envs.config_audit.outcome import AuditOutcome, read_outcomes
 
 N_BOOT = 1000
 
@@ -32,52 +34,42 @@ def _f1(tp: float, fp: float, fn: float) -> float | None:
     return ratio(2 * tp, 2 * tp + fp + fn)
 
 
-def _get(o: dict[str, Any], key: str) -> float:
-    """A per-item count; an invalid answer detected nothing, so its oracle findings are all missed."""
-    if not o.get("valid"):
-        return {"fn": o.get("n_oracle", 0), "fn_w": o.get("oracle_weight", 0.0)}.get(key, 0.0)
-    return float(o.get(key, 0.0))
-
-
-def flat_metrics(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def flat_metrics(outcomes: Sequence[AuditOutcome]) -> dict[str, Any]:
     n = len(outcomes)
-    sums = {k: sum(_get(o, k) for o in outcomes) for k in ("tp", "fp", "fn", "tp_w", "fp_w", "fn_w")}
-    precision = ratio(sums["tp"], sums["tp"] + sums["fp"])
-    recall = ratio(sums["tp"], sums["tp"] + sums["fn"])
-    precision_w = ratio(sums["tp_w"], sums["tp_w"] + sums["fp_w"])
-    recall_w = ratio(sums["tp_w"], sums["tp_w"] + sums["fn_w"])
-    clean = [o for o in outcomes if o.get("clean")]
-    positive = [o for o in outcomes if not o.get("clean")]
-    patches = [o for o in outcomes if o.get("patch_present")]
-    good_patches = [o for o in patches if o.get("patch_inventory_ok")]
+    counts = [o.counts() for o in outcomes]
+    sums = {k: sum(getattr(c, k) for c in counts) for k in ("tp", "fp", "fn", "tp_w", "fp_w", "fn_w")}
+    clean = [o for o in outcomes if o.clean]
+    positive = [o for o in outcomes if not o.clean]
+    patches = [o for o in outcomes if o.patch_present]
+    good_patches = [o for o in patches if o.patch_inventory_ok]
     return {
         "n": n,
-        "format_valid_rate": ratio(sum(1 for o in outcomes if o.get("valid")), n),
-        "precision": precision, "recall": recall, "f1": _f1(sums["tp"], sums["fp"], sums["fn"]),
-        "precision_weighted": precision_w, "recall_weighted": recall_w,
+        "format_valid_rate": ratio(sum(1 for o in outcomes if o.valid), n),
+        "precision": ratio(sums["tp"], sums["tp"] + sums["fp"]),
+        "recall": ratio(sums["tp"], sums["tp"] + sums["fn"]),
+        "f1": _f1(sums["tp"], sums["fp"], sums["fn"]),
+        "precision_weighted": ratio(sums["tp_w"], sums["tp_w"] + sums["fp_w"]),
+        "recall_weighted": ratio(sums["tp_w"], sums["tp_w"] + sums["fn_w"]),
         "f1_weighted": _f1(sums["tp_w"], sums["fp_w"], sums["fn_w"]),
-        "detection_mean": mean_or_none([o.get("detection", 0.0) if o.get("valid") else 0.0 for o in outcomes]),
-        "clean_pass_rate": ratio(sum(1 for o in clean if o.get("valid") and o.get("claimed") == 0), len(clean)),
-        "false_positive_rate_clean": ratio(sum(1 for o in clean if o.get("valid") and o.get("claimed", 0) > 0),
-                                           len(clean)),
-        "patch_rate": ratio(sum(1 for o in positive if o.get("patch_present")), len(positive)),
-        "patch_apply_rate": ratio(sum(1 for o in patches if o.get("patch_applied")), len(patches)),
+        "detection_mean": mean_or_none([o.detection if o.detection is not None else 0.0 for o in outcomes]),
+        "clean_pass_rate": ratio(sum(1 for o in clean if o.valid and o.claimed == 0), len(clean)),
+        "false_positive_rate_clean": ratio(sum(1 for o in clean if o.valid and (o.claimed or 0) > 0), len(clean)),
+        "patch_rate": ratio(sum(1 for o in positive if o.patch_present), len(positive)),
+        "patch_apply_rate": ratio(sum(1 for o in patches if o.patch_applied), len(patches)),
         "patch_valid_rate": ratio(len(good_patches), len(patches)),
-        "fix_rate": ratio(sum(o.get("patch_fixed_w", 0.0) for o in positive),
-                          sum(o.get("oracle_weight", 0.0) for o in positive)),
-        "new_findings_per_patch": ratio(sum(o.get("patch_n_new", 0) for o in good_patches), len(good_patches)),
-        "tool_calls_mean": mean_or_none([o.get("tool_calls", 0) for o in outcomes]),
-        "tool_seconds_mean": mean_or_none([o.get("tool_seconds", 0.0) for o in outcomes]),
-        "over_budget_calls_mean": mean_or_none([o.get("over_budget", 0) for o in outcomes]),
-        "reward_mean": mean_or_none([o.get("reward", 0.0) for o in outcomes]),
+        "fix_rate": ratio(sum(o.patch_fixed_w or 0.0 for o in positive), sum(o.oracle_weight for o in positive)),
+        "new_findings_per_patch": ratio(sum(o.patch_n_new or 0 for o in good_patches), len(good_patches)),
+        "tool_calls_mean": mean_or_none([o.tool_calls for o in outcomes]),
+        "tool_seconds_mean": mean_or_none([o.tool_seconds for o in outcomes]),
+        "over_budget_calls_mean": mean_or_none([o.over_budget for o in outcomes]),
+        "reward_mean": mean_or_none([o.reward for o in outcomes]),
     }
 
 
-def _by_rule(outcomes: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _by_rule(outcomes: Sequence[AuditOutcome]) -> dict[str, dict[str, Any]]:
     counts: dict[str, Counter[str]] = {}
     for o in outcomes:
-        fn_rules = o.get("fn_rules", []) if o.get("valid") else o.get("oracle_rules", [])
-        for kind, rules in (("tp", o.get("tp_rules", [])), ("fp", o.get("fp_rules", [])), ("fn", fn_rules)):
+        for kind, rules in (("tp", o.tp_rules or []), ("fp", o.fp_rules or []), ("fn", o.missed_rules)):
             for rule in rules:
                 counts.setdefault(rule, Counter())[kind] += 1
     rows = {}
@@ -100,13 +92,14 @@ def _by_severity(rule_rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
     return out
 
 
-def _intervals(outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None) -> dict[str, list[float | None]]:
-    rewards = np.array([o.get("reward", 0.0) for o in outcomes], dtype=float)
-    tp_w = np.array([_get(o, "tp_w") for o in outcomes])
-    fp_w = np.array([_get(o, "fp_w") for o in outcomes])
-    fn_w = np.array([_get(o, "fn_w") for o in outcomes])
-    fixed = np.array([o.get("patch_fixed_w", 0.0) if not o.get("clean") else 0.0 for o in outcomes])
-    weight = np.array([o.get("oracle_weight", 0.0) if not o.get("clean") else 0.0 for o in outcomes])
+def _intervals(outcomes: Sequence[AuditOutcome], items: Sequence[str] | None) -> dict[str, list[float | None]]:
+    rewards = np.array([o.reward for o in outcomes], dtype=float)
+    counts = [o.counts() for o in outcomes]
+    tp_w = np.array([c.tp_w for c in counts])
+    fp_w = np.array([c.fp_w for c in counts])
+    fn_w = np.array([c.fn_w for c in counts])
+    fixed = np.array([0.0 if o.clean else (o.patch_fixed_w or 0.0) for o in outcomes])
+    weight = np.array([0.0 if o.clean else o.oracle_weight for o in outcomes])
 
     def f1w(idx: np.ndarray) -> float | None:
         return _f1(float(tp_w[idx].sum()), float(fp_w[idx].sum()), float(fn_w[idx].sum()))
@@ -119,21 +112,36 @@ def _intervals(outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None) 
     return {k: list(bootstrap_ci(len(outcomes), fn, n_boot=N_BOOT, seed=0, clusters=items)) for k, fn in stats.items()}
 
 
-def config_audit_metrics(outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
+def config_audit_metrics(stored: Sequence[Mapping[str, Any] | AuditOutcome],
+                         items: Sequence[str] | None = None) -> dict[str, Any]:
     """``{"metrics": flat, "intervals": ..., "breakdowns": {platform, cloud, rule, severity}}``; ``items`` (the
     item id of each outcome) makes the bootstrap resample items."""
-    outcomes = list(outcomes)
+    outcomes = read_outcomes(stored)
     rule_rows = _by_rule(outcomes)
+    terraform = [o for o in outcomes if o.platform == "terraform"]
     return {
         "metrics": flat_metrics(outcomes),
         "intervals": _intervals(outcomes, items) if outcomes else {},
         "breakdowns": {
-            "platform": breakdown(outcomes, "platform", flat_metrics),
-            "cloud": breakdown([o for o in outcomes if o.get("platform") == "terraform"], "cloud", flat_metrics),
+            "platform": _groups(outcomes, lambda o: o.platform),
+            "cloud": _groups(terraform, lambda o: o.cloud),
             "severity": _by_severity(rule_rows),
             "rule": rule_rows,
         },
     }
+
+
+def point_metrics(stored: Sequence[Mapping[str, Any] | AuditOutcome]) -> dict[str, Any]:
+    """The flat metrics alone (a paired bootstrap recomputes them per resample)."""
+    return flat_metrics(read_outcomes(stored))
+
+
+def _groups(outcomes: Sequence[AuditOutcome], key: Callable[[AuditOutcome], str | None]) -> dict[str, dict[str, Any]]:
+    """Flat metrics per value of ``key`` (``None`` read as 'unknown'), groups in sorted order."""
+    groups: dict[str, list[AuditOutcome]] = {}
+    for o in outcomes:
+        groups.setdefault(str(key(o) or "unknown"), []).append(o)
+    return {name: flat_metrics(groups[name]) for name in sorted(groups)}
 
 
 def _save(fig: Figure, path: Path) -> Path:
@@ -142,8 +150,9 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
-def config_audit_plots(outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
+def config_audit_plots(stored: Sequence[Mapping[str, Any] | AuditOutcome], out_dir: Path) -> list[Path]:
     """``rule_recall.png`` (recall per rule, coloured by severity) and ``patch_funnel.png``."""
+    outcomes = read_outcomes(stored)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = _by_rule(outcomes)
@@ -159,14 +168,12 @@ def config_audit_plots(outcomes: Sequence[dict[str, Any]], out_dir: Path) -> lis
     fig.tight_layout()
     paths = [_save(fig, out_dir / "rule_recall.png")]
 
-    positive = [o for o in outcomes if not o.get("clean")]
+    positive = [o for o in outcomes if not o.clean]
     stages = [("items with findings", len(positive)),
-              ("patch sent", sum(1 for o in positive if o.get("patch_present"))),
-              ("applied", sum(1 for o in positive if o.get("patch_applied"))),
-              ("valid + inventory kept", sum(1 for o in positive if o.get("patch_inventory_ok"))),
-              ("fixed everything", sum(1 for o in positive if o.get("patch_inventory_ok")
-                                       and o.get("patch_fixed_w") == o.get("oracle_weight")
-                                       and not o.get("patch_n_new")))]
+              ("patch sent", sum(1 for o in positive if o.patch_present)),
+              ("applied", sum(1 for o in positive if o.patch_applied)),
+              ("valid + inventory kept", sum(1 for o in positive if o.patch_inventory_ok)),
+              ("fixed everything", sum(1 for o in positive if o.fixed_everything))]
     fig = Figure(figsize=(7, 3.5))
     ax = fig.add_subplot()
     ax.bar([s for s, _ in stages], [v for _, v in stages], color="#3182bd")

@@ -37,14 +37,6 @@ class Detection:
     false_positives: tuple[tuple[str, str], ...]
     missed: tuple[tuple[str, str], ...]
 
-    @property
-    def precision_w(self) -> float | None:
-        return self.tp_w / (self.tp_w + self.fp_w) if self.tp_w + self.fp_w else None
-
-    @property
-    def recall_w(self) -> float | None:
-        return self.tp_w / (self.tp_w + self.fn_w) if self.tp_w + self.fn_w else None
-
 
 def score_detection(claimed: Iterable[tuple[str, str]], oracle: Iterable[Finding]) -> Detection:
     """Severity-weighted F1 of the claimed (rule, resource) pairs against the oracle's findings.

@@ -22,7 +22,6 @@ from security_verifiers.envs.config_audit.generation.mutations_tf import terrafo
 from security_verifiers.envs.config_audit.generation.templates_k8s import K8S_TEMPLATES
 from security_verifiers.envs.config_audit.generation.templates_tf import TF_TEMPLATES
 
-PLATFORMS = ("kubernetes", "terraform")
 #: Bases per template used to estimate how often each operator applies.
 _APPLICABILITY_SAMPLES = 6
 
