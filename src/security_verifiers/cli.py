@@ -152,6 +152,19 @@ def _print_metrics(summary: dict[str, Any], env: Any) -> None:
     Console(stderr=True).print(table)
 
 
+def _print_errors(summary: dict[str, Any]) -> None:
+    """Why rollouts failed, one line per error kind with its count and an example message; nothing when none did.
+
+    Printed even with --quiet: an error rate alone does not say whether to fix a URL, a key or a timeout."""
+    counts = summary.get("counts", {})
+    if not counts.get("errors"):
+        return
+    examples = counts.get("error_examples", {})
+    print("infrastructure errors (excluded from the metrics), by kind:", file=sys.stderr)
+    for kind, n in counts.get("errors_by_kind", {}).items():
+        print(f"  {kind}: {n}, e.g. {examples.get(kind, '(no message)')}", file=sys.stderr)
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from security_verifiers.core.cache import ResponseCache
     from security_verifiers.core.rundir import RunDir, new_run_id
@@ -193,6 +206,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     summary = regenerate(run_dir.path)
     if not args.quiet:
         _print_metrics(summary, env)
+    _print_errors(summary)
     rate = outcome.error_rate
     print(f"{outcome.done}/{outcome.total} rollouts in {outcome.seconds:.2f}s "
           f"({outcome.done - outcome.resumed} this session, {outcome.resumed} resumed); "

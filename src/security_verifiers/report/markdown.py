@@ -59,7 +59,9 @@ def _counts(summary: dict[str, Any]) -> list[str]:
              "Answers that could not be parsed are the model's fault: they are scored at the minimum reward "
              f"({c['parse_failures']} parse failures)."]
     if c["errors_by_kind"]:
-        lines += ["", md_table(["error kind", "count"], c["errors_by_kind"].items())]
+        examples = c.get("error_examples") or {}  # absent in summaries written before it was added
+        lines += ["", md_table(["error kind", "count", "example message"],
+                               ([kind, n, examples.get(kind)] for kind, n in c["errors_by_kind"].items()))]
     if c["parse_failures_by_status"]:
         lines += ["", md_table(["parse status", "count"], c["parse_failures_by_status"].items())]
     return lines

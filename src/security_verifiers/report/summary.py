@@ -47,6 +47,26 @@ def _latency(records: list[RolloutRecord]) -> dict[str, float | None]:
     return {"mean": float(seconds.mean()), "p50": float(p50), "p95": float(p95)}
 
 
+#: An error example longer than this is cut: a provider may put a whole HTML page in its message.
+MAX_EXAMPLE_CHARS = 300
+
+
+def error_examples(records: list[RolloutRecord]) -> dict[str, str]:
+    """One message per error kind, the most frequent (the first written on a tie), on one line and cut to
+    ``MAX_EXAMPLE_CHARS``.
+
+    The kind alone ("provider") does not say what to fix; a message such as "cannot connect" or "401" does, so
+    the summary carries one per kind for the console and ``report.md`` (every message stays in ``results.jsonl``).
+    """
+    by_kind: dict[str, Counter[str]] = {}
+    for record in records:
+        if record.error is not None:
+            by_kind.setdefault(record.error.kind, Counter())[record.error.message] += 1
+    examples = {kind: " ".join(messages.most_common(1)[0][0].split()) for kind, messages in sorted(by_kind.items())}
+    return {kind: message if len(message) <= MAX_EXAMPLE_CHARS else message[:MAX_EXAMPLE_CHARS - 1] + "…"
+            for kind, message in examples.items()}
+
+
 def _counts(records: list[RolloutRecord], ok: list[RolloutRecord]) -> dict[str, Any]:
     errors = Counter(r.error.kind for r in records if r.error is not None)
     parse_failures = Counter(
@@ -57,6 +77,7 @@ def _counts(records: list[RolloutRecord], ok: list[RolloutRecord]) -> dict[str, 
         "scored": len(ok),
         "errors": sum(errors.values()),
         "errors_by_kind": dict(sorted(errors.items())),
+        "error_examples": error_examples(records),
         "error_rate": ratio(sum(errors.values()), len(records)),
         "parse_failures": sum(parse_failures.values()),
         "parse_failures_by_status": dict(sorted(parse_failures.items())),

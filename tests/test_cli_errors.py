@@ -1,0 +1,72 @@
+"""Why requests failed reaches the console and report.md: a dead endpoint and a 401ing one, end to end."""
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from security_verifiers.cli import main
+from security_verifiers.core.datasets import write_jsonl
+from tests.fakeserver import FakeOpenAIServer
+from tests.helpers import e1_item
+
+
+@pytest.fixture
+def data_file(tmp_path: Path) -> Path:
+    path = tmp_path / "items.jsonl"
+    write_jsonl([e1_item(i, "Malicious") for i in range(6)], path)
+    return path
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _eval(base_url: str, data_file: Path, out: Path, run_id: str) -> list[str]:
+    return ["eval", "network-logs", "--model", "m", "--base-url", base_url, "--data", str(data_file), "--out",
+            str(out), "--run-id", run_id, "--max-retries", "0", "--no-cache", "--quiet"]
+
+
+def _report(out: Path, run_id: str) -> str:
+    return (out / "evals" / "network-logs--m" / run_id / "report.md").read_text()
+
+
+def test_a_dead_endpoint_says_cannot_connect_on_screen_and_in_the_report(data_file: Path, tmp_path: Path,
+                                                                          capsys) -> None:
+    assert main(_eval(f"http://127.0.0.1:{_closed_port()}/v1", data_file, tmp_path, "dead")) == 3
+    err = capsys.readouterr().err
+    assert "provider: 6, e.g. m at http://127.0.0.1:" in err and "cannot connect" in err
+    assert "Connect call failed" in err  # the operating system's own words: the connection was refused
+    report = _report(tmp_path, "dead")
+    assert "| error kind | count | example message |" in report and "cannot connect" in report
+
+
+def test_a_401_says_authentication_error_on_screen_and_in_the_report(data_file: Path, tmp_path: Path,
+                                                                    capsys) -> None:
+    with FakeOpenAIServer() as server:
+        server.fail_next(*[401] * 6)
+        assert main(_eval(server.base_url, data_file, tmp_path, "auth")) == 3
+    err = capsys.readouterr().err
+    assert "provider: 6, e.g. AuthenticationError: Error code: 401" in err
+    assert "AuthenticationError: Error code: 401" in _report(tmp_path, "auth")
+    summary = json.loads((tmp_path / "evals" / "network-logs--m" / "auth" / "summary.json").read_text())
+    assert summary["counts"]["error_examples"]["provider"].startswith("AuthenticationError: Error code: 401")
+
+
+def test_sv_report_rebuilds_the_examples_from_results_alone(data_file: Path, tmp_path: Path, capsys) -> None:
+    assert main(_eval(f"http://127.0.0.1:{_closed_port()}/v1", data_file, tmp_path, "dead")) == 3
+    run_dir = tmp_path / "evals" / "network-logs--m" / "dead"
+    (run_dir / "report.md").unlink()
+    assert main(["report", str(run_dir)]) == 0
+    assert "cannot connect" in (run_dir / "report.md").read_text()
+
+
+def test_a_run_without_errors_prints_no_error_summary(data_file: Path, tmp_path: Path, capsys) -> None:
+    argv = ["eval", "network-logs", "--model", "baseline:reference", "--data", str(data_file), "--out",
+            str(tmp_path), "--quiet"]
+    assert main(argv) == 0
+    assert "infrastructure errors" not in capsys.readouterr().err
