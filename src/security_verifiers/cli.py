@@ -30,6 +30,8 @@ from security_verifiers.cli_import import (
 from security_verifiers.core.errors import ConfigError, DatasetError
 
 EXIT_USAGE = 2
+#: The split ``sv eval`` evaluates when neither --split nor --data is given.
+DEFAULT_SPLIT = "test"
 EXIT_ERROR_RATE = 3
 
 
@@ -118,13 +120,15 @@ def _load_dataset(env: Any, args: argparse.Namespace) -> Any:
     if args.n is not None and args.n <= 0:
         raise ConfigError(f"--n must be positive, got {args.n}")
     if args.data is not None:
+        if args.split is not None:
+            raise ConfigError("--split and --data exclude each other: a dataset file holds its own split(s)")
         ds = env.read_dataset(Path(args.data), dataset_id=Path(args.data).stem, expected_hash=args.data_hash)
         version = (ds.header or {}).get("env_version")
         if version is not None and version != env.version:
             print(f"sv: note: {args.data} was written for {env.name} {version}; this is {env.version} (its items meet "
                   "this version's item contract)", file=sys.stderr)
         return ds.head(args.n)
-    splits = [s.strip() for s in args.split.split(",") if s.strip()]
+    splits = [s.strip() for s in (args.split or DEFAULT_SPLIT).split(",") if s.strip()]
     if not splits:
         raise ConfigError("--split is empty")
     dataset = None
@@ -166,6 +170,7 @@ def _print_errors(summary: dict[str, Any]) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from security_verifiers.cli_resume import apply_stored_settings, find_run, invocation
     from security_verifiers.core.cache import ResponseCache
     from security_verifiers.core.rundir import RunDir, new_run_id
     from security_verifiers.envs.base import get_env
@@ -174,6 +179,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from security_verifiers.models.base import Endpoint, Sampling
     from security_verifiers.report import regenerate
 
+    root = Path(args.out)
+    if args.resume:  # the run's own settings, before anything is built from the flags
+        run_dir = find_run(root, args.env, args.model, args.run_id)
+        apply_stored_settings(args, run_dir, {"endpoint": tuple(Endpoint.model_fields),
+                                              "sampling": tuple(Sampling.model_fields),
+                                              "run": tuple(RunConfig.model_fields)}, parse_env_options)
+    elif args.env is None or args.model is None:
+        raise ConfigError("ENV and --model are required (only --resume can do without them: it reads the run's)")
     env = get_env(args.env, parse_env_options(args.env_option))
     endpoint = config_from_args(Endpoint, args)
     sampling = config_from_args(Sampling, args)
@@ -188,19 +201,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         cache = ResponseCache(cache_dir / "responses.sqlite")
     policy = resolve_policy(args.model, env, endpoint=endpoint, sampling=sampling, timeout_s=run_config.timeout_s,
                             cache=cache)
-    root = Path(args.out)
-    if args.resume:
-        run_dir = RunDir.for_run(root, env.name, args.model, args.run_id) if args.run_id else \
-            RunDir.latest(root, env.name, args.model)
-        if run_dir is None:
-            raise ConfigError(f"--resume: no earlier run of {env.name} with {args.model} under {root}")
-    else:
+    if not args.resume:
         run_dir = RunDir.for_run(root, env.name, args.model, args.run_id or new_run_id())
-    if args.resume and not run_dir.metadata_path.is_file():
-        raise ConfigError(f"--resume: nothing to resume at {run_dir.path}")
-    print(f"run directory: {run_dir.path}", file=sys.stderr)
+    print(f"run directory: {run_dir.path}{' (resumed)' if args.resume else ''}", file=sys.stderr)
+    stored = {"invocation": invocation(args, env.config.model_dump(mode="json"), endpoint, sampling)}
     outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, run_config, resume=args.resume,
-                                   model_name=args.model, progress=not args.quiet))
+                                   model_name=args.model, extra_metadata=stored, progress=not args.quiet))
     if cache is not None:
         cache.close()
     summary = regenerate(run_dir.path)
@@ -470,12 +476,16 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="Evaluate a model or baseline on an environment.",
                         description="Run one policy over an environment's items and write a run directory "
                         "(metadata.json, results.jsonl, summary.json, report.md, plots).")
-    ev.add_argument("env", help="Environment name (see `sv envs`).")
-    ev.add_argument("--model", required=True,
-                    help="`baseline:<name>` for a built-in policy, `hf:<dir or hub name>` for a transformers model run "
+    ev.add_argument("env", nargs="?", default=None,
+                    help="Environment name (see `sv envs`); with --resume --run-id it is read from the run.")
+    ev.add_argument("--model", default=None,
+                    help="(Required, except with --resume, which reads it from the run.) "
+                    "`baseline:<name>` for a built-in policy, `hf:<dir or hub name>` for a transformers model run "
                     "in this process (single-turn; see DEVELOPERS.md), or a model name served by an "
                     "OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, OpenRouter).")
-    ev.add_argument("--split", default="test", help="Split(s) to evaluate, comma-separated, e.g. test,ood.")
+    ev.add_argument("--split", default=None,
+                    help=f"Split(s) to evaluate, comma-separated, e.g. test,ood (default: {DEFAULT_SPLIT}; not "
+                    "with --data).")
     ev.add_argument("--n", type=int, default=None, help="Use only the first N items of each split.")
     ev.add_argument("--data", default=None, help="Evaluate a dataset file (JSONL from `sv data build`) instead.")
     ev.add_argument("--data-hash", default=None, help="Expected sha256:… hash of --data; a mismatch is an error.")
@@ -485,8 +495,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", default="outputs", help="Root of run directories: OUT/evals/<env>--<model>/<run_id>/.")
     ev.add_argument("--run-id", default=None, help="Run id (default: a UTC timestamp).")
     ev.add_argument("--resume", action="store_true",
-                    help="Resume the run given by --run-id (or the latest of this env and model): finished "
-                    "rollouts are kept, errored ones retried.")
+                    help="Resume the run given by --run-id (or the latest of ENV and --model): finished rollouts "
+                    "are kept, errored ones retried. ENV, --model, the dataset, env options, endpoint, sampling, "
+                    "--samples and --timeout-s are read from its metadata.json (flags given again must agree); "
+                    "--concurrency, --score-workers and --max-error-rate may change.")
     ev.add_argument("--no-cache", action="store_true", help="Do not read or write the response cache.")
     ev.add_argument("--cache-dir", default=None,
                     help="Response cache directory (default: $SV_CACHE_DIR or ~/.cache/security-verifiers).")
