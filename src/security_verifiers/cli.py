@@ -196,9 +196,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise ConfigError(f"--out {args.out} is a file; give the directory that holds the run directories")
     cache = None
     if not args.model.startswith("baseline:") and not args.no_cache:
-        default_dir = Path.home() / ".cache" / "security-verifiers"
-        cache_dir = Path(args.cache_dir or os.environ.get("SV_CACHE_DIR") or default_dir)
-        cache = ResponseCache(cache_dir / "responses.sqlite")
+        cache = ResponseCache(_cache_path(args))
     policy = resolve_policy(args.model, env, endpoint=endpoint, sampling=sampling, timeout_s=run_config.timeout_s,
                             cache=cache)
     if not args.resume:
@@ -213,6 +211,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_metrics(summary, env)
     _print_errors(summary)
+    if cache is not None:
+        cached = summary.get("counts", {}).get("cached", 0)
+        print(f"response cache: {cached} of {outcome.done} rollouts answered from {cache.path}"
+              f"{' without asking the model (--no-cache or `sv cache clear` to ask it again)' if cached else ''}",
+              file=sys.stderr)
     rate = outcome.error_rate
     print(f"{outcome.done}/{outcome.total} rollouts in {outcome.seconds:.2f}s "
           f"({outcome.done - outcome.resumed} this session, {outcome.resumed} resumed); "
@@ -222,6 +225,37 @@ def cmd_eval(args: argparse.Namespace) -> int:
               f"{run_config.max_error_rate:.1%}{' (stopped early)' if outcome.stopped_early else ''}; "
               "fix the endpoint and rerun with --resume", file=sys.stderr)
         return EXIT_ERROR_RATE
+    return 0
+
+
+def _cache_path(args: argparse.Namespace) -> Path:
+    """The response cache file: --cache-dir, else $SV_CACHE_DIR, else ~/.cache/security-verifiers."""
+    default_dir = Path.home() / ".cache" / "security-verifiers"
+    return Path(args.cache_dir or os.environ.get("SV_CACHE_DIR") or default_dir) / "responses.sqlite"
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from security_verifiers.core.cache import ResponseCache
+
+    path = _cache_path(args)
+    if not path.is_file():  # opening would create it
+        print(f"no response cache at {path}", file=sys.stderr)
+        return 0
+    with ResponseCache(path) as cache:
+        if args.cache_command == "clear":
+            removed = cache.clear(args.model)
+            print(f"removed {removed} entr{'y' if removed == 1 else 'ies'}"
+                  f"{f' of {args.model}' if args.model else ''} from {path}", file=sys.stderr)
+            return 0
+        info = cache.info()
+    if args.json:
+        print(info.model_dump_json(indent=2))
+        return 0
+    print(f"{info.path}: {info.entries} entries, {info.bytes_on_disk / 1024:.1f} KiB on disk")
+    for origin in info.origins:
+        fingerprint = f", system_fingerprint {origin.system_fingerprint}" if origin.system_fingerprint else ""
+        print(f"  {origin.model or '(model not recorded)'} at {origin.base_url or '(endpoint not recorded)'}"
+              f"{fingerprint}: {origin.entries}")
     return 0
 
 
@@ -611,6 +645,22 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--severity", default=None,
                        help="Only rules of these severities (comma-separated: low, medium, high, critical).")
     rules.set_defaults(func=cmd_rules)
+
+    cache = sub.add_parser("cache", help="Inspect or clear the response cache of model answers.",
+                           description="sv eval keeps every model answer in a sqlite file, keyed by model name, "
+                           "endpoint, messages, tools, sampling and sample index, and answers an identical request "
+                           "from it without asking the model. A model redeployed under the same name and URL "
+                           "would still get its old answers: clear them (or run with --no-cache).")
+    cache_sub = cache.add_subparsers(dest="cache_command", required=True, metavar="CACHE_COMMAND")
+    info = cache_sub.add_parser("info", help="Path, entries, size on disk, and the models, endpoints and "
+                                "deployments (system_fingerprint) whose answers it holds.")
+    info.add_argument("--json", action="store_true", help="Print it as JSON.")
+    clear = cache_sub.add_parser("clear", help="Remove every entry, or those of one model.")
+    clear.add_argument("--model", default=None, help="Only this model's entries (default: all).")
+    for parser_ in (info, clear):
+        parser_.add_argument("--cache-dir", default=None,
+                             help="Response cache directory (default: $SV_CACHE_DIR or ~/.cache/security-verifiers).")
+    cache.set_defaults(func=cmd_cache)
 
     envs = sub.add_parser("envs", help="List environments, their splits and baselines.",
                           description="Each environment's version, splits and baselines; with --json also the JSON "

@@ -56,7 +56,7 @@ def test_round_trip_marks_hits_cached(tmp_path: Path) -> None:
     with ResponseCache(tmp_path / "cache.sqlite") as cache:
         key = ResponseCache.key(**BASE)
         assert cache.get(key) is None
-        cache.put(key, COMPLETION)
+        cache.put(key, COMPLETION, model="m", base_url="http://x/v1")
         hit = cache.get(key)
     assert hit is not None and hit.cached
     assert hit.model_copy(update={"cached": False}) == COMPLETION  # text kept byte for byte
@@ -66,7 +66,7 @@ def test_entries_survive_reopening(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "cache.sqlite"
     key = ResponseCache.key(**BASE)
     with ResponseCache(path) as cache:
-        cache.put(key, COMPLETION)
+        cache.put(key, COMPLETION, model="m", base_url="http://x/v1")
     with ResponseCache(path) as cache:
         assert cache.get(key) is not None
 
@@ -76,7 +76,7 @@ def test_committed_entries_are_visible_before_close(tmp_path: Path) -> None:
     path = tmp_path / "cache.sqlite"
     key = ResponseCache.key(**BASE)
     cache = ResponseCache(path)
-    cache.put(key, COMPLETION)
+    cache.put(key, COMPLETION, model="m", base_url="http://x/v1")
     other = sqlite3.connect(path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -90,9 +90,9 @@ def test_entry_of_an_old_layout_is_a_miss(tmp_path: Path) -> None:
     path = tmp_path / "cache.sqlite"
     key = ResponseCache.key(**BASE)
     with ResponseCache(path) as cache:
-        cache.put(key, COMPLETION)
+        cache.put(key, COMPLETION, model="m", base_url="http://x/v1")
         with closing(sqlite3.connect(path)) as raw, raw:
             raw.execute("UPDATE responses SET value = ? WHERE key = ?", ('{"usage": 3}', key))
         assert cache.get(key) is None
-        cache.put(key, COMPLETION)  # refetched answers overwrite it
+        cache.put(key, COMPLETION, model="m", base_url="http://x/v1")  # refetched answers overwrite it
         assert cache.get(key) is not None

@@ -16,13 +16,35 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from security_verifiers.core.types import Completion
 
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+    "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL, "
+    "model TEXT, base_url TEXT)"
 )
+#: Columns added after the first layout; a cache file written before them gains them, empty, when opened.
+_ADDED_COLUMNS = ("model", "base_url")
+
+
+class CacheOrigin(BaseModel):
+    """Entries of one model at one endpoint (and one deployment, where the endpoint names it)."""
+
+    model: str | None = Field(description="Model name; None for entries written before the cache recorded it.")
+    base_url: str | None = Field(description="Endpoint; None for entries written before the cache recorded it.")
+    system_fingerprint: str | None = Field(
+        description="The endpoint's system_fingerprint (OpenAI's name for a backend configuration), when it sent one.")
+    entries: int
+
+
+class CacheInfo(BaseModel):
+    """What ``sv cache info`` shows: where the cache is, how big it is, and whose answers it holds."""
+
+    path: str
+    entries: int
+    bytes_on_disk: int = Field(description="The sqlite file with its write-ahead log and shared-memory file.")
+    origins: list[CacheOrigin]
 
 
 class ResponseCache:
@@ -39,6 +61,10 @@ class ResponseCache:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         with self._conn:
             self._conn.execute(_SCHEMA)
+            present = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
+            for column in _ADDED_COLUMNS:
+                if column not in present:
+                    self._conn.execute(f"ALTER TABLE responses ADD COLUMN {column} TEXT")
 
     @staticmethod
     def key(
@@ -85,14 +111,37 @@ class ResponseCache:
             return None
         return completion.model_copy(update={"cached": True})
 
-    def put(self, key: str, completion: Completion) -> None:
-        """Store ``completion`` under ``key`` (replacing any entry) in one committed transaction."""
+    def put(self, key: str, completion: Completion, *, model: str, base_url: str) -> None:
+        """Store ``completion`` under ``key`` (replacing any entry) in one committed transaction.
+
+        ``model`` and ``base_url`` are part of the key already; they are stored beside it too (the key is a hash) so
+        that ``sv cache info`` can say whose answers the cache holds and ``sv cache clear --model`` remove them."""
         value = completion.model_copy(update={"cached": False}).model_dump_json()
         with self._conn:
             self._conn.execute(
-                "INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)",
-                (key, value, time.time()),
+                "INSERT OR REPLACE INTO responses (key, value, created, model, base_url) VALUES (?, ?, ?, ?, ?)",
+                (key, value, time.time(), model, base_url),
             )
+
+    def info(self) -> CacheInfo:
+        """Entries, size on disk and the models, endpoints and deployments the answers came from."""
+        rows = self._conn.execute(
+            "SELECT model, base_url, json_extract(value, '$.system_fingerprint') AS fp, COUNT(*) FROM responses "
+            "GROUP BY model, base_url, fp ORDER BY model, base_url, fp").fetchall()
+        origins = [CacheOrigin(model=m, base_url=u, system_fingerprint=fp, entries=n) for m, u, fp, n in rows]
+        files = [self.path, self.path.with_name(self.path.name + "-wal"), self.path.with_name(self.path.name + "-shm")]
+        return CacheInfo(path=str(self.path), entries=sum(o.entries for o in origins), origins=origins,
+                         bytes_on_disk=sum(f.stat().st_size for f in files if f.exists()))
+
+    def clear(self, model: str | None = None) -> int:
+        """Remove every entry (or those of ``model``) and return how many went; the file shrinks with them."""
+        with self._conn:
+            if model is None:
+                removed = self._conn.execute("DELETE FROM responses").rowcount
+            else:
+                removed = self._conn.execute("DELETE FROM responses WHERE model = ?", (model,)).rowcount
+        self._conn.execute("VACUUM")
+        return int(removed)
 
     def close(self) -> None:
         self._conn.close()

@@ -72,6 +72,9 @@ class Completion(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     finish_reason: str | None = None
     cached: bool = False
+    #: The endpoint's ``system_fingerprint`` (its backend configuration), where it sends one: kept with the
+    #: cached answer, so ``sv cache info`` can show that a model name was served by more than one deployment.
+    system_fingerprint: str | None = None
 
 
 class Transcript(BaseModel):

@@ -149,7 +149,7 @@ class OpenAIChatPolicy:
         if hit is not None:
             return hit
         completion = await self._request(wire_messages, wire_tools)
-        self.cache.put(key, completion)
+        self.cache.put(key, completion, model=self.model, base_url=self.base_url)
         return completion
 
     async def _request(
@@ -232,6 +232,7 @@ class _Reply(BaseModel):
 
     choices: list[_Choice] = []
     usage: _Usage | None = None
+    system_fingerprint: str | None = None
 
 
 def _to_completion(response: _Reply) -> Completion:
@@ -252,4 +253,5 @@ def _to_completion(response: _Reply) -> Completion:
         tool_calls=tool_calls,
         usage=Usage(prompt_tokens=usage.prompt_tokens or 0, completion_tokens=usage.completion_tokens or 0),
         finish_reason=choice.finish_reason,
+        system_fingerprint=response.system_fingerprint,
     )
