@@ -27,7 +27,8 @@ def _row(entry: dict[str, Any], columns: list[str]) -> dict[str, Any]:
     report = MetricsReport.from_summary(summary)
     reward = report.intervals.get(RANK_KEY)
     return {
-        "policy": entry["policy"],
+        "policy": entry["policy"] + _incomplete_marker(summary),
+        "complete": summary.get("complete", True),
         "run_dir": str(entry["run_dir"]),
         "model": summary.get("model"),
         "env_version": summary["env"]["version"],
@@ -35,6 +36,16 @@ def _row(entry: dict[str, Any], columns: list[str]) -> dict[str, Any]:
         "reward_ci": list(reward) if reward is not None else None,
         "errors": summary["counts"]["errors"],
     }
+
+
+def _incomplete_marker(summary: dict[str, Any]) -> str:
+    """`` (incomplete 80/100)`` for a stopped or truncated run, so its row does not read as a final score."""
+    if summary.get("complete", True):
+        return ""
+    expected, missing = summary.get("expected_rollouts"), summary.get("missing_rollouts")
+    if expected is None or missing is None:
+        return f" (incomplete: {summary.get('status') or 'unknown'})"
+    return f" (incomplete {expected - missing}/{expected})"
 
 
 def _rank(row: dict[str, Any]) -> tuple[bool, float, str]:

@@ -48,6 +48,18 @@ def _header(env: Environment, summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _incomplete(summary: dict[str, Any]) -> list[str]:
+    """A warning above everything else when the run stopped early or lacks rollouts: its metrics are not final."""
+    if summary.get("complete", True):  # a summary written before completeness was recorded says nothing of it
+        return []
+    expected, missing = summary.get("expected_rollouts"), summary.get("missing_rollouts")
+    held = f"{expected - missing} of {expected} rollouts" if expected is not None and missing is not None \
+        else f"{summary['counts']['rollouts']} rollouts"
+    return ["", f"> **Incomplete run** (status: {summary.get('status') or 'unknown'}): it holds {held}. The metrics "
+            "below cover only those; continue it with `sv eval --resume --run-id "
+            f"{summary.get('run_id')}` before reading them as final."]
+
+
 def _counts(summary: dict[str, Any]) -> list[str]:
     c = summary["counts"]
     lines = ["", "## Counts", "",
@@ -95,7 +107,7 @@ def _breakdowns(summary: dict[str, Any]) -> list[str]:
 def write_report(run_dir: Path, env: Environment, summary: dict[str, Any], plots: list[Path]) -> Path:
     """Write ``run_dir/report.md`` from ``summary``; plots are linked relative to ``run_dir``."""
     run_dir = Path(run_dir)
-    lines = _header(env, summary)
+    lines = _header(env, summary) + _incomplete(summary)
     if summary.get("warnings"):
         lines += ["", "## Warnings", "", *(f"- {w}" for w in summary["warnings"])]
     lines += _counts(summary) + _metrics(summary) + _breakdowns(summary)

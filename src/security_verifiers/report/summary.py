@@ -85,6 +85,21 @@ def _counts(records: list[RolloutRecord], ok: list[RolloutRecord]) -> dict[str, 
     }
 
 
+def completeness(records: list[RolloutRecord], metadata: dict[str, Any]) -> dict[str, Any]:
+    """Whether the run ended and holds every rollout it set out to play, from ``metadata.json`` and the records.
+
+    A run stopped by its error-rate guard or by Ctrl-C (status ``stopped``), or killed (status still ``running``),
+    yields metrics over fewer items than its dataset; they must not read as final. ``expected_rollouts`` is the
+    dataset's size times ``--samples``; ``None`` (and ``missing_rollouts`` too) when the metadata does not say.
+    """
+    n = (metadata.get("dataset") or {}).get("n")
+    samples = (metadata.get("run") or {}).get("samples", 1)
+    expected = n * samples if isinstance(n, int) and isinstance(samples, int) else None
+    missing = max(expected - len(records), 0) if expected is not None else None
+    return {"complete": metadata.get("status") == "finished" and not missing,
+            "expected_rollouts": expected, "missing_rollouts": missing}
+
+
 def _warnings(env: Environment, records: list[RolloutRecord]) -> list[str]:
     """Records scored by another version of the environment are reported, never mixed in silently."""
     versions = sorted({r.env_version for r in records} - {env.version})
@@ -113,6 +128,7 @@ def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict
         "model": metadata.get("model"),
         "run_id": metadata.get("run_id"),
         "status": metadata.get("status"),
+        **completeness(records, metadata),
         # The item ids stay in metadata.json: the summary describes the dataset, it does not list it.
         "dataset": {k: v for k, v in (metadata.get("dataset") or {}).items() if k != "item_ids"},
         "headline_metrics": [{"key": key, "higher_is_better": up} for key, up in env.headline_metrics],
