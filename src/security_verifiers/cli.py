@@ -477,8 +477,29 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_options(name: str) -> int:
+    """An environment's options (``--env-option KEY=VALUE``): name, type, default and description of each field of
+    its pydantic config class."""
+    from security_verifiers.envs.base import get_env
+
+    env = get_env(name)
+    defaults = env.config.model_dump(mode="json")  # nested defaults (a cost profile) as the JSON an option takes
+    print(f"{name} options (--env-option KEY=VALUE, values read as JSON):")
+    for key, field in type(env.config).model_fields.items():
+        annotation = field.annotation
+        if get_origin(annotation) is Literal:
+            kind = " | ".join(map(str, get_args(annotation)))
+        else:
+            kind = getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+        print(f"  {key} ({kind}; default {json.dumps(defaults[key])}): {' '.join((field.description or '').split())}")
+    return 0
+
+
 def cmd_envs(args: argparse.Namespace) -> int:
     from security_verifiers.envs.base import registry
+
+    if args.options is not None:
+        return _print_options(args.options)
 
     if args.json:
         rows = []
@@ -505,6 +526,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="sv", description="Security Verifiers: security RL environments scored by executable checks.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    from security_verifiers.core.rundir import code_version
+
+    parser.add_argument("--version", action="version", version=f"sv {code_version()['package'] or 'unknown'}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ev = sub.add_parser("eval", help="Evaluate a model or baseline on an environment.",
@@ -516,17 +540,23 @@ def build_parser() -> argparse.ArgumentParser:
                     help="(Required, except with --resume, which reads it from the run.) "
                     "`baseline:<name>` for a built-in policy, `hf:<dir or hub name>` for a transformers model run "
                     "in this process (single-turn; see DEVELOPERS.md), or a model name served by an "
-                    "OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, OpenRouter).")
+                    "OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, OpenRouter). No default.")
     ev.add_argument("--split", default=None,
                     help=f"Split(s) to evaluate, comma-separated, e.g. test,ood (default: {DEFAULT_SPLIT}; not "
                     "with --data).")
-    ev.add_argument("--n", type=int, default=None, help="Use only the first N items of each split.")
-    ev.add_argument("--data", default=None, help="Evaluate a dataset file (JSONL from `sv data build`) instead.")
-    ev.add_argument("--data-hash", default=None, help="Expected sha256:… hash of --data; a mismatch is an error.")
-    ev.add_argument("--data-seed", type=int, default=None, help="Seed for generated (non-public) splits.")
+    ev.add_argument("--n", type=int, default=None,
+                    help="Use only the first N items of each split (default: every item).")
+    ev.add_argument("--data", default=None,
+                    help="Evaluate a dataset file (JSONL from `sv data build`) instead of --split (default: none).")
+    ev.add_argument("--data-hash", default=None,
+                    help="Expected sha256:… hash of --data; a mismatch is an error (default: not checked).")
+    ev.add_argument("--data-seed", type=int, default=None,
+                    help="Seed for generated (non-public) splits (default: 0; public splits take none).")
     ev.add_argument("--env-option", action="append", default=[], metavar="KEY=VALUE",
-                    help="Environment config option (JSON value), repeatable; unknown keys are errors.")
-    ev.add_argument("--out", default="outputs", help="Root of run directories: OUT/evals/<env>--<model>/<run_id>/.")
+                    help="Environment config option (JSON value), repeatable; unknown keys are errors (default: the "
+                    "environment's defaults; see `sv envs --options ENV`).")
+    ev.add_argument("--out", default="outputs",
+                    help="Root of run directories: OUT/evals/<env>--<model>/<run_id>/ (default: outputs).")
     ev.add_argument("--run-id", default=None, help="Run id (default: a UTC timestamp).")
     ev.add_argument("--resume", action="store_true",
                     help="Resume the run given by --run-id (or the latest of ENV and --model): finished rollouts "
@@ -668,6 +698,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "target) and of its answers, for writing your own items.")
     envs.add_argument("--json", action="store_true", help="A JSON list with the item, input, target, answer and "
                       "config schemas of every environment.")
+    envs.add_argument("--options", default=None, metavar="ENV",
+                      help="List ENV's options (--env-option KEY=VALUE): name, type, default and description.")
     envs.set_defaults(func=cmd_envs)
     return parser
 

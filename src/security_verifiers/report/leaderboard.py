@@ -116,7 +116,9 @@ def render_table(board: dict[str, Any]) -> list[Table]:
         caption = "; ".join(table["warnings"]) or None
         rich_table = Table(title=f"{name} leaderboard", caption=caption)
         for header in _headers(table)[:-1]:  # the run path is in the files, not the terminal
-            rich_table.add_column(header, justify="left" if header == "policy" else "right")
+            # A policy name is folded onto more lines when the terminal is narrow, never cut with an ellipsis.
+            rich_table.add_column(header, justify="left" if header == "policy" else "right",
+                                  overflow="fold" if header == "policy" else "ellipsis")
         for cells in _cells(table):
             rich_table.add_row(*(fmt(c) for c in cells[:-1]))
         tables.append(rich_table)
