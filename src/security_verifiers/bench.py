@@ -43,6 +43,7 @@ def run_bench(out: Path, env_names: list[str] | None = None) -> int:
         # workers' caches keep each original file's scan from one baseline to the next.
         pool = ScorerPool(env, env.score_workers) if env.score_workers else None
         if pool is not None:
+            console.print(f"{env.name}: starting {pool.workers} scoring worker(s) (they load the engines once)")
             pool.warm_up()
         try:
             for baseline, factory in env.baselines().items():
@@ -52,10 +53,14 @@ def run_bench(out: Path, env_names: list[str] | None = None) -> int:
                     dataset = env.dataset(split)
                     run_dir = RunDir.for_run(out, env.name, model, split)
                     t0 = time.perf_counter()
-                    outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, RunConfig(concurrency=1),
-                                                   model_name=model, progress=False, extra_metadata={"bench": True},
-                                                   scorer_pool=pool))
-                    summary = regenerate(run_dir.path)
+                    # A live line while a run goes (a baseline may first train a model, an engine load for
+                    # seconds); the finished line below replaces it. Off a terminal rich prints nothing here.
+                    with console.status(f"{env.name} {split} {model}: {len(dataset)} items (training, playing, "
+                                        "scoring, report)..."):
+                        outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, RunConfig(concurrency=1),
+                                                       model_name=model, progress=False,
+                                                       extra_metadata={"bench": True}, scorer_pool=pool))
+                        summary = regenerate(run_dir.path)
                     failures += outcome.errors
                     reward = summary.get("metrics", {}).get("reward_mean")
                     console.print(f"{env.name:<16} {split:<6} {model:<28} {len(dataset):>5} items  reward "
