@@ -166,6 +166,16 @@ CASES: list[tuple[str, list[str], str]] = [
     ("eval-n-negative", _eval("network-logs", "--data", "{nl}", "--n", "-3"), "--n must be positive"),
     ("eval-temperature-range", _eval("network-logs", "--temperature", "9"), "--temperature"),
     ("eval-temperature-nan", _eval("network-logs", "--temperature", "nan"), "--temperature"),
+    # numbers the endpoint client cannot use: they used to be accepted, and every request then failed inside the
+    # openai client (AssertionError "could not resolve response" for -1 retries; a connection error for inf)
+    ("eval-max-retries-negative", _eval("network-logs", "--max-retries", "-1"), "--max-retries"),
+    ("eval-model-max-retries-negative", ["eval", "network-logs", "--model", "some-model", "--base-url",
+                                         "http://127.0.0.1:9/v1", "--no-cache", "--quiet", "--max-retries", "-1"],
+     "--max-retries"),
+    ("eval-max-retries-not-int", _eval("network-logs", "--max-retries", "two"), "--max-retries"),
+    ("eval-timeout-inf", _eval("network-logs", "--timeout-s", "inf"), "--timeout-s"),
+    ("eval-timeout-zero", _eval("network-logs", "--timeout-s", "0"), "--timeout-s"),
+    ("eval-concurrency-zero", _eval("network-logs", "--concurrency", "0"), "--concurrency"),
     ("eval-env-option-no-equals", _eval("network-logs", "--env-option", "window"), "key=value"),
     ("eval-env-option-bad-value", _eval("network-logs", "--env-option", "window=abc"), "window"),
     ("eval-unknown-env", ["eval", "phishing", "--model", "baseline:reference"], "unknown environment"),

@@ -79,6 +79,22 @@ def add_config_options(parser: argparse.ArgumentParser, model: type[BaseModel], 
                            default=argparse.SUPPRESS, help=help_text)
 
 
+def non_negative_int(text: str) -> int:
+    """An argparse type for counts where 0 means none (``--max-retries``): a negative count is a usage error
+    here, not an AssertionError deep inside the ``openai`` client on every request.
+
+    >>> non_negative_int("0"), non_negative_int(" 3 ")
+    (0, 3)
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def _or_none(kind: Callable[[str], Any]) -> Callable[[str], Any]:
     def parse(text: str) -> Any:
         return None if text.strip().lower() == "none" else kind(text)
@@ -467,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="Endpoint base URL, e.g. http://localhost:8000/v1 (default: $OPENAI_BASE_URL or OpenAI).")
     ev.add_argument("--api-key-env", default="OPENAI_API_KEY",
                     help="Name of the environment variable holding the API key (never the key itself).")
-    ev.add_argument("--max-retries", type=int, default=4,
+    ev.add_argument("--max-retries", type=non_negative_int, default=4,
                     help="Retries with exponential backoff for transient endpoint errors (429, 5xx, connection).")
     ev.add_argument("--split", default="test", help="Split(s) to evaluate, comma-separated, e.g. test,ood.")
     ev.add_argument("--n", type=int, default=None, help="Use only the first N items of each split.")

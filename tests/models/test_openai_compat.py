@@ -193,6 +193,19 @@ def test_missing_key_for_remote_endpoint_names_the_variable(monkeypatch: pytest.
         OpenAIChatPolicy("gpt-x", base_url="https://api.example.com/v1", api_key_env="SV_TEST_KEY")
 
 
+@pytest.mark.parametrize(("option", "value", "words"), [
+    # Both used to be accepted and to fail every request inside the client, not at configuration time.
+    ("max_retries", -1, "max_retries must be 0 or more"),
+    ("timeout_s", float("inf"), "timeout_s must be a finite number"),
+    ("timeout_s", 0.0, "timeout_s must be a finite number"),
+])
+def test_limits_the_client_cannot_use_are_refused(server: FakeOpenAIServer, option: str, value: float,
+                                                  words: str) -> None:
+    with pytest.raises(ConfigError, match=words):
+        OpenAIChatPolicy("fake-model", base_url=server.base_url, **{option: value})
+    assert server.request_count == 0
+
+
 def test_key_is_read_from_the_named_variable(
     server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,6 +13,7 @@ of CPU per rollout instead of about 6 (``benchmarks/harness_overhead.py``).
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 from typing import Any
 from urllib.parse import urlparse
@@ -81,6 +82,12 @@ class OpenAIChatPolicy:
         # One spelling per endpoint, so "…/v1" and "…/v1/" share cache entries.
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.api_key_env = api_key_env
+        # The client takes these unchecked and fails on every request instead (-1 retries: an AssertionError
+        # inside openai; an infinite timeout: a connection error), so they are refused here, once.
+        if max_retries < 0:
+            raise ConfigError(f"max_retries must be 0 or more, got {max_retries}")
+        if not math.isfinite(timeout_s) or timeout_s <= 0:
+            raise ConfigError(f"timeout_s must be a finite number of seconds above 0, got {timeout_s}")
         self.sampling = sampling if sampling is not None else Sampling()
         self.timeout_s = timeout_s
         self.max_retries = max_retries
