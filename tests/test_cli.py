@@ -129,3 +129,25 @@ def test_sigkill_then_resume_gives_exactly_one_result_per_item(data_file: Path, 
     ids = [r.item_id for r in records]
     assert len(ids) == len(set(ids)) == 120
     assert all(r.error is None for r in records)
+
+
+def test_report_on_a_cut_results_file_says_incomplete_and_resume_completes_it(data_file: Path, tmp_path: Path,
+                                                                              capsys) -> None:
+    argv = ["eval", "network-logs", "--model", "baseline:reference", "--data", str(data_file), "--n", "10", "--out",
+            str(tmp_path), "--run-id", "cut", "--quiet"]
+    assert main(argv) == 0
+    run_dir = tmp_path / "evals" / "network-logs--baseline-reference" / "cut"
+    results = run_dir / "results.jsonl"
+    results.write_text(results.read_text(encoding="utf-8")[:-25], encoding="utf-8")  # the last line cut short
+    capsys.readouterr()
+    assert main(["report", str(run_dir)]) == 0
+    err = capsys.readouterr().err
+    assert "incomplete — 1 cut line in results.jsonl (line 10); 9 of 10 rollouts recorded" in err
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "incomplete" and summary["counts"]["rollouts"] == 9
+    # Resuming still compacts the file (the cut line goes) and redoes the lost rollout.
+    assert main([*argv, "--resume"]) == 0
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "finished" and summary["status_detail"] is None
+    assert summary["completeness"] == {"expected_rollouts": 10, "recorded_rollouts": 10, "cut_line": None}
+    assert len(read_records(results)) == 10

@@ -263,6 +263,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     _check_run_dir(run_dir)
     summary = regenerate(run_dir)
     print(json.dumps(summary.get("metrics", {}), indent=2))
+    if summary.get("status_detail"):
+        print(f"sv: note: the run is {summary['status']} — {summary['status_detail']}; the report covers the "
+              "recorded rollouts only (`sv eval ... --resume` with the run's options completes it)", file=sys.stderr)
     print(f"wrote {run_dir / 'summary.json'} and {run_dir / 'report.md'}", file=sys.stderr)
     return 0
 

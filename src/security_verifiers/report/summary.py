@@ -18,6 +18,7 @@ from security_verifiers.core.metrics import ratio
 from security_verifiers.core.rundir import latest_by_key, read_records
 from security_verifiers.core.types import ParseStatus, RolloutRecord
 from security_verifiers.envs.base import Environment
+from security_verifiers.report.status import run_status
 
 #: Version of the ``summary.json`` layout. Bump it when a field changes meaning.
 SUMMARY_SCHEMA_VERSION = 1
@@ -72,23 +73,28 @@ def _warnings(env: Environment, records: list[RolloutRecord]) -> list[str]:
             f"computed by version {env.version}; their outcomes may not mean the same thing"]
 
 
-def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict[str, Any]) -> dict[str, Any]:
+def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict[str, Any],
+                  cut_line: int | None = None) -> dict[str, Any]:
     """The summary of one run: counts over all records, metrics over the records without an error.
 
     ``env.metrics`` must return ``{"metrics": {...flat...}, "intervals": {...}, "breakdowns": {...}}``.
-    Usage counts every record (errored calls still spent tokens).
+    Usage counts every record (errored calls still spent tokens). ``cut_line``: the number of the final line of
+    ``results.jsonl`` that was cut short and dropped, if any (see :mod:`security_verifiers.report.status`).
     """
     foreign = sorted({r.env for r in records} - {env.name})
     if foreign:
         raise ValueError(f"records of environment(s) {', '.join(foreign)} cannot be summarised as {env.name}")
     ok = [r for r in records if r.error is None]
+    status = run_status(metadata, records, cut_line)
     computed = env.metrics([r.outcome for r in ok], [r.item_id for r in ok]) if ok else {}
     summary: dict[str, Any] = {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "env": {"name": env.name, "version": env.version, "config": env.config.model_dump(mode="json")},
         "model": metadata.get("model"),
         "run_id": metadata.get("run_id"),
-        "status": metadata.get("status"),
+        "status": status.status,
+        "status_detail": status.detail,
+        "completeness": status.completeness(),
         # The item ids stay in metadata.json: the summary describes the dataset, it does not list it.
         "dataset": {k: v for k, v in (metadata.get("dataset") or {}).items() if k != "item_ids"},
         "headline_metrics": [{"key": key, "higher_is_better": up} for key, up in env.headline_metrics],
