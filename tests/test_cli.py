@@ -151,3 +151,20 @@ def test_report_on_a_cut_results_file_says_incomplete_and_resume_completes_it(da
     assert summary["status"] == "finished" and summary["status_detail"] is None
     assert summary["completeness"] == {"expected_rollouts": 10, "recorded_rollouts": 10, "cut_line": None}
     assert len(read_records(results)) == 10
+
+
+def test_a_local_server_that_wants_a_key_gets_a_visible_placeholder_and_a_named_401(data_file: Path, tmp_path: Path,
+                                                                                     capsys, monkeypatch) -> None:
+    monkeypatch.delenv("SV_TEST_UNSET_KEY", raising=False)
+    with FakeOpenAIServer(reply=lambda request: ANSWER, api_key="sk-local") as server:
+        argv = ["eval", "network-logs", "--model", "m", "--base-url", server.base_url, "--api-key-env",
+                "SV_TEST_UNSET_KEY", "--data", str(data_file), "--n", "5", "--out", str(tmp_path), "--run-id", "k",
+                "--no-cache", "--quiet"]
+        assert main(argv) == 3  # every rollout failed
+    err = capsys.readouterr().err
+    # said once, before the run, not once per request
+    assert err.count("SV_TEST_UNSET_KEY is not set: the requests to") == 1
+    assert "placeholder key 'EMPTY'" in err
+    records = read_records(tmp_path / "evals" / "network-logs--m" / "k" / "results.jsonl")
+    assert len(records) == 5 and all(r.error is not None for r in records)
+    assert all("HTTP 401 (Unauthorized): SV_TEST_UNSET_KEY is not set" in r.error.message for r in records)

@@ -193,6 +193,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     policy = resolve_policy(args.model, env, base_url=args.base_url, api_key_env=args.api_key_env,
                             sampling=sampling, timeout_s=run_config.timeout_s, max_retries=args.max_retries,
                             cache=cache)
+    key_note = getattr(policy, "key_note", None)  # once per run, not once per request: see OpenAIChatPolicy
+    if key_note:
+        print(f"sv: note: {key_note}", file=sys.stderr)
     root = Path(args.out)
     if args.resume:
         run_dir = RunDir.for_run(root, env.name, args.model, args.run_id) if args.run_id else \

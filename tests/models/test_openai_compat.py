@@ -216,6 +216,51 @@ def test_key_is_read_from_the_named_variable(
     assert server.headers[0]["authorization"] == "Bearer sk-test-secret"
 
 
+# -- the key sent to a loopback server ------------------------------------------------------------------------------
+def test_loopback_without_a_key_says_what_it_sends(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SV_TEST_KEY", raising=False)
+    policy = OpenAIChatPolicy("fake-model", base_url=server.base_url, api_key_env="SV_TEST_KEY")
+    assert policy.key_note == (f"SV_TEST_KEY is not set: the requests to {server.base_url} carry the placeholder "
+                               "key 'EMPTY' (enough for a local server started without a key)")
+    monkeypatch.setenv("SV_TEST_KEY", "sk-x")
+    assert OpenAIChatPolicy("fake-model", base_url=server.base_url, api_key_env="SV_TEST_KEY").key_note is None
+
+
+@pytest.mark.parametrize(("key", "words"), [
+    # the variable is unset: the 401 used to read as a bare provider error, with no word of the placeholder key
+    (None, "SV_TEST_KEY is not set, so the placeholder key 'EMPTY' was sent; set SV_TEST_KEY to the server's key "
+           "(or name the variable that holds it with --api-key-env)"),
+    # the variable holds another key
+    ("sk-wrong", "the key in SV_TEST_KEY was rejected"),
+])
+def test_a_401_from_a_server_that_wants_a_key_names_the_variable(key: str | None, words: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    if key is None:
+        monkeypatch.delenv("SV_TEST_KEY", raising=False)
+    else:
+        monkeypatch.setenv("SV_TEST_KEY", key)
+    with FakeOpenAIServer(api_key="sk-local") as server:
+        with pytest.raises(InfraError) as err:
+            ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, api_key_env="SV_TEST_KEY", max_retries=3))
+        assert server.request_count == 1  # a 401 is not retried
+    assert err.value.kind is ErrorKind.PROVIDER
+    assert err.value.message.startswith(f"fake-model at {server.base_url}: HTTP 401 (Unauthorized): ")
+    assert err.value.message.endswith(words)
+
+
+def test_a_403_says_the_key_was_refused(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SV_TEST_KEY", "sk-x")
+    server.fail_next(403)
+    with pytest.raises(InfraError, match=r"HTTP 403 \(forced failure 403\): the key in SV_TEST_KEY was rejected"):
+        ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, api_key_env="SV_TEST_KEY"))
+
+
+def test_the_right_key_gets_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SV_TEST_KEY", "sk-local")
+    with FakeOpenAIServer(api_key="sk-local") as server:
+        assert ask(OpenAIChatPolicy("fake-model", base_url=server.base_url, api_key_env="SV_TEST_KEY")).text
+
+
 def test_base_url_defaults_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:8000/v1/")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
