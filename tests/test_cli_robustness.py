@@ -15,7 +15,7 @@ The inputs tried (:data:`CASES`, by sub-command):
   expected, a path through a regular file, and a ``chmod 000`` file (skipped when the tests run as root,
   since root reads it anyway: the other unreadable paths still run);
 * run directories from another environment, of another environment version, of an unknown environment, and
-  with a corrupt ``metadata.json`` or a binary ``results.jsonl`` (report, compare, eval --resume).
+  with a corrupt ``metadata.json`` or a binary ``results.jsonl`` (report, view, compare, eval --resume).
 
 For ``sv train`` only argument and input errors are tried: nothing starts training.
 """
@@ -192,6 +192,12 @@ CASES: list[tuple[str, list[str], str]] = [
     ("report-bad-metadata", ["report", "{run:bad_metadata}"], "metadata.json"),
     ("report-binary-results", ["report", "{run:binary_results}"], "results.jsonl"),
     ("report-unknown-option", ["report", "{run:good}", "--bogus"], "unrecognized arguments"),
+    # view
+    ("view-missing", ["view", "{a_dir}/nope"], "not a run directory"),
+    ("view-no-results", ["view", "{run:no_results}"], "not a run directory"),
+    ("view-bad-metadata", ["view", "{run:bad_metadata}"], "metadata.json"),
+    ("view-binary-results", ["view", "{run:binary_results}"], "results.jsonl"),
+    ("view-out-is-dir", ["view", "{run:good}", "--out", "{a_dir}"], "is a directory"),
     # compare
     ("compare-other-env", ["compare", "{run:good}", "{run:other_env}"], "says config-audit"),
     ("compare-other-version", ["compare", "{run:good}", "{run:other_version}"], "0.1.0"),
