@@ -1,12 +1,35 @@
 # Two entry points for a fresh machine: `make bench` (the main job) and `make test`.
-# Both create the virtual environment on first use; nothing is installed outside .venv.
+# Both create the virtual environment on first use, and install the Debian packages the project needs
+# outside Python (below) when they are missing; nothing else is installed outside .venv.
 PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: bench test lint
+# Debian packages needed outside Python, one list so it can grow:
+#   chromium-headless-shell  the headless browser that renders view.html in tests/report/test_view.py
+#   fonts-dejavu-core        a font for it: without any, the page's text renders as nothing
+DEBIAN_PACKAGES := chromium-headless-shell fonts-dejavu-core
 
-$(STAMP): pyproject.toml
+.PHONY: bench test lint debian-packages
+
+# Installs the missing ones with apt-get, as root or through sudo; otherwise stops with the command to run.
+debian-packages:
+	@missing=""; \
+	if ! command -v dpkg-query >/dev/null 2>&1; then \
+		echo "make: not a Debian system: install the equivalents of $(DEBIAN_PACKAGES) yourself" \
+			"(the browser tests fail without a headless Chromium)" >&2; exit 0; \
+	fi; \
+	for p in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; \
+	else echo "make: missing Debian package(s):$$missing; install them as root: apt-get install$$missing" >&2; exit 1; fi; \
+	echo "make: installing Debian package(s):$$missing"; \
+	$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing
+
+$(STAMP): pyproject.toml | debian-packages
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet 'torch==2.13.0'

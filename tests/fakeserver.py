@@ -6,6 +6,7 @@ are those of the client the policy ships with, not a mock of it. Use it as a con
     with FakeOpenAIServer(reply=lambda request: "hello") as server:
         policy = OpenAIChatPolicy("m", endpoint=Endpoint(base_url=server.base_url))
         server.fail_next(429, 500)  # served before the next success
+        server.api_key = "sk-local"  # then requests without that key get 401, as from `vllm serve --api-key`
         ...
         assert server.request_count == 3
 """
@@ -39,10 +40,12 @@ def _words(text: Any) -> int:
 class FakeOpenAIServer:
     """``POST /v1/chat/completions`` on 127.0.0.1 (a free port), served from a daemon thread."""
 
-    def __init__(self, reply: Reply = echo, *, delay_s: float = 0.0) -> None:
+    def __init__(self, reply: Reply = echo, *, delay_s: float = 0.0, api_key: str | None = None) -> None:
         self.reply = reply
         #: Seconds to wait before answering (for timeout tests); cut short when the server closes.
         self.delay_s = delay_s
+        #: The key a request must carry as ``Authorization: Bearer KEY``; others get vLLM's 401 (``--api-key``).
+        self.api_key = api_key
         self._lock = threading.Lock()
         self._failures: deque[int] = deque()
         self._requests: list[dict[str, Any]] = []
@@ -157,6 +160,9 @@ class FakeOpenAIServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 failure = server._record(body, headers)
+                if server.api_key is not None and headers.get("authorization") != f"Bearer {server.api_key}":
+                    self._send(401, {"error": "Unauthorized"})  # what `vllm serve --api-key` answers
+                    return
                 if server.delay_s and server._closing.wait(server.delay_s):
                     return
                 if failure is not None:

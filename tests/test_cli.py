@@ -129,3 +129,42 @@ def test_sigkill_then_resume_gives_exactly_one_result_per_item(data_file: Path, 
     ids = [r.item_id for r in records]
     assert len(ids) == len(set(ids)) == 120
     assert all(r.error is None for r in records)
+
+
+def test_report_on_a_cut_results_file_says_incomplete_and_resume_completes_it(data_file: Path, tmp_path: Path,
+                                                                              capsys) -> None:
+    argv = ["eval", "network-logs", "--model", "baseline:reference", "--data", str(data_file), "--n", "10", "--out",
+            str(tmp_path), "--run-id", "cut", "--quiet"]
+    assert main(argv) == 0
+    run_dir = tmp_path / "evals" / "network-logs--baseline-reference" / "cut"
+    results = run_dir / "results.jsonl"
+    results.write_text(results.read_text(encoding="utf-8")[:-25], encoding="utf-8")  # the last line cut short
+    capsys.readouterr()
+    assert main(["report", str(run_dir)]) == 0
+    err = capsys.readouterr().err
+    assert "incomplete — 1 cut line in results.jsonl (line 10); 9 of 10 rollouts recorded" in err
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "incomplete" and summary["counts"]["rollouts"] == 9
+    # Resuming still compacts the file (the cut line goes) and redoes the lost rollout.
+    assert main([*argv, "--resume"]) == 0
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "finished" and summary["status_detail"] is None
+    assert summary["complete"] is True and summary["missing_rollouts"] == 0 and summary["cut_line"] is None
+    assert len(read_records(results)) == 10
+
+
+def test_a_local_server_that_wants_a_key_gets_a_visible_placeholder_and_a_named_401(data_file: Path, tmp_path: Path,
+                                                                                     capsys, monkeypatch) -> None:
+    monkeypatch.delenv("SV_TEST_UNSET_KEY", raising=False)
+    with FakeOpenAIServer(reply=lambda request: ANSWER, api_key="sk-local") as server:
+        argv = ["eval", "network-logs", "--model", "m", "--base-url", server.base_url, "--api-key-env",
+                "SV_TEST_UNSET_KEY", "--data", str(data_file), "--n", "5", "--out", str(tmp_path), "--run-id", "k",
+                "--no-cache", "--quiet"]
+        assert main(argv) == 3  # every rollout failed
+    err = capsys.readouterr().err
+    # said once, before the run, not once per request
+    assert err.count("SV_TEST_UNSET_KEY is not set: the requests to") == 1
+    assert "placeholder key 'EMPTY'" in err
+    records = read_records(tmp_path / "evals" / "network-logs--m" / "k" / "results.jsonl")
+    assert len(records) == 5 and all(r.error is not None for r in records)
+    assert all("HTTP 401 (Unauthorized): SV_TEST_UNSET_KEY is not set" in r.error.message for r in records)

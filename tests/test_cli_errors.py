@@ -46,15 +46,17 @@ def test_a_dead_endpoint_says_cannot_connect_on_screen_and_in_the_report(data_fi
 
 
 def test_a_401_says_authentication_error_on_screen_and_in_the_report(data_file: Path, tmp_path: Path,
-                                                                    capsys) -> None:
+                                                                    capsys, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with FakeOpenAIServer() as server:
         server.fail_next(*[401] * 6)
         assert main(_eval(server.base_url, data_file, tmp_path, "auth")) == 3
     err = capsys.readouterr().err
-    assert "provider: 6, e.g. AuthenticationError: Error code: 401" in err
-    assert "AuthenticationError: Error code: 401" in _report(tmp_path, "auth")
+    assert "provider: 6, e.g. m at http://127.0.0.1:" in err and "HTTP 401" in err
+    assert "OPENAI_API_KEY is not set, so the placeholder key 'EMPTY' was sent" in err
+    assert "HTTP 401" in _report(tmp_path, "auth")
     summary = json.loads((tmp_path / "evals" / "network-logs--m" / "auth" / "summary.json").read_text())
-    assert summary["counts"]["error_examples"]["provider"].startswith("AuthenticationError: Error code: 401")
+    assert "HTTP 401" in summary["counts"]["error_examples"]["provider"]
 
 
 def test_sv_report_rebuilds_the_examples_from_results_alone(data_file: Path, tmp_path: Path, capsys) -> None:

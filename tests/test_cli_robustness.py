@@ -15,7 +15,7 @@ The inputs tried (:data:`CASES`, by sub-command):
   expected, a path through a regular file, and a ``chmod 000`` file (skipped when the tests run as root,
   since root reads it anyway: the other unreadable paths still run);
 * run directories from another environment, of another environment version, of an unknown environment, and
-  with a corrupt ``metadata.json`` or a binary ``results.jsonl`` (report, compare, eval --resume).
+  with a corrupt ``metadata.json`` or a binary ``results.jsonl`` (report, view, compare, eval --resume).
 
 For ``sv train`` only argument and input errors are tried: nothing starts training.
 """
@@ -166,6 +166,16 @@ CASES: list[tuple[str, list[str], str]] = [
     ("eval-n-negative", _eval("network-logs", "--data", "{nl}", "--n", "-3"), "--n must be positive"),
     ("eval-temperature-range", _eval("network-logs", "--temperature", "9"), "--temperature"),
     ("eval-temperature-nan", _eval("network-logs", "--temperature", "nan"), "--temperature"),
+    # numbers the endpoint client cannot use: they used to be accepted, and every request then failed inside the
+    # openai client (AssertionError "could not resolve response" for -1 retries; a connection error for inf)
+    ("eval-max-retries-negative", _eval("network-logs", "--max-retries", "-1"), "--max-retries"),
+    ("eval-model-max-retries-negative", ["eval", "network-logs", "--model", "some-model", "--base-url",
+                                         "http://127.0.0.1:9/v1", "--no-cache", "--quiet", "--max-retries", "-1"],
+     "--max-retries"),
+    ("eval-max-retries-not-int", _eval("network-logs", "--max-retries", "two"), "--max-retries"),
+    ("eval-timeout-inf", _eval("network-logs", "--timeout-s", "inf"), "--timeout-s"),
+    ("eval-timeout-zero", _eval("network-logs", "--timeout-s", "0"), "--timeout-s"),
+    ("eval-concurrency-zero", _eval("network-logs", "--concurrency", "0"), "--concurrency"),
     ("eval-env-option-no-equals", _eval("network-logs", "--env-option", "window"), "key=value"),
     ("eval-env-option-bad-value", _eval("network-logs", "--env-option", "window=abc"), "window"),
     ("eval-unknown-env", ["eval", "phishing", "--model", "baseline:reference"], "unknown environment"),
@@ -182,6 +192,12 @@ CASES: list[tuple[str, list[str], str]] = [
     ("report-bad-metadata", ["report", "{run:bad_metadata}"], "metadata.json"),
     ("report-binary-results", ["report", "{run:binary_results}"], "results.jsonl"),
     ("report-unknown-option", ["report", "{run:good}", "--bogus"], "unrecognized arguments"),
+    # view
+    ("view-missing", ["view", "{a_dir}/nope"], "not a run directory"),
+    ("view-no-results", ["view", "{run:no_results}"], "not a run directory"),
+    ("view-bad-metadata", ["view", "{run:bad_metadata}"], "metadata.json"),
+    ("view-binary-results", ["view", "{run:binary_results}"], "results.jsonl"),
+    ("view-out-is-dir", ["view", "{run:good}", "--out", "{a_dir}"], "is a directory"),
     # compare
     ("compare-other-env", ["compare", "{run:good}", "{run:other_env}"], "says config-audit"),
     ("compare-other-version", ["compare", "{run:good}", "{run:other_version}"], "0.1.0"),

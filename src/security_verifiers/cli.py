@@ -1,4 +1,4 @@
-"""The ``sv`` command line: eval, report, bench, data (build, import), rules, envs.
+"""The ``sv`` command line: eval, report, view, bench, data (build, import), rules, envs.
 
 Options that configure sampling and run execution are derived from the pydantic configs
 (:class:`Endpoint`, :class:`Sampling`, :class:`RunConfig`), so their help, defaults and validation are
@@ -199,6 +199,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         cache = ResponseCache(_cache_path(args))
     policy = resolve_policy(args.model, env, endpoint=endpoint, sampling=sampling, timeout_s=run_config.timeout_s,
                             cache=cache)
+    key_note = getattr(policy, "key_note", None)  # once per run, not once per request: see OpenAIChatPolicy
+    if key_note:
+        print(f"sv: note: {key_note}", file=sys.stderr)
     if not args.resume:
         run_dir = RunDir.for_run(root, env.name, args.model, args.run_id or new_run_id())
     print(f"run directory: {run_dir.path}{' (resumed)' if args.resume else ''}", file=sys.stderr)
@@ -219,7 +222,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     rate = outcome.error_rate
     print(f"{outcome.done}/{outcome.total} rollouts in {outcome.seconds:.2f}s "
           f"({outcome.done - outcome.resumed} this session, {outcome.resumed} resumed); "
-          f"errors {outcome.errors} ({rate:.1%}); report: {run_dir.path / 'report.md'}", file=sys.stderr)
+          f"errors {outcome.errors} ({rate:.1%}); report: {run_dir.path / 'report.md'}; transcripts: "
+          f"{run_dir.path / 'view.html'}", file=sys.stderr)
     if outcome.stopped_early or rate > run_config.max_error_rate:
         print(f"error: infrastructure error rate {rate:.1%} is above --max-error-rate "
               f"{run_config.max_error_rate:.1%}{' (stopped early)' if outcome.stopped_early else ''}; "
@@ -299,7 +303,22 @@ def cmd_report(args: argparse.Namespace) -> int:
     _check_run_dir(run_dir)
     summary = regenerate(run_dir)
     print(json.dumps(summary.get("metrics", {}), indent=2))
-    print(f"wrote {run_dir / 'summary.json'} and {run_dir / 'report.md'}", file=sys.stderr)
+    if summary.get("status_detail"):
+        print(f"sv: note: the run is {summary['status']} — {summary['status_detail']}; the report covers the "
+              "recorded rollouts only (`sv eval ... --resume` with the run's options completes it)", file=sys.stderr)
+    print(f"wrote {run_dir / 'summary.json'}, {run_dir / 'report.md'} and {run_dir / 'view.html'}", file=sys.stderr)
+    return 0
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from security_verifiers.report.view import write_view
+
+    run_dir = Path(args.run_dir)
+    out = Path(args.out) if args.out else None
+    if out is not None and out.is_dir():
+        raise ConfigError(f"--out {out} is a directory; give the file to write (e.g. {out / 'view.html'})")
+    path = write_view(run_dir, out)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB); open it in a browser", file=sys.stderr)
     return 0
 
 
@@ -575,6 +594,15 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="Rebuild summary.json, report.md and plots from a run's results.jsonl.")
     rp.add_argument("run_dir", help="A run directory written by `sv eval`.")
     rp.set_defaults(func=cmd_report)
+
+    vw = sub.add_parser("view", help="Write view.html: a page to browse a run's rollouts, transcripts and errors.",
+                        description="One self-contained HTML file (no network: inline CSS and script) listing "
+                        "every rollout of a run with its reward, outcome, error and, on click, its full transcript; "
+                        "filters by outcome, error kind, parse failure and reward, and a search box. `sv eval` and "
+                        "`sv report` write it too.")
+    vw.add_argument("run_dir", help="A run directory written by `sv eval`.")
+    vw.add_argument("--out", default=None, help="File to write (default: RUN_DIR/view.html).")
+    vw.set_defaults(func=cmd_view)
 
     tr = sub.add_parser("train", help="Train a model on an environment's rewards (SFT, GRPO, GDPO, distillation).",
                         description="SFT on a policy's answers (sft), on a teacher's answers that pass a reward "

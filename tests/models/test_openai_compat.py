@@ -194,6 +194,15 @@ def test_missing_key_for_remote_endpoint_names_the_variable(monkeypatch: pytest.
         OpenAIChatPolicy("gpt-x", endpoint=Endpoint(base_url="https://api.example.com/v1", api_key_env="SV_TEST_KEY"))
 
 
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 0.0])
+def test_timeouts_the_client_cannot_use_are_refused(server: FakeOpenAIServer, value: float) -> None:
+    # Used to be accepted and to fail every request inside the client, not at configuration time. (A negative
+    # retry count is refused by Endpoint itself: tests/harness/test_policies.py.)
+    with pytest.raises(ConfigError, match="timeout_s must be a finite number"):
+        OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url), timeout_s=value)
+    assert server.request_count == 0
+
+
 def test_key_is_read_from_the_named_variable(
     server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -202,6 +211,54 @@ def test_key_is_read_from_the_named_variable(
     assert "sk-test-secret" not in repr(policy.describe())
     ask(policy)
     assert server.headers[0]["authorization"] == "Bearer sk-test-secret"
+
+
+# -- the key sent to a loopback server ------------------------------------------------------------------------------
+def test_loopback_without_a_key_says_what_it_sends(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SV_TEST_KEY", raising=False)
+    policy = OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, api_key_env="SV_TEST_KEY"))
+    assert policy.key_note == (f"SV_TEST_KEY is not set: the requests to {server.base_url} carry the placeholder "
+                               "key 'EMPTY' (enough for a local server started without a key)")
+    monkeypatch.setenv("SV_TEST_KEY", "sk-x")
+    keyed = Endpoint(base_url=server.base_url, api_key_env="SV_TEST_KEY")
+    assert OpenAIChatPolicy("fake-model", endpoint=keyed).key_note is None
+
+
+@pytest.mark.parametrize(("key", "words"), [
+    # the variable is unset: the 401 used to read as a bare provider error, with no word of the placeholder key
+    (None, "SV_TEST_KEY is not set, so the placeholder key 'EMPTY' was sent; set SV_TEST_KEY to the server's key "
+           "(or name the variable that holds it with --api-key-env)"),
+    # the variable holds another key
+    ("sk-wrong", "the key in SV_TEST_KEY was rejected"),
+])
+def test_a_401_from_a_server_that_wants_a_key_names_the_variable(key: str | None, words: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    if key is None:
+        monkeypatch.delenv("SV_TEST_KEY", raising=False)
+    else:
+        monkeypatch.setenv("SV_TEST_KEY", key)
+    with FakeOpenAIServer(api_key="sk-local") as server:
+        with pytest.raises(InfraError) as err:
+            ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, api_key_env="SV_TEST_KEY",
+                                                                 max_retries=3)))
+        assert server.request_count == 1  # a 401 is not retried
+    assert err.value.kind is ErrorKind.PROVIDER
+    assert err.value.message.startswith(f"fake-model at {server.base_url}: HTTP 401 (Unauthorized): ")
+    assert err.value.message.endswith(words)
+
+
+def test_a_403_says_the_key_was_refused(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SV_TEST_KEY", "sk-x")
+    server.fail_next(403)
+    with pytest.raises(InfraError, match=r"HTTP 403 \(forced failure 403\): the key in SV_TEST_KEY was rejected"):
+        ask(OpenAIChatPolicy("fake-model", endpoint=Endpoint(base_url=server.base_url, api_key_env="SV_TEST_KEY")))
+
+
+def test_the_right_key_gets_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SV_TEST_KEY", "sk-local")
+    with FakeOpenAIServer(api_key="sk-local") as server:
+        keyed = Endpoint(base_url=server.base_url, api_key_env="SV_TEST_KEY")
+        assert ask(OpenAIChatPolicy("fake-model", endpoint=keyed)).text
 
 
 def test_base_url_defaults_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:

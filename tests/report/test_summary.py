@@ -176,3 +176,46 @@ def test_intervals_resample_items_not_rollouts() -> None:
     assert [lo, hi] == ENV.metrics(outcomes, items)["intervals"]["reward_mean"]
     lo_r, hi_r = ENV.metrics(outcomes)["intervals"]["reward_mean"]  # rollouts as if independent
     assert hi_r - lo_r < 0.7 * (hi - lo)
+
+
+# -- runs whose results fall short of what their metadata promises --------------------------------------------
+SIX = [scored(i, "Malicious", RIGHT) for i in range(6)]  # METADATA's dataset has n = 6
+
+
+def test_a_cut_final_line_marks_the_run_incomplete_in_summary_and_report(tmp_path: Path) -> None:
+    # The run finished, then its last line was cut (a disk filled, a copy stopped short). The reader still drops
+    # that line, but the report used to say "status: finished" over 5 of the 6 rollouts.
+    run_dir = make_run_dir(tmp_path, SIX)
+    results = run_dir / "results.jsonl"
+    results.write_text(results.read_text(encoding="utf-8")[:-40], encoding="utf-8")
+    summary = regenerate(run_dir)
+    assert summary["status"] == "incomplete"
+    assert (summary["complete"], summary["expected_rollouts"], summary["recorded_rollouts"], summary["cut_line"]) == (
+        False, 6, 5, 6)
+    assert summary["status_detail"] == "1 cut line in results.jsonl (line 6); 5 of 6 rollouts recorded"
+    assert summary["counts"]["rollouts"] == 5
+    report = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert "(status: incomplete — 1 cut line in results.jsonl (line 6); 5 of 6 rollouts recorded)" in report
+
+
+@pytest.mark.parametrize(("status", "records", "expected_status", "detail"), [
+    # metadata says finished and every rollout is there: nothing to add
+    ("finished", SIX, "finished", None),
+    # metadata says finished but a rollout is missing (no cut line): incomplete all the same
+    ("finished", SIX[:4], "incomplete", "4 of 6 rollouts recorded"),
+    # a run stopped early or killed keeps its own word, with the count
+    ("stopped", SIX[:2], "stopped", "2 of 6 rollouts recorded"),
+    ("running", SIX[:3], "running", "3 of 6 rollouts recorded"),
+])
+def test_status_compares_the_results_with_the_metadata(status: str, records: list[RolloutRecord],
+                                                       expected_status: str, detail: str | None) -> None:
+    summary = build_summary(ENV, records, {**METADATA, "status": status})
+    assert (summary["status"], summary["status_detail"]) == (expected_status, detail)
+    assert summary["recorded_rollouts"] == len(records)
+    assert summary["complete"] == (expected_status == "finished")
+
+
+def test_expected_rollouts_count_samples() -> None:
+    metadata = {**METADATA, "run": {"samples": 2}}
+    summary = build_summary(ENV, SIX, metadata)
+    assert summary["status"] == "incomplete" and summary["status_detail"] == "6 of 12 rollouts recorded"

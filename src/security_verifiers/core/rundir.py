@@ -14,6 +14,7 @@ import platform
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -76,10 +77,23 @@ def environment_versions() -> dict[str, Any]:
     }
 
 
-def read_records(path: Path) -> list[RolloutRecord]:
-    """Read ``results.jsonl``: a cut-short final line is dropped, a malformed line elsewhere is an error."""
+@dataclass(frozen=True)
+class ResultsFile:
+    """What a ``results.jsonl`` holds: its records in file order, and the number of its final line when that
+    line was cut short and dropped (``None`` when there was none).
+
+    Resuming drops a cut line on purpose, but a report must say that one was there: the rollout it held is
+    missing from every count and metric."""
+
+    records: list[RolloutRecord]
+    cut_line: int | None = None
+
+
+def read_results_file(path: Path) -> ResultsFile:
+    """Read ``results.jsonl``: a cut-short final line is dropped and its number kept, a malformed line elsewhere
+    is an error. A missing file holds no records (a run killed before its first rollout)."""
     if not path.exists():
-        return []
+        return ResultsFile([])
     lines = path.read_text(encoding="utf-8").split("\n")
     records: list[RolloutRecord] = []
     for lineno, line in enumerate(lines, 1):
@@ -90,9 +104,14 @@ def read_records(path: Path) -> list[RolloutRecord]:
         except ValidationError as err:
             is_last = all(not rest.strip() for rest in lines[lineno:])
             if is_last:
-                break  # a run killed mid-write: the final line is incomplete
+                return ResultsFile(records, cut_line=lineno)  # a run killed mid-write: the final line is incomplete
             raise ValueError(f"{path}:{lineno}: malformed result record: {err.errors()[0]['msg']}") from err
-    return records
+    return ResultsFile(records)
+
+
+def read_records(path: Path) -> list[RolloutRecord]:
+    """The records of ``results.jsonl`` (see :func:`read_results_file`; a cut final line is dropped)."""
+    return read_results_file(path).records
 
 
 def latest_by_key(records: list[RolloutRecord]) -> list[RolloutRecord]:

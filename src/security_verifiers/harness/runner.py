@@ -31,7 +31,8 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     concurrency: int = Field(8, ge=1, le=4096, description="Episodes in flight at once.")
-    timeout_s: float = Field(120.0, gt=0, description="Seconds allowed for one model reply (per turn).")
+    timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False,
+                             description="Seconds allowed for one model reply (per turn).")
     samples: int = Field(1, ge=1, le=1000, description="Rollouts per item (epochs).")
     score_workers: int | None = Field(
         None, ge=0, le=64,

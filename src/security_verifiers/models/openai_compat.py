@@ -13,6 +13,7 @@ of CPU per rollout instead of about 6 (``benchmarks/harness_overhead.py``).
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 from typing import Any
 from urllib.parse import urlparse
@@ -80,6 +81,10 @@ class OpenAIChatPolicy:
         # One spelling per endpoint, so "…/v1" and "…/v1/" share cache entries.
         self.base_url = (endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.api_key_env = endpoint.api_key_env
+        # The client takes the timeout unchecked and fails on every request instead (an infinite timeout: a
+        # connection error), so it is refused here, once; Endpoint bounds the retries.
+        if not math.isfinite(timeout_s) or timeout_s <= 0:
+            raise ConfigError(f"timeout_s must be a finite number of seconds above 0, got {timeout_s}")
         self.sampling = sampling if sampling is not None else Sampling()
         self.timeout_s = timeout_s
         self.max_retries = endpoint.max_retries
@@ -87,17 +92,41 @@ class OpenAIChatPolicy:
         self._key = self._api_key()
         self._client: openai.AsyncOpenAI | None = None
 
-    def _api_key(self) -> str:
-        """The key from ``api_key_env``; fail now, at configuration time, rather than on the first item."""
+    def _api_key(self) -> str | None:
+        """The key from ``api_key_env``, or ``None`` for a loopback server (which is sent the placeholder);
+        fail now, at configuration time, rather than on the first item."""
         key = os.environ.get(self.api_key_env)
         if key:
             return key
         if is_loopback(self.base_url):
-            return LOCAL_DUMMY_KEY
+            return None
         raise ConfigError(
             f"environment variable {self.api_key_env} is not set; it must hold the API key for "
             f"{self.base_url} (or name another variable as api_key_env)"
         )
+
+    @property
+    def key_note(self) -> str | None:
+        """What to tell the user once, before a run, when the requests carry the placeholder key rather than one
+        of theirs; ``None`` when the key comes from ``api_key_env``. A local server started with a key answers the
+        placeholder with 401s, which would otherwise read as a generic provider failure."""
+        if self._key is not None:
+            return None
+        return (f"{self.api_key_env} is not set: the requests to {self.base_url} carry the placeholder key "
+                f"{LOCAL_DUMMY_KEY!r} (enough for a local server started without a key)")
+
+    def _key_refused(self, err: openai.APIStatusError) -> InfraError:
+        """A 401 or 403 as an error that says which key was sent: the placeholder (the variable is unset) or the
+        one in ``api_key_env``."""
+        if self._key is None:
+            hint = (f"{self.api_key_env} is not set, so the placeholder key {LOCAL_DUMMY_KEY!r} was sent; set "
+                    f"{self.api_key_env} to the server's key (or name the variable that holds it with --api-key-env)")
+        else:
+            hint = f"the key in {self.api_key_env} was rejected"
+            if err.status_code == 403:
+                hint += f" (or it has no access to {self.model})"
+        return InfraError(ErrorKind.PROVIDER,
+                          f"{self.model} at {self.base_url}: HTTP {err.status_code} ({_status_detail(err)}): {hint}")
 
     def _http(self) -> openai.AsyncOpenAI:
         """The client, made on first use inside the running event loop (aiohttp binds its session to it).
@@ -108,7 +137,7 @@ class OpenAIChatPolicy:
         if self._client is None:
             self._client = openai.AsyncOpenAI(
                 base_url=self.base_url,
-                api_key=self._key,
+                api_key=self._key or LOCAL_DUMMY_KEY,
                 timeout=self.timeout_s,
                 max_retries=self.max_retries,
                 http_client=openai.DefaultAioHttpClient(),
@@ -168,6 +197,8 @@ class OpenAIChatPolicy:
                 body = await self._http().post(
                     "/chat/completions", cast_to=bytes, body=request, options=_BEARER_AUTH
                 )
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as err:
+                raise self._key_refused(err) from err
             except openai.APITimeoutError as err:
                 causes = _causes(err)
                 if not any(isinstance(cause, TimeoutError) for cause in causes):
@@ -187,6 +218,14 @@ class OpenAIChatPolicy:
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()
+
+
+def _status_detail(err: openai.APIStatusError) -> str:
+    """The server's own words for an HTTP error, on one short line: OpenAI's ``{"error": {"message": …}}``, or
+    vLLM's ``{"error": "Unauthorized"}`` (the client keeps what is under ``error`` as ``body``)."""
+    body = err.body
+    text = body.get("message") if isinstance(body, dict) else body
+    return " ".join(text.split())[:200] if isinstance(text, str) and text.strip() else "no message"
 
 
 def _causes(err: BaseException) -> list[BaseException]:

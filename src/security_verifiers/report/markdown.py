@@ -40,7 +40,8 @@ def _header(env: Environment, summary: dict[str, Any]) -> list[str]:
     lines = [f"# {env.name} {env.version} — {summary.get('model') or 'unknown model'}", "",
              f"- Environment: `{env.name}` version {env.version}",
              f"- Model: `{summary.get('model')}`",
-             f"- Run id: `{summary.get('run_id')}` (status: {summary.get('status') or 'unknown'})"]
+             f"- Run id: `{summary.get('run_id')}` (status: {summary.get('status') or 'unknown'}"
+             f"{' — ' + summary['status_detail'] if summary.get('status_detail') else ''})"]
     lines += [f"- Dataset {key}: `{', '.join(map(str, value)) if isinstance(value, list) else value}`"
               for key, value in dataset.items()]
     if config:

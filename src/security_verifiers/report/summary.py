@@ -19,6 +19,7 @@ from security_verifiers.core.metrics_report import MetricsReport
 from security_verifiers.core.rundir import latest_by_key, read_records
 from security_verifiers.core.types import ParseStatus, RolloutRecord
 from security_verifiers.envs.base import Environment
+from security_verifiers.report.status import run_status
 
 #: Version of the ``summary.json`` layout. Bump it when a field changes meaning.
 SUMMARY_SCHEMA_VERSION = 1
@@ -85,21 +86,6 @@ def _counts(records: list[RolloutRecord], ok: list[RolloutRecord]) -> dict[str, 
     }
 
 
-def completeness(records: list[RolloutRecord], metadata: dict[str, Any]) -> dict[str, Any]:
-    """Whether the run ended and holds every rollout it set out to play, from ``metadata.json`` and the records.
-
-    A run stopped by its error-rate guard or by Ctrl-C (status ``stopped``), or killed (status still ``running``),
-    yields metrics over fewer items than its dataset; they must not read as final. ``expected_rollouts`` is the
-    dataset's size times ``--samples``; ``None`` (and ``missing_rollouts`` too) when the metadata does not say.
-    """
-    n = (metadata.get("dataset") or {}).get("n")
-    samples = (metadata.get("run") or {}).get("samples", 1)
-    expected = n * samples if isinstance(n, int) and isinstance(samples, int) else None
-    missing = max(expected - len(records), 0) if expected is not None else None
-    return {"complete": metadata.get("status") == "finished" and not missing,
-            "expected_rollouts": expected, "missing_rollouts": missing}
-
-
 def _warnings(env: Environment, records: list[RolloutRecord]) -> list[str]:
     """Records scored by another version of the environment are reported, never mixed in silently."""
     versions = sorted({r.env_version for r in records} - {env.version})
@@ -109,17 +95,19 @@ def _warnings(env: Environment, records: list[RolloutRecord]) -> list[str]:
             f"computed by version {env.version}; their outcomes may not mean the same thing"]
 
 
-def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict[str, Any]) -> dict[str, Any]:
+def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict[str, Any],
+                  cut_line: int | None = None) -> dict[str, Any]:
     """The summary of one run: counts over all records, metrics over the records without an error.
 
     ``env.metrics`` must return ``{"metrics": {...flat...}, "intervals": {...}, "breakdowns": {...}}`` (checked as a
-    :class:`MetricsReport`).
-    Usage counts every record (errored calls still spent tokens).
+    :class:`MetricsReport`). Usage counts every record (errored calls still spent tokens). ``cut_line``: the number of
+    the final line of ``results.jsonl`` that was cut short and dropped, if any (see :mod:`.status`).
     """
     foreign = sorted({r.env for r in records} - {env.name})
     if foreign:
         raise ValueError(f"records of environment(s) {', '.join(foreign)} cannot be summarised as {env.name}")
     ok = [r for r in records if r.error is None]
+    status = run_status(metadata, records, cut_line)
     report = env.metrics_report([r.outcome for r in ok], [r.item_id for r in ok]) if ok else MetricsReport()
     computed = report.stored()
     summary: dict[str, Any] = {
@@ -127,8 +115,9 @@ def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict
         "env": {"name": env.name, "version": env.version, "config": env.config.model_dump(mode="json")},
         "model": metadata.get("model"),
         "run_id": metadata.get("run_id"),
-        "status": metadata.get("status"),
-        **completeness(records, metadata),
+        "status": status.status,
+        "status_detail": status.detail,
+        **status.completeness(),
         # The item ids stay in metadata.json: the summary describes the dataset, it does not list it.
         "dataset": {k: v for k, v in (metadata.get("dataset") or {}).items() if k != "item_ids"},
         "headline_metrics": [{"key": key, "higher_is_better": up} for key, up in env.headline_metrics],
