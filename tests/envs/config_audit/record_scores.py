@@ -171,7 +171,7 @@ def _play(env: Any, policy: Any, items: list[Any]) -> list[Any]:
 def record() -> dict[str, Any]:
     from security_verifiers.core.types import Message, Transcript
     from security_verifiers.envs.config_audit import ConfigAudit
-    from security_verifiers.envs.config_audit.patch import apply_patch
+    from security_verifiers.envs.config_audit.env import apply_patch
 
     runs: dict[str, Any] = {}
     prompts: dict[str, list[str]] = {}

@@ -23,7 +23,6 @@ from security_verifiers.engines.findings import Finding, Severity, catalog, rule
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, Toolbox, register
 from security_verifiers.envs.config_audit.baselines import context_of
 from security_verifiers.envs.config_audit.items import ConfigAuditInput, ConfigAuditTarget
-from security_verifiers.envs.config_audit.patch import PatchError, apply_patch
 from security_verifiers.envs.config_audit.scoring import (
     Detection,
     PatchOutcome,
@@ -31,6 +30,7 @@ from security_verifiers.envs.config_audit.scoring import (
     score_detection,
     score_fix,
 )
+from security_verifiers.envs.kits.patching import PatchError, apply_patch, show_file
 from security_verifiers.harness.workers import WorkerLimits
 from security_verifiers.models.base import Policy
 
@@ -155,10 +155,10 @@ class ConfigAudit(Environment):
         system = SYSTEM_PROMPT.format(platform_name="Kubernetes manifest" if platform == "kubernetes"
                                       else "Terraform", catalog=catalog, resource_style=style,
                                       filename=item.input["filename"], tools_note=tools_note)
-        user = f"File `{item.input['filename']}`:\n\n```\n{item.input['text']}```"
-        for other in item.input.get("context") or []:
-            user += (f"\n\nFile `{other['filename']}` (same module; read-only context, do not patch):\n\n"
-                     f"```\n{other['text']}```")
+        shown = [show_file(item.input["filename"], item.input["text"])]
+        shown += [show_file(other["filename"], other["text"], note="same module; read-only context, do not patch")
+                  for other in item.input.get("context") or []]
+        user = "\n\n".join(shown)
         return [Message(role="system", content=system), Message(role="user", content=user)]
 
     def tools(self, item: Item) -> Toolbox | None:
