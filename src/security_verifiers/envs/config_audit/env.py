@@ -8,7 +8,6 @@ score, minus a small cost per tool call over budget. Both parts are computed fro
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -31,6 +30,7 @@ from security_verifiers.envs.config_audit.scoring import (
     score_fix,
 )
 from security_verifiers.envs.kits.patching import PatchError, apply_patch, show_file
+from security_verifiers.envs.kits.toolbox import CallBudget, shared_worker
 from security_verifiers.harness.workers import WorkerLimits
 from security_verifiers.models.base import Policy
 
@@ -164,12 +164,9 @@ class ConfigAudit(Environment):
     def tools(self, item: Item) -> Toolbox | None:
         if self.config.mode != "tools":
             return None
-        from security_verifiers.envs.config_audit.tools import AuditToolbox, tool_worker
+        from security_verifiers.envs.config_audit.tools import AuditToolbox, load_engines
 
-        worker = getattr(self, "_tool_worker", None)
-        if worker is None:  # one warm worker process per environment (per run), killed with it
-            worker = self._tool_worker = tool_worker()
-            weakref.finalize(self, worker.close)
+        worker = shared_worker(self, load_engines)  # one warm worker process per environment (per run)
         limits = WorkerLimits(time_s=self.config.tool_timeout_s, memory_mb=self.config.memory_limit_mb)
         return AuditToolbox(item.input["platform"], item.input["text"], self.config.max_tool_calls, limits, worker,
                             context_of(item))
@@ -267,8 +264,8 @@ class ConfigAudit(Environment):
         if {f.key for f in original.findings} != {f.key for f in target}:
             raise InfraError(ErrorKind.SCORER, f"the oracle's findings on {item.id} differ from the dataset's; "
                              "the engines or rules changed since the dataset was built")
-        over_budget = max(0, transcript.tool_calls - self.config.max_tool_calls) if self.config.mode == "tools" \
-            else 0
+        over_budget = CallBudget(self.config.max_tool_calls).over(transcript.tool_calls) \
+            if self.config.mode == "tools" else 0
         base = {"platform": item.input["platform"], "clean": not target, "n_oracle": len(target),
                 "oracle_rules": sorted({f.rule_id for f in target}),
                 "oracle_weight": sum(f.severity.weight for f in target),
