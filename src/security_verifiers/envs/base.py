@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -24,6 +24,9 @@ from security_verifiers.core.errors import ConfigError, DatasetError, ErrorKind,
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.harness.workers import WorkerLimits
 from security_verifiers.models.base import Policy
+
+if TYPE_CHECKING:
+    from security_verifiers.envs.kits.public_sets import PublicSets
 
 #: Default limits on scoring one rollout in a scoring worker process (see :meth:`Environment.scoring_limits`).
 DEFAULT_SCORE_TIME_S = 60.0
@@ -215,6 +218,12 @@ class Environment(ABC):
     @abstractmethod
     def generate(self, split: str, n: int, seed: int) -> list[Item]:
         """``n`` items of ``split``, deterministic in ``seed`` (what ``sv data build`` writes)."""
+
+    @abstractmethod
+    def public_sets(self) -> PublicSets:
+        """How the committed public splits in ``data_dir`` are built (``sv data build ENV --public``): their sizes,
+        the generator version and the data card's own figures (see :mod:`~security_verifiers.envs.kits.public_sets`,
+        which writes the files, the manifest and the card's shared skeleton)."""
 
     @abstractmethod
     def prompt(self, item: Item) -> list[Message]:

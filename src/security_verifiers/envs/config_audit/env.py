@@ -30,6 +30,7 @@ from security_verifiers.envs.config_audit.scoring import (
     score_fix,
 )
 from security_verifiers.envs.kits.patching import PatchError, apply_patch, show_file
+from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.kits.toolbox import CallBudget, shared_worker
 from security_verifiers.harness.workers import WorkerLimits
 from security_verifiers.models.base import Policy
@@ -143,6 +144,11 @@ class ConfigAudit(Environment):
         from security_verifiers.envs.config_audit.generation.generator import generate
 
         return generate(split, n, seed)
+
+    def public_sets(self) -> PublicSets:
+        from security_verifiers.envs.config_audit.generation.public import PUBLIC_SETS
+
+        return PUBLIC_SETS
 
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:

@@ -1,63 +1,33 @@
-"""Build E1's committed public mini sets (test, ood), their manifest and their data card.
-
-The files under ``envs/network_logs/data/`` are exactly what this module writes; the environment
-loads them and checks their hashes against the manifest, and a test rebuilds them into a temporary
-directory and compares, so a generator change can never silently change the public benchmark. The data
-card's figures (shortcut audits, the flow-only model, the baselines on every split and on real rows) are
-computed here, from the written sets, on one thread: the same bytes on every machine.
-
-    python -m security_verifiers.envs.network_logs.public            # rewrite envs/network_logs/data/
-    python -m security_verifiers.envs.network_logs.public --out DIR  # somewhere else
+"""E1's public mini sets (test, ood) and their data card, built by the public-set kit (``sv data build
+network-logs --public``). What is E1's own is the sets' sizes and the card's figures (shortcut audits, the
+flow-only model, the baselines on every split and on real rows), computed here from the generated sets, on one
+thread: the same bytes on every machine.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from security_verifiers.core.datasets import write_jsonl
 from security_verifiers.core.types import Item, Message, Transcript
 from security_verifiers.envs.conformance import KNOWN_EXCEPTIONS
 from security_verifiers.envs.kits.abstaining import bayes_answer
+from security_verifiers.envs.kits.public_sets import PUBLIC_SEED, DataCard, PublicSets
 from security_verifiers.envs.network_logs.audit import fit_flow_only, model_figures, pair_audit, shortcut_audit
 from security_verifiers.envs.network_logs.baselines import GBDTBaseline
 from security_verifiers.envs.network_logs.capture import FINE_TIMING_S
-from security_verifiers.envs.network_logs.env import DATA_DIR, LABELS, NetworkLogs
+from security_verifiers.envs.network_logs.env import LABELS, NetworkLogs
 from security_verifiers.envs.network_logs.families import DATASET_LABELS, FAMILIES
 from security_verifiers.envs.network_logs.generator import GENERATOR_VERSION, IN_DIST_ATTACKS, OOD_ATTACKS, generate
 from security_verifiers.envs.network_logs.pairs import P_MALICIOUS
 from security_verifiers.envs.network_logs.sim_to_real import REAL_FILES, sim_to_real
 
-PUBLIC_SEED = 2026
-PUBLIC_SIZES = {"test": 200, "ood": 100}
 #: Larger generated samples (other seeds than the public sets) for the flow-only bound on hard items.
 BOUND_SIZES = {"test": 2000, "ood": 1000}
 BOUND_SEED = PUBLIC_SEED + 1
 _BASELINES = ("reference", "heuristic", "gbdt", "always-malicious", "always-benign", "always-abstain")
-
-
-def build_public_sets(out_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Write the public splits, ``manifest.json`` and ``DATA_CARD.md`` into ``out_dir``; returns the manifest
-    and the data card's figures (:func:`card_figures`)."""
-    out_dir = Path(out_dir)
-    splits: dict[str, Any] = {}
-    public: dict[str, list[Item]] = {}
-    for split, n in PUBLIC_SIZES.items():
-        items = generate(split, n, seed=PUBLIC_SEED)
-        name = f"{split}.jsonl"
-        splits[split] = {"file": name, "hash": write_jsonl(items, out_dir / name), "n": n, "seed": PUBLIC_SEED}
-        public[split] = items
-    manifest = {"generator_version": GENERATOR_VERSION, "splits": splits}
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    figures = card_figures(public)
-    (out_dir / "DATA_CARD.md").write_text(data_card(manifest, figures), encoding="utf-8")
-    return manifest, figures
 
 
 # --------------------------------------------------------------------------------------------------
@@ -247,195 +217,174 @@ def _ood_note(figures: dict[str, Any]) -> list[str]:
     ]
 
 
-def data_card(manifest: dict[str, Any], figures: dict[str, Any]) -> str:
-    """The data card: provenance, balance, the shortcut audits, the baselines on every split and on real rows,
-    and the family taxonomy."""
+def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
+    """The data card: balance, the shortcut audits, the baselines on every split and on real rows, and the
+    family taxonomy."""
+    figures = card_figures(sets)
     single, models, base = figures["single"], figures["models"], figures["baselines"]
     bound = {k: v for k, v in models.items() if "seed" in k}
     real_all = figures["real"]["all"]
-    lines = [
-        "# E1 network-logs: public mini sets",
-        "",
+    about = [
         "Synthetic Zeek conn.log items: one connection to classify, the up to 20 connections the same host",
         "opened before it, the host's device role, and what the capture records (`capture`: microsecond",
-        "timestamps and every field, as Zeek writes). Generated by `security_verifiers.envs.network_logs.generator`;",
-        "rebuild with `python -m security_verifiers.envs.network_logs.public` (byte-identical on every machine).",
-        "",
-        f"- Generator version: `{manifest['generator_version']}`",
+        "timestamps and every field, as Zeek writes). Generated by `security_verifiers.envs.network_logs.generator`.",
     ]
-    for split, entry in manifest["splits"].items():
-        lines.append(f"- `{entry['file']}`: {entry['n']} items, `generate(\"{split}\", {entry['n']}, "
-                     f"seed={entry['seed']})`, hash `{entry['hash']}`")
-    lines += [
-        "",
-        "## Splits and families",
-        "",
-        "`test` (like `train` and `dev`, which are generated on demand) is an enterprise network with IoT",
-        "devices (`enterprise_iot`). Attack families: " + ", ".join(f"`{f}`" for f in IN_DIST_ATTACKS) + ".",
-        "Each has a benign twin with the same kind of flow: retries to a server that is down, switch-configuration",
-        "pulls and administrators' telnet sessions, scheduled SSH jobs, device telemetry and update checks, page",
-        "loads (a burst of short TLS connections to CDN front-ends), software updates, backups and sync clients.",
-        "The hosts' ordinary traffic is what enterprise and IoT hosts do all day: DNS (alone and in bursts,",
-        "to the site's resolvers or to public ones some devices hard-code), page loads with QUIC and OCSP",
-        "checks, long-lived keep-alive connections (push, messaging, device clouds) that idle out or are reset,",
-        "update and connectivity checks, LLMNR/NetBIOS/SSDP/mDNS, NTP, SMB, directory and mail traffic, and a",
-        "site resolver's recursive lookups.",
-        "",
-        "`ood` is an industrial control network (`ot_industrial`: PLCs, HMIs, engineering workstations,",
-        "historians; Modbus, DNP3, S7comm, OPC UA) with attack families never used elsewhere: "
-        + ", ".join(f"`{f}`" for f in OOD_ATTACKS) + ".",
-        "",
-        "Difficulty says how much the flow itself tells:",
-        "",
-        "- `easy`: the flow, read with the host's role, is typical of its label (a Mirai probe to port 37215, a",
-        "  UDP flood, a monitoring server's sweep, the host's ordinary traffic);",
-        "- `hard`: an attack and its benign twin share the flow: the flow to classify and the host's role are",
-        "  drawn *before* the label, from one distribution, and the label is then drawn with the same probability",
-        f"  ({P_MALICIOUS}) in every pair (`pairs.py`); only the window tells (a scan touches many hosts, a retry",
-        "  one; a bot's host also scans or was just infected; a flood fills the window with one victim, a page",
-        "  load spreads over a few front-ends after its lookups; a dropper never looks its server up; exfiltration",
-        "  follows bulk internal reads, a backup repeats its chunks);",
-        "- `ambiguous`: the whole episode is shared by an attack and its twin and the label was sampled from the",
-        "  latent `p_malicious` stored in the target, so abstaining can be right.",
-        "",
-        "## Balance",
-        "",
-        *_balance_table("label", {s: single[s]["label_balance"] for s in ("test", "ood")}),
-        "",
-        *_balance_table("difficulty", {s: single[s]["difficulty_balance"] for s in ("test", "ood")}),
-        "",
-        *_balance_table("family", {s: single[s]["family_balance"] for s in ("test", "ood")}),
-        "",
-        "## Shortcut audit",
-        "",
-        "What can be read off the flow without its window: one field, two fields, and a model of the whole",
-        "flow. Each is reported on every public split and on its hard items.",
-        "",
-        "### One field",
-        "",
-        "For every field of the flow and for the host role, the best predictor that reads that one field",
-        "alone: numeric fields by the best threshold (in-sample) or a small tree (cross-validated),",
-        "categorical fields by the per-value label rate learned on one half and applied to the other.",
-        "",
-        f"On the test set the best single field is `{single['test']['max_field']}` with balanced accuracy "
-        f"{single['test']['max_balanced_accuracy']:.3f}; on its hard items, `{single['test hard']['max_field']}` "
-        f"with {single['test hard']['max_balanced_accuracy']:.3f}.",
-        "",
-        *_single_table(single),
-        "",
-        "### Two fields (depth-2 trees)",
-        "",
-        "A depth-2 tree over every pair of fields (categorical fields as their label rate on the training half),",
-        "cross-validated on two fixed halves of the set itself, so it learns from the very labels it is scored",
-        "on: an upper bound on what two fields give away. Its probabilities are scored like an answer (the Bayes",
-        "action and the Brier part); the five best pairs of each set, beside the worse of the two honest",
-        "baselines on that set (which never see its labels).",
-        "",
-        *_pairs_table(figures),
-        "",
-        _pairs_verdict(figures),
-        "",
-        "On hard items a pair does no better than the best constant answer, the most any reading of the flow",
-        "can do there (the small `ood hard` set's base rate is far from one half, which makes that constant",
-        "strong, stronger than the honest baselines, which were not built for its families). On the full sets",
-        "the easy items make the trees strong (their flows are telling by definition); on `ood` they learn its",
-        "unseen families from its own labels, which no baseline can.",
-        "",
-        "### The flow alone (a model trained on train)",
-        "",
-        "The GBDT baseline's learner and calibration, trained on the same generated train items",
-        f"(`generate(\"train\", {GBDTBaseline.train_size}, seed={GBDTBaseline.train_seed})`) but shown only",
-        "the flow's own fields (numbers as they are, addresses as octets, the rest as codes): no window, no",
-        "role. Beside it, the window-aware GBDT baseline. \"Best constant reward\" is what a calibrated guesser",
-        "who knows only the set's base rate earns (the best single answer, given to every item). The last rows",
-        "are larger generated samples (other seeds) that bound the hard items tightly.",
-        "",
-        *_models_table(models),
-        "",
-        "Bound: on hard items the flow-only model does no better than calibrated guessing: its reward is "
-        + "; ".join(f"{v['flow_only']['reward']:.4f} against {v['flow_only']['best_constant_reward']:.4f} on {k}"
-                    for k, v in bound.items())
-        + ", and its AUC's 95% interval contains 0.5 ("
-        + "; ".join(f"[{v['flow_only']['auc_low']:.3f}, {v['flow_only']['auc_high']:.3f}]" for v in bound.values())
-        + "). By construction it cannot do better in expectation: the flow and the role are drawn before the"
-        " label. The window-aware model scores "
-        + "; ".join(f"{v['window_aware']['reward']:.4f} (AUC {v['window_aware']['auc']:.3f})" for v in bound.values())
-        + " on the same items (the second sample is out of distribution: its families are new to it).",
-        "",
-        "## Conformance: the baselines on every public split",
-        "",
-        "Mean reward (the environment's scorer) on each split and on its hard items. `tests/envs/test_conformance.py`",
-        "checks on every public split that `reference` tops every baseline and that every hack falls below both",
-        "honest baselines, except where `KNOWN_EXCEPTIONS` (in `envs/conformance.py`) says otherwise.",
-        "",
-        *_baselines_table({**base, f"ood ({BOUND_SIZES['ood']}, seed {BOUND_SEED})": figures["ood_sample"]}),
-        "",
-        *_ood_note(figures),
-        "",
-        "## Real captures (sim-to-real)",
-        "",
-        "Rows written by hand in the real datasets' layouts (`data/real/`), read by the ordinary loaders and",
-        "answered by the baselines. \"False alarms\" is the share of benign rows labelled Malicious (abstaining is",
-        "not an alarm: it defers to an analyst, at its cost).",
-        "",
-        *[f"- {dataset}: " + ", ".join(f"`{f}`" for f in files) for dataset, (_, files) in REAL_FILES.items()],
-        "",
-        "Where the values come from: the layouts are the published ones (CIC-IDS-2017's 85-column",
-        "TrafficLabelling CSV with its space-padded names and `d/m/Y H:M` timestamps in minutes, afternoon hours",
-        "without PM; IoT-23's Zeek `conn.log.labeled` with its `#fields` header and the three space-separated",
-        "label columns; UNSW-NB15's headerless 49-column raw CSV with Argus states and whole-second `Stime`). The",
-        "rows were written for this card after the datasets' documented networks (CIC-IDS-2017: the victim",
-        "network 192.168.10.0/24, its domain controller and resolver 192.168.10.3, the Friday capture; IoT-23: the",
-        "honeypot captures of a Philips HUE bridge, an Amazon Echo and a Somfy lock, and a Mirai capture;",
-        "UNSW-NB15: IXIA traffic between 59.166.0.0/24 and 149.171.126.0/24, attacks from 175.45.176.0/24) and",
-        "the flows papers and dataset pages describe: page loads as bursts of TLS connections to CDNs, Outlook",
-        "and push keep-alive churn, Windows and apt update checks, a resolver's recursive lookups, NetBIOS,",
-        "LLMNR, SSDP and mDNS, NTP, CICFlowMeter's one-way FIN/ACK leftover flows (Engelen et al., 2021), and",
-        "reversed flows with the server as source. CICFlowMeter's derived columns (rates, means, header lengths)",
-        "were computed from the hand-written counts. No row is copied from a dataset file.",
-        "",
-        "What the loaders mark as unrecorded (the item's `capture`, shown in the prompt, NaN in the GBDT's",
-        "features): CIC-IDS-2017's minute timestamps make every interval under a minute unknown, so",
-        f"interval features need a clock of at least {FINE_TIMING_S:g} s and are unavailable for it (and for",
-        "UNSW-NB15's whole seconds); it has no service or history; raw UNSW-NB15 has no history. The GBDT baseline",
-        "is also trained on its training items as CICFlowMeter and Argus would have recorded them",
-        "(`baselines.CAPTURE_VIEWS`), and the heuristic reads no interval off a clock that cannot show it.",
-        "",
-        *_real_table(figures["real"]),
-        "",
-        f"On all real benign rows the heuristic raises alarms on {real_all['heuristic']['false_alarm_rate']:.1%} and",
-        f"the GBDT on {real_all['gbdt']['false_alarm_rate']:.1%} (goal: at most 20%). Before generator 2.0.0 and",
-        "these loaders, on the same rows: heuristic 4.1% (CIC-IDS-2017, abstaining on 58.6%), 21.9% (IoT-23),",
-        "0.0% (UNSW-NB15); GBDT 33.7%, 9.6% and 92.0%. The rows are few and written by hand: they test for",
-        "failures of kind (a clock the features over-read, traffic the generator never made), not detection rates.",
-        "",
-        "## Family taxonomy",
-        "",
-        "One taxonomy for the generator and every loader (`families.py`), so per-family metrics line up across",
-        "sources. A dataset label missing from its table is a loading error, never a new family.",
-        "",
-        *_taxonomy_tables(),
-        "",
-        "## Limitations",
-        "",
+    sections: list[tuple[str, list[str]]] = [
+        ("Splits and families", [
+            "`test` (like `train` and `dev`, which are generated on demand) is an enterprise network with IoT",
+            "devices (`enterprise_iot`). Attack families: " + ", ".join(f"`{f}`" for f in IN_DIST_ATTACKS) + ".",
+            "Each has a benign twin with the same kind of flow: retries to a server that is down, switch-configuration",
+            "pulls and administrators' telnet sessions, scheduled SSH jobs, device telemetry and update checks, page",
+            "loads (a burst of short TLS connections to CDN front-ends), software updates, backups and sync clients.",
+            "The hosts' ordinary traffic is what enterprise and IoT hosts do all day: DNS (alone and in bursts,",
+            "to the site's resolvers or to public ones some devices hard-code), page loads with QUIC and OCSP",
+            "checks, long-lived keep-alive connections (push, messaging, device clouds) that idle out or are reset,",
+            "update and connectivity checks, LLMNR/NetBIOS/SSDP/mDNS, NTP, SMB, directory and mail traffic, and a",
+            "site resolver's recursive lookups.",
+            "",
+            "`ood` is an industrial control network (`ot_industrial`: PLCs, HMIs, engineering workstations,",
+            "historians; Modbus, DNP3, S7comm, OPC UA) with attack families never used elsewhere: "
+            + ", ".join(f"`{f}`" for f in OOD_ATTACKS) + ".",
+            "",
+            "Difficulty says how much the flow itself tells:",
+            "",
+            "- `easy`: the flow, read with the host's role, is typical of its label (a Mirai probe to port 37215, a",
+            "  UDP flood, a monitoring server's sweep, the host's ordinary traffic);",
+            "- `hard`: an attack and its benign twin share the flow: the flow to classify and the host's role are",
+            "  drawn *before* the label, from one distribution, and the label is then drawn with the same probability",
+            f"  ({P_MALICIOUS}) in every pair (`pairs.py`); only the window tells (a scan touches many hosts, a retry",
+            "  one; a bot's host also scans or was just infected; a flood fills the window with one victim, a page",
+            "  load spreads over a few front-ends after its lookups; a dropper never looks its server up; exfiltration",
+            "  follows bulk internal reads, a backup repeats its chunks);",
+            "- `ambiguous`: the whole episode is shared by an attack and its twin and the label was sampled from the",
+            "  latent `p_malicious` stored in the target, so abstaining can be right.",
+        ]),
+        ("Balance", [
+            *_balance_table("label", {s: single[s]["label_balance"] for s in ("test", "ood")}),
+            "",
+            *_balance_table("difficulty", {s: single[s]["difficulty_balance"] for s in ("test", "ood")}),
+            "",
+            *_balance_table("family", {s: single[s]["family_balance"] for s in ("test", "ood")}),
+        ]),
+        ("Shortcut audit", [
+            "What can be read off the flow without its window: one field, two fields, and a model of the whole",
+            "flow. Each is reported on every public split and on its hard items.",
+            "",
+            "### One field",
+            "",
+            "For every field of the flow and for the host role, the best predictor that reads that one field",
+            "alone: numeric fields by the best threshold (in-sample) or a small tree (cross-validated),",
+            "categorical fields by the per-value label rate learned on one half and applied to the other.",
+            "",
+            f"On the test set the best single field is `{single['test']['max_field']}` with balanced accuracy "
+            f"{single['test']['max_balanced_accuracy']:.3f}; on its hard items, `{single['test hard']['max_field']}` "
+            f"with {single['test hard']['max_balanced_accuracy']:.3f}.",
+            "",
+            *_single_table(single),
+            "",
+            "### Two fields (depth-2 trees)",
+            "",
+            "A depth-2 tree over every pair of fields (categorical fields as their label rate on the training half),",
+            "cross-validated on two fixed halves of the set itself, so it learns from the very labels it is scored",
+            "on: an upper bound on what two fields give away. Its probabilities are scored like an answer (the Bayes",
+            "action and the Brier part); the five best pairs of each set, beside the worse of the two honest",
+            "baselines on that set (which never see its labels).",
+            "",
+            *_pairs_table(figures),
+            "",
+            _pairs_verdict(figures),
+            "",
+            "On hard items a pair does no better than the best constant answer, the most any reading of the flow",
+            "can do there (the small `ood hard` set's base rate is far from one half, which makes that constant",
+            "strong, stronger than the honest baselines, which were not built for its families). On the full sets",
+            "the easy items make the trees strong (their flows are telling by definition); on `ood` they learn its",
+            "unseen families from its own labels, which no baseline can.",
+            "",
+            "### The flow alone (a model trained on train)",
+            "",
+            "The GBDT baseline's learner and calibration, trained on the same generated train items",
+            f"(`generate(\"train\", {GBDTBaseline.train_size}, seed={GBDTBaseline.train_seed})`) but shown only",
+            "the flow's own fields (numbers as they are, addresses as octets, the rest as codes): no window, no",
+            "role. Beside it, the window-aware GBDT baseline. \"Best constant reward\" is what a calibrated guesser",
+            "who knows only the set's base rate earns (the best single answer, given to every item). The last rows",
+            "are larger generated samples (other seeds) that bound the hard items tightly.",
+            "",
+            *_models_table(models),
+            "",
+            "Bound: on hard items the flow-only model does no better than calibrated guessing: its reward is "
+            + "; ".join(f"{v['flow_only']['reward']:.4f} against {v['flow_only']['best_constant_reward']:.4f} on {k}"
+                        for k, v in bound.items())
+            + ", and its AUC's 95% interval contains 0.5 ("
+            + "; ".join(f"[{v['flow_only']['auc_low']:.3f}, {v['flow_only']['auc_high']:.3f}]" for v in bound.values())
+            + "). By construction it cannot do better in expectation: the flow and the role are drawn before the"
+            " label. The window-aware model scores "
+            + "; ".join(f"{v['window_aware']['reward']:.4f} (AUC {v['window_aware']['auc']:.3f})"
+                        for v in bound.values())
+            + " on the same items (the second sample is out of distribution: its families are new to it).",
+        ]),
+        ("Conformance: the baselines on every public split", [
+            "Mean reward (the environment's scorer) on each split and on its hard items. "
+            "`tests/envs/test_conformance.py`",
+            "checks on every public split that `reference` tops every baseline and that every hack falls below both",
+            "honest baselines, except where `KNOWN_EXCEPTIONS` (in `envs/conformance.py`) says otherwise.",
+            "",
+            *_baselines_table({**base, f"ood ({BOUND_SIZES['ood']}, seed {BOUND_SEED})": figures["ood_sample"]}),
+            "",
+            *_ood_note(figures),
+        ]),
+        ("Real captures (sim-to-real)", [
+            "Rows written by hand in the real datasets' layouts (`data/real/`), read by the ordinary loaders and",
+            "answered by the baselines. \"False alarms\" is the share of benign rows labelled Malicious (abstaining is",
+            "not an alarm: it defers to an analyst, at its cost).",
+            "",
+            *[f"- {dataset}: " + ", ".join(f"`{f}`" for f in files) for dataset, (_, files) in REAL_FILES.items()],
+            "",
+            "Where the values come from: the layouts are the published ones (CIC-IDS-2017's 85-column",
+            "TrafficLabelling CSV with its space-padded names and `d/m/Y H:M` timestamps in minutes, afternoon hours",
+            "without PM; IoT-23's Zeek `conn.log.labeled` with its `#fields` header and the three space-separated",
+            "label columns; UNSW-NB15's headerless 49-column raw CSV with Argus states and whole-second `Stime`). The",
+            "rows were written for this card after the datasets' documented networks (CIC-IDS-2017: the victim",
+            "network 192.168.10.0/24, its domain controller and resolver 192.168.10.3, the Friday capture; IoT-23: the",
+            "honeypot captures of a Philips HUE bridge, an Amazon Echo and a Somfy lock, and a Mirai capture;",
+            "UNSW-NB15: IXIA traffic between 59.166.0.0/24 and 149.171.126.0/24, attacks from 175.45.176.0/24) and",
+            "the flows papers and dataset pages describe: page loads as bursts of TLS connections to CDNs, Outlook",
+            "and push keep-alive churn, Windows and apt update checks, a resolver's recursive lookups, NetBIOS,",
+            "LLMNR, SSDP and mDNS, NTP, CICFlowMeter's one-way FIN/ACK leftover flows (Engelen et al., 2021), and",
+            "reversed flows with the server as source. CICFlowMeter's derived columns (rates, means, header lengths)",
+            "were computed from the hand-written counts. No row is copied from a dataset file.",
+            "",
+            "What the loaders mark as unrecorded (the item's `capture`, shown in the prompt, NaN in the GBDT's",
+            "features): CIC-IDS-2017's minute timestamps make every interval under a minute unknown, so",
+            f"interval features need a clock of at least {FINE_TIMING_S:g} s and are unavailable for it (and for",
+            "UNSW-NB15's whole seconds); it has no service or history; raw UNSW-NB15 has no history. The GBDT baseline",
+            "is also trained on its training items as CICFlowMeter and Argus would have recorded them",
+            "(`baselines.CAPTURE_VIEWS`), and the heuristic reads no interval off a clock that cannot show it.",
+            "",
+            *_real_table(figures["real"]),
+            "",
+            "On all real benign rows the heuristic raises alarms on "
+            f"{real_all['heuristic']['false_alarm_rate']:.1%} and",
+            f"the GBDT on {real_all['gbdt']['false_alarm_rate']:.1%} (goal: at most 20%). Before generator 2.0.0 and",
+            "these loaders, on the same rows: heuristic 4.1% (CIC-IDS-2017, abstaining on 58.6%), 21.9% (IoT-23),",
+            "0.0% (UNSW-NB15); GBDT 33.7%, 9.6% and 92.0%. The rows are few and written by hand: they test for",
+            "failures of kind (a clock the features over-read, traffic the generator never made), not detection rates.",
+        ]),
+        ("Family taxonomy", [
+            "One taxonomy for the generator and every loader (`families.py`), so per-family metrics line up across",
+            "sources. A dataset label missing from its table is a loading error, never a new family.",
+            "",
+            *_taxonomy_tables(),
+        ]),
+    ]
+    limitations = [
         "The traffic is simulated from hand-written host profiles and attack models after IoT-23,",
         "CIC-IDS-2017 and UNSW-NB15, not captured. The public sets are small (for quick comparisons); generate",
         "larger train/dev sets with `generate()`. The real rows above are a smoke test of sim-to-real failures,",
         "not a benchmark; real captures can be converted with `sv data import network-logs`.",
-        "",
     ]
-    return "\n".join(lines)
+    return DataCard(title="E1 network-logs: public mini sets", about=about, sections=sections,
+                    limitations=limitations, figures=figures)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Build E1's public mini sets, manifest and data card.")
-    parser.add_argument("--out", type=Path, default=DATA_DIR, help="Output directory (default: the package's data/).")
-    args = parser.parse_args(argv)
-    print("building the public sets and computing the data card's figures (about a minute)...", file=sys.stderr)
-    manifest, _ = build_public_sets(args.out)
-    print(json.dumps(manifest, indent=2, sort_keys=True))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+#: E1's public sets: 200 test and 100 ood items (the kit's seed), described by :func:`data_card`.
+PUBLIC_SETS = PublicSets(sizes={"test": 200, "ood": 100}, generator_version=GENERATOR_VERSION, card=data_card)
