@@ -138,5 +138,15 @@ def test_tool_schemas_and_answers_are_unchanged() -> None:
         assert asyncio.run(box.call(name, arguments)) == answer, (name, arguments[:60])
 
 
+#: Verdicts changed on purpose since the fixture was recorded, each with its reason (the rest must not change).
+CHANGED_VERDICTS = {
+    # the message read "the patch may not deleted files" (the header's first word pasted in as a verb)
+    "deleted-file": "PatchError: the patch may not delete files",
+}
+
+
 def test_patch_verdicts_are_unchanged() -> None:
-    assert patch_verdicts(apply_patch) == _fixture()["patches"]
+    before = _fixture()["patches"]
+    assert set(CHANGED_VERDICTS) <= set(before)
+    assert all(before[name] != verdict for name, verdict in CHANGED_VERDICTS.items())  # each is a real change
+    assert patch_verdicts(apply_patch) == {**before, **CHANGED_VERDICTS}

@@ -45,7 +45,9 @@ def test_valid_patches_apply(patch: str, expected: str) -> None:
         ("--- a/manifest.yaml\n+++ b/manifest.yaml\n", "no hunks"),  # headers only
         ("--- /dev/null\n+++ b/manifest.yaml\n@@ -0,0 +1 @@\n+x\n", "anew"),  # replace the file wholesale
         (GOOD + "+" + "x" * 300_000 + "\n", "too large"),  # a giant diff
-        ("diff --git a/manifest.yaml b/manifest.yaml\ndeleted file mode 100644\n" + GOOD, "may not"),  # delete
+        ("diff --git a/manifest.yaml b/manifest.yaml\ndeleted file mode 100644\n" + GOOD, "may not delete files"),
+        ("diff --git a/x.yaml b/x.yaml\nnew file mode 100644\n" + GOOD, "may not create files"),
+        ("diff --git a/manifest.yaml b/y.yaml\nrename from manifest.yaml\n" + GOOD, "may not rename files"),
     ],
 )
 def test_bad_patches_are_rejected(patch: str, message: str) -> None:

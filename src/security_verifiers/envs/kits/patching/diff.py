@@ -22,6 +22,8 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _NO_NEWLINE = "\\ No newline at end of file"
 #: Lines of git's extended headers; they are skipped, except those that would create, delete or rename a file.
 _GIT_HEADERS = ("diff ", "index ", "new file", "deleted file", "similarity", "rename ", "old mode", "new mode")
+#: The git headers of a patch that would create, delete or rename a file, and what it would do.
+_FORBIDDEN = {"deleted file": "delete", "rename ": "rename", "new file": "create"}
 #: A diff larger than this (characters) is rejected: no honest fix of a task's files needs more.
 MAX_DIFF_CHARS = 200_000
 #: ... nor more than this many times the files' length (plus a small allowance).
@@ -112,8 +114,9 @@ def parse_diff(diff: str, files: Mapping[str, str]) -> dict[str, list[Hunk]]:
             current = None
             continue
         if line.startswith(_GIT_HEADERS):
-            if line.startswith(("deleted file", "rename ", "new file")):
-                raise PatchError(f"the patch may not {line.split()[0]} files")
+            forbidden = next((verb for header, verb in _FORBIDDEN.items() if line.startswith(header)), None)
+            if forbidden is not None:
+                raise PatchError(f"the patch may not {forbidden} files")
             continue
         match = _HUNK.match(line)
         if match:
