@@ -30,6 +30,13 @@ class TextArgs(BaseModel):
     text: str | None = Field(None, description="The text (default: the episode's).")
 
 
+class ScaleArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    factor: float | None = Field(None, description="A number.")
+    loud: bool | None = Field(None, description="A switch.")
+
+
 class CountArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -92,6 +99,7 @@ def test_schemas_come_from_the_arguments_models() -> None:
             "additionalProperties": False}}}
     assert parameters_schema(CountArgs)["required"] == ["text"]
     assert parameters_schema(CountArgs)["properties"]["times"]["type"] == "integer"
+    assert [v["type"] for v in parameters_schema(ScaleArgs)["properties"].values()] == ["number", "boolean"]
 
 
 class _Nested(BaseModel):
@@ -123,6 +131,8 @@ def test_an_arguments_model_the_schema_cannot_say_is_refused_when_declared(model
         (TextArgs, '{"text": "01234567890"}', "text must be a string of at most 10 characters"),
         (CountArgs, "{}", "text: Field required"),
         (CountArgs, '{"text": "a", "times": "3"}', "times: Input should be a valid integer"),  # strict: no coercion
+        (ScaleArgs, '{"factor": 3, "loud": true}', None),  # an integer is a number
+        (ScaleArgs, '{"loud": 1}', "loud: Input should be a valid boolean"),
     ],
 )
 def test_arguments_are_checked(model: type[BaseModel], text: str, expected: str | None) -> None:

@@ -91,10 +91,6 @@ class BudgetedToolbox(Toolbox):
         self.worker = worker
         self.calls = 0
 
-    @property
-    def max_calls(self) -> int:
-        return self.budget.max_calls
-
     def schemas(self) -> list[dict[str, Any]]:
         return [tool.schema for tool in self.tools]
 
