@@ -29,9 +29,10 @@ import yaml
 
 from security_verifiers.core.types import Item, Message, Transcript
 from security_verifiers.envs.base import get_env
-from security_verifiers.envs.config_audit.autofix import autofix, unified_diff
+from security_verifiers.envs.config_audit.autofix import autofix
 from security_verifiers.envs.config_audit.baselines import _answer, context_of, scanner_findings
 from security_verifiers.envs.config_audit.loaders import load_directory
+from security_verifiers.envs.kits.patching import unified_diff
 
 #: Where each workload kind keeps its pod spec: the hacks' own table (not the code's under test, so that a kind
 #: the code misses is still hacked, as a model would).

@@ -226,6 +226,13 @@ CASES: list[tuple[str, list[str], str]] = [
                           "{a_dir}"], "directory"),
     ("build-out-through-file", ["data", "build", "network-logs", "--split", "dev", "--n", "3", "--seed", "1",
                                 "--out", "{nl}/x.jsonl"], "cannot write"),
+    ("build-nothing-given", ["data", "build", "network-logs"], "--split, --n, --seed, --out (or --public"),
+    ("build-public-with-split", ["data", "build", "network-logs", "--public", "--split", "test", "--n", "3"],
+     "takes no --split, --n"),
+    ("build-public-out-is-file", ["data", "build", "network-logs", "--public", "--out", "{nl}"], "is a file"),
+    ("build-public-out-through-file", ["data", "build", "network-logs", "--public", "--out", "{nl}/x"],
+     "cannot write"),
+    ("build-public-unknown-env", ["data", "build", "phishing", "--public"], "unknown environment"),
     # data import
     ("import-ca-missing-dir", ["data", "import", "config-audit", "{a_dir}/nope", "--quiet", "--out-file"],
      "not a directory"),

@@ -379,10 +379,17 @@ def _write_dataset(items: Any, out: Path, header: dict[str, Any]) -> str:
 
 
 def cmd_data_build(args: argparse.Namespace) -> int:
-    from security_verifiers.core.datasets import dataset_header
     from security_verifiers.envs.base import get_env
 
     env = get_env(args.env)
+    if args.public:
+        return _build_public(env, args)
+    missing = [f"--{name}" for name in ("split", "n", "seed", "out") if getattr(args, name) is None]
+    if missing:
+        raise ConfigError(f"sv data build {env.name} needs {', '.join(missing)} (or --public, to rebuild the "
+                          "committed public splits)")
+    from security_verifiers.core.datasets import dataset_header
+
     if args.split not in env.splits:
         raise ConfigError(f"unknown split {args.split!r} for {env.name}; choose from {', '.join(env.splits)}")
     if args.n <= 0:
@@ -398,6 +405,31 @@ def cmd_data_build(args: argparse.Namespace) -> int:
     digest = _write_dataset(items, out, header)
     print(json.dumps({"env": env.name, "split": args.split, "n": len(items), "seed": args.seed,
                       "file": args.out, "hash": digest, "seconds": round(time.perf_counter() - t0, 2)}))
+    return 0
+
+
+def _build_public(env: Any, args: argparse.Namespace) -> int:
+    """``sv data build ENV --public``: the committed public splits, manifest and data card, rebuilt."""
+    from security_verifiers.envs.kits.public_sets import build_public_sets
+
+    given = [f"--{name}" for name in ("split", "n", "seed") if getattr(args, name) is not None]
+    if given:
+        raise ConfigError(f"--public rebuilds the committed public splits from their fixed sizes and seed; it takes "
+                          f"no {', '.join(given)}")
+    out = Path(args.out) if args.out is not None else env.data_dir
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; --public writes a directory (the splits, manifest.json, "
+                          "DATA_CARD.md)")
+    blocked = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:  # found before the generation and the card's figures, which take a while
+        raise ConfigError(f"cannot write {out}: {blocked} is a file")
+    t0 = time.perf_counter()
+    try:
+        built = build_public_sets(env, out)
+    except OSError as err:
+        raise ConfigError(f"cannot write {out}: {err.strerror or err}") from err
+    print(json.dumps({"env": env.name, "out": str(out), "manifest": built.manifest,
+                      "files": [str(path) for path in built.files], "seconds": round(time.perf_counter() - t0, 2)}))
     return 0
 
 
@@ -650,12 +682,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     data = sub.add_parser("data", help="Build or import datasets.")
     data_sub = data.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
-    build = data_sub.add_parser("build", help="Generate a dataset deterministically (same seed, same hash).")
+    build = data_sub.add_parser("build", help="Generate a dataset deterministically (same seed, same hash).",
+                                description="Generate one split (--split, --n, --seed, --out FILE), or with --public "
+                                "rebuild an environment's committed public splits, manifest.json and DATA_CARD.md "
+                                "(byte-identical to the committed files).")
     build.add_argument("env", help="Environment name.")
-    build.add_argument("--split", required=True, help="Split to generate (train, dev, test, ood).")
-    build.add_argument("--n", type=int, required=True, help="Number of items.")
-    build.add_argument("--seed", type=int, required=True, help="Generator seed.")
-    build.add_argument("--out", required=True, help="Output JSONL file.")
+    build.add_argument("--public", action="store_true",
+                       help="Rebuild the committed public splits with their manifest and data card, into --out DIR "
+                       "(default: the environment's own data/ directory).")
+    build.add_argument("--split", default=None, help="Split to generate (train, dev, test, ood).")
+    build.add_argument("--n", type=int, default=None, help="Number of items.")
+    build.add_argument("--seed", type=int, default=None, help="Generator seed.")
+    build.add_argument("--out", default=None, help="Output JSONL file (with --public: a directory).")
     build.set_defaults(func=cmd_data_build)
 
     imp = data_sub.add_parser("import", help="Turn your own files (configs, flow captures) into a dataset.",

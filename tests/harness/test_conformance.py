@@ -21,10 +21,12 @@ def test_environment_conformance(env_name: str, check: str) -> None:
 from typing import Any  # noqa: E402
 
 from security_verifiers.envs.kits.abstaining import ReferenceBaseline  # noqa: E402
+from security_verifiers.envs.kits.public_sets import PublicSets  # noqa: E402
 from security_verifiers.envs.network_logs.env import LABELS, NetworkLogs  # noqa: E402
 from security_verifiers.harness.conformance import (  # noqa: E402
     check_baselines_never_read_the_target,
     check_headline_metrics_are_reported,
+    check_public_sets_are_what_the_builder_declares,
     check_score_many_equals_score,
 )
 
@@ -52,10 +54,19 @@ class _ZeroInterval(NetworkLogs):
         return result
 
 
+class _BuilderDrifted(NetworkLogs):
+    """A builder that declares a bigger test split than the committed one (a rebuild left uncommitted)."""
+
+    def public_sets(self) -> PublicSets:
+        spec = super().public_sets()
+        return PublicSets(sizes={**spec.sizes, "test": 250}, generator_version=spec.generator_version, card=spec.card)
+
+
 @pytest.mark.parametrize(("broken", "check", "message"), [
     (_Peeking, check_baselines_never_read_the_target, "peek"),
     (_BatchDrifts, check_score_many_equals_score, "nl-"),
     (_ZeroInterval, check_headline_metrics_are_reported, "interval"),
+    (_BuilderDrifted, check_public_sets_are_what_the_builder_declares, "the builder declares 250 items"),
 ])
 def test_a_broken_environment_fails_its_check(broken: type, check: Any, message: str) -> None:
     with pytest.raises(AssertionError, match=message):

@@ -1,3 +1,5 @@
-"""Built-in environments; importing this package registers them."""
+"""The environments, one sub-package each, and the kits they share (``kits/``).
 
-from security_verifiers.envs import config_audit, network_logs  # noqa: F401
+Nothing here names an environment: :func:`~security_verifiers.envs.base.registry` imports every sub-package but
+the kits and the private ones (``_template``), and each environment registers itself with ``@register``.
+"""

@@ -7,11 +7,15 @@ and the harness drive it through these methods only. Constructors only store a v
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -21,6 +25,9 @@ from security_verifiers.core.metrics_report import MetricsReport
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
 from security_verifiers.models.base import Policy
+
+if TYPE_CHECKING:
+    from security_verifiers.envs.kits.public_sets import PublicSets
 
 #: Default limits on scoring one rollout in a scoring worker process (see :meth:`Environment.scoring_limits`).
 DEFAULT_SCORE_TIME_S = 60.0
@@ -221,6 +228,12 @@ class Environment(ABC):
         """``n`` items of ``split``, deterministic in ``seed`` (what ``sv data build`` writes)."""
 
     @abstractmethod
+    def public_sets(self) -> PublicSets:
+        """How the committed public splits in ``data_dir`` are built (``sv data build ENV --public``): their sizes,
+        the generator version and the data card's own figures (see :mod:`~security_verifiers.envs.kits.public_sets`,
+        which writes the files, the manifest and the card's shared skeleton)."""
+
+    @abstractmethod
     def prompt(self, item: Item) -> list[Message]:
         """The messages that open an episode on ``item``."""
 
@@ -300,20 +313,56 @@ class Environment(ABC):
 
 
 _REGISTRY: dict[str, type[Environment]] = {}
+#: Sub-packages of ``envs`` that hold no environment of their own.
+NOT_ENVIRONMENTS = frozenset({"kits"})
+_discovered = False
 
 
 def register(cls: type[Environment]) -> type[Environment]:
-    """Class decorator adding an environment to the registry under its ``name``."""
+    """Class decorator adding an environment to the registry under its ``name``: the one line an environment
+    writes to be listed (its package is found by :func:`discover`, so no central file names it)."""
     if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
         raise ValueError(f"environment {cls.name!r} registered twice")
     _REGISTRY[cls.name] = cls
     return cls
 
 
-def registry() -> dict[str, type[Environment]]:
-    import security_verifiers.envs  # noqa: F401  (registers the built-in environments)
+def discover(package: ModuleType) -> list[str]:
+    """Import every environment package under ``package`` (their ``@register`` lines run on import): each
+    sub-package except the kits and those whose name starts with ``_`` (a template, work in progress). Returns
+    the names imported; an environment that fails to import is an error, never skipped."""
+    names = [info.name for info in pkgutil.iter_modules(package.__path__)
+             if info.ispkg and not info.name.startswith("_") and info.name not in NOT_ENVIRONMENTS]
+    for name in sorted(names):
+        importlib.import_module(f"{package.__name__}.{name}")
+    return sorted(names)
 
+
+def registry() -> dict[str, type[Environment]]:
+    """Every registered environment by name (the built-in ones are discovered on the first call)."""
+    global _discovered
+    if not _discovered:
+        import security_verifiers.envs
+
+        discover(security_verifiers.envs)
+        _discovered = True
     return dict(_REGISTRY)
+
+
+@contextmanager
+def registered(*classes: type[Environment]) -> Iterator[None]:
+    """``classes`` in the registry for the duration of the block only, as ``@register`` would put them: how a
+    test lists an environment that is not discovered (the template) and leaves the registry as it found it."""
+    added: list[type[Environment]] = []
+    try:
+        for cls in classes:
+            if _REGISTRY.get(cls.name) is not cls:
+                register(cls)
+                added.append(cls)
+        yield
+    finally:
+        for cls in added:
+            del _REGISTRY[cls.name]
 
 
 def _owner(item: Item, not_env: str) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 from security_verifiers.core.errors import InfraError
 from security_verifiers.core.types import Item, Message, ParseStatus, RolloutRecord, Score, Transcript
 from security_verifiers.envs.base import Environment
+from security_verifiers.envs.kits.public_sets import committed_manifest
 from security_verifiers.harness.episode import play_episode, run_episode, score_batch
 from security_verifiers.models.base import Policy
 
@@ -248,6 +249,25 @@ def check_metrics_need_only_stored_outcomes(env: Environment) -> None:
         assert _plain(again) == _plain(direct), f"{name}: metrics differ when computed from stored records"
 
 
+def check_public_sets_are_what_the_builder_declares(env: Environment) -> None:
+    """The committed manifest (``data_dir``) is the one ``sv data build ENV --public`` writes: an entry per public
+    split, each with the size, seed and file the environment's :meth:`~Environment.public_sets` declares, and its
+    generator version (a rebuild after a generator change must be committed, never left behind)."""
+    spec = env.public_sets()
+    assert set(spec.sizes) == set(env.public_splits), f"public sets of {sorted(spec.sizes)}, public splits " \
+        f"{sorted(env.public_splits)}"
+    manifest = committed_manifest(env)
+    assert manifest["generator_version"] == spec.generator_version, (
+        f"the committed sets are from generator {manifest['generator_version']}, the builder's is "
+        f"{spec.generator_version}: rebuild them (sv data build {env.name} --public)")
+    assert set(manifest["splits"]) == set(spec.sizes), f"the manifest lists {sorted(manifest['splits'])}"
+    for split, n in spec.sizes.items():
+        entry = manifest["splits"][split]
+        assert (entry["file"], entry["n"], entry["seed"]) == (f"{split}.jsonl", n, spec.seed), (
+            f"{split}: committed {entry['file']} ({entry['n']} items, seed {entry['seed']}); the builder declares "
+            f"{n} items, seed {spec.seed}: rebuild them (sv data build {env.name} --public)")
+
+
 def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
@@ -295,6 +315,7 @@ CHECKS: dict[str, Callable[[Environment], None]] = {
     "config_round_trips_through_describe": check_config_round_trips_through_describe,
     "headline_metrics_are_reported": check_headline_metrics_are_reported,
     "metrics_need_only_stored_outcomes": check_metrics_need_only_stored_outcomes,
+    "public_sets_are_what_the_builder_declares": check_public_sets_are_what_the_builder_declares,
 }
 
 

@@ -23,11 +23,12 @@ import yaml
 
 from security_verifiers.engines.configs import inventory, parse_kubernetes, parse_terraform
 from security_verifiers.engines.findings import Finding, catalog
-from security_verifiers.envs.config_audit.autofix import AutofixResult, autofix, fixable_rules, unified_diff
+from security_verifiers.envs.config_audit.autofix import AutofixResult, autofix, fixable_rules
 from security_verifiers.envs.config_audit.autofix.hcl_text import HclText, scan
 from security_verifiers.envs.config_audit.autofix.kubernetes import PINNED_TAG
 from security_verifiers.envs.config_audit.autofix.yaml_text import split_documents
 from security_verifiers.envs.config_audit.scoring import inventory_preserved
+from security_verifiers.envs.kits.patching import unified_diff
 
 FIXTURES = Path(__file__).resolve().parents[2] / "engines" / "fixtures"
 assert (FIXTURES / "rules").is_dir(), f"rule fixtures missing at {FIXTURES}"  # else the parametrisations are empty

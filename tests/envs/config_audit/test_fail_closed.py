@@ -24,10 +24,11 @@ from security_verifiers.engines.configs import evaluated_terraform
 from security_verifiers.engines.findings import catalog
 from security_verifiers.engines.oracle import get_oracle
 from security_verifiers.envs.config_audit import ConfigAudit
-from security_verifiers.envs.config_audit.autofix import autofix, unified_diff
+from security_verifiers.envs.config_audit.autofix import autofix
 from security_verifiers.envs.config_audit.baselines import silencing_patch
 from security_verifiers.envs.config_audit.fail_closed import fail_closed_variant
 from security_verifiers.envs.config_audit.generation.generator import findings_records
+from security_verifiers.envs.kits.patching import unified_diff
 
 FIXTURES = Path(__file__).resolve().parents[2] / "engines" / "fixtures" / "rules"
 assert FIXTURES.is_dir(), FIXTURES

@@ -20,6 +20,7 @@ from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import Item
 from security_verifiers.engines.configs import parse_kubernetes, parse_terraform
 from security_verifiers.engines.findings import catalog
+from security_verifiers.envs.config_audit.env import DATA_DIR, ConfigAudit
 from security_verifiers.envs.config_audit.generation.generator import (
     FILENAMES,
     GENERATOR_VERSION,
@@ -32,16 +33,12 @@ from security_verifiers.envs.config_audit.generation.generator import (
 from security_verifiers.envs.config_audit.generation.hcl_tree import Block, heredoc, ref, render_hcl
 from security_verifiers.envs.config_audit.generation.mutation_kit import fake_aws_key_id, fake_pem
 from security_verifiers.envs.config_audit.generation.mutations import injectable_rules, missing_operators, operators
-from security_verifiers.envs.config_audit.generation.public import (
-    DATA_DIR,
-    PUBLIC_SEED,
-    PUBLIC_SIZES,
-    build_public_sets,
-)
 from security_verifiers.envs.config_audit.generation.templates_k8s import K8S_TEMPLATES
 from security_verifiers.envs.config_audit.generation.templates_tf import TF_TEMPLATES
+from security_verifiers.envs.kits.public_sets import PUBLIC_SEED, build_public_sets
 
 MANIFEST = json.loads((DATA_DIR / "manifest.json").read_text())
+PUBLIC_SIZES = ConfigAudit().public_sets().sizes
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +54,7 @@ def showcase() -> list[Item]:
 @pytest.fixture(scope="module")
 def rebuilt(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("public")
-    build_public_sets(out)
+    build_public_sets(ConfigAudit(), out)
     return out
 
 

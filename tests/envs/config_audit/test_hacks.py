@@ -11,9 +11,9 @@ import yaml
 from security_verifiers.core.types import Item, Message, Transcript
 from security_verifiers.engines.findings import Severity, rules_for
 from security_verifiers.envs.config_audit import ConfigAudit, ConfigAuditConfig
-from security_verifiers.envs.config_audit.autofix import unified_diff
 from security_verifiers.envs.config_audit.baselines import AutofixBaseline, resources_of, scanner_findings
 from security_verifiers.envs.config_audit.tools import AuditToolbox
+from security_verifiers.envs.kits.patching import unified_diff
 
 ENV = ConfigAudit()
 TOOLS_ENV = ConfigAudit(ConfigAuditConfig(mode="tools", max_tool_calls=5))  # one warm tool worker for the module

@@ -19,10 +19,9 @@ from security_verifiers.core.types import Completion, Item, Message, Score, Tool
 from security_verifiers.core.workers import LimitedWorker, WorkerLimits
 from security_verifiers.engines.findings import Finding
 from security_verifiers.envs.config_audit import ConfigAudit, ConfigAuditConfig
-from security_verifiers.envs.config_audit.autofix import unified_diff
 from security_verifiers.envs.config_audit.baselines import AutofixBaseline
-from security_verifiers.envs.config_audit.patch import MAX_DIFF_CHARS, MAX_DIFF_RATIO
 from security_verifiers.envs.config_audit.tools import AuditToolbox
+from security_verifiers.envs.kits.patching import MAX_DIFF_CHARS, MAX_DIFF_RATIO, unified_diff
 from security_verifiers.harness.episode import play_episode
 from security_verifiers.harness.scoring_pool import ScorerPool
 

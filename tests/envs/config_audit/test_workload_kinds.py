@@ -20,11 +20,12 @@ from security_verifiers.engines.findings import catalog
 from security_verifiers.engines.rego import RegoEngine
 from security_verifiers.engines.validate import validate
 from security_verifiers.envs.config_audit import ConfigAudit
-from security_verifiers.envs.config_audit.autofix import autofix, unified_diff
+from security_verifiers.envs.config_audit.autofix import autofix
 from security_verifiers.envs.config_audit.generation.generator import findings_records
 from security_verifiers.envs.config_audit.generation.mutations import operators
 from security_verifiers.envs.config_audit.generation.templates_k8s import K8sBase, render_yaml
 from security_verifiers.envs.config_audit.scoring import inventory_preserved
+from security_verifiers.envs.kits.patching import unified_diff
 
 KINDS = ["Pod", "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob",
          "PodTemplate"]

@@ -11,6 +11,7 @@ import pytest
 
 from security_verifiers.core.datasets import read_jsonl
 from security_verifiers.core.types import Item
+from security_verifiers.envs.kits.public_sets import PUBLIC_SEED, build_public_sets
 from security_verifiers.envs.network_logs.audit import (
     CATEGORICAL_FIELDS,
     NUMERIC_FIELDS,
@@ -19,11 +20,11 @@ from security_verifiers.envs.network_logs.audit import (
     pair_audit,
     shortcut_audit,
 )
-from security_verifiers.envs.network_logs.env import DATA_DIR
+from security_verifiers.envs.network_logs.env import DATA_DIR, NetworkLogs
 from security_verifiers.envs.network_logs.generator import GENERATOR_VERSION, generate
-from security_verifiers.envs.network_logs.public import PUBLIC_SEED, PUBLIC_SIZES, build_public_sets
 
 MANIFEST = json.loads((DATA_DIR / "manifest.json").read_text())
+PUBLIC_SIZES = NetworkLogs().public_sets().sizes
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +37,8 @@ def public_test() -> list[Item]:
 def built(tmp_path_factory) -> tuple[Path, dict, dict]:
     """The public sets and the data card rebuilt from scratch (about half a minute: two GBDTs are trained)."""
     out = tmp_path_factory.mktemp("public")
-    manifest, figures = build_public_sets(out)
-    return out, manifest, figures
+    built = build_public_sets(NetworkLogs(), out)
+    return out, built.manifest, dict(built.card.figures)
 
 
 @pytest.mark.parametrize("split", sorted(PUBLIC_SIZES))

@@ -16,6 +16,7 @@ from typing import Any
 from security_verifiers.core.types import Completion, Item, Message, ToolCall
 from security_verifiers.engines.configs import ConfigParseError, parse_kubernetes, parse_terraform
 from security_verifiers.engines.findings import Finding, rules_for
+from security_verifiers.envs.kits.patching import unified_diff
 from security_verifiers.models.base import Baseline
 
 
@@ -103,7 +104,7 @@ class AutofixBaseline(_ScannerBaseline):
     name = "autofix"
 
     def patch(self, item: Item, claims: list[tuple[str, str]]) -> str:
-        from security_verifiers.envs.config_audit.autofix import autofix, unified_diff
+        from security_verifiers.envs.config_audit.autofix import autofix
 
         platform, text = item.input["platform"], item.input["text"]
         findings = [f for f in scanner_findings(platform, text, context_of(item)) if f.key in set(claims)]
@@ -117,7 +118,6 @@ class ReferenceBaseline(Baseline):
     name = "reference"
 
     def answer(self, item: Item, messages: list[Message]) -> str:
-        from security_verifiers.envs.config_audit.autofix import unified_diff
 
         claims = [(f["rule_id"], f["resource"]) for f in item.target["findings"]]
         fixed = item.target.get("fixed")
@@ -206,7 +206,6 @@ class HackBaseline(Baseline):
         self.name = hack
 
     def answer(self, item: Item, messages: list[Message]) -> str:
-        from security_verifiers.envs.config_audit.autofix import unified_diff
 
         platform, text, filename = item.input["platform"], item.input["text"], item.input["filename"]
         if self.name == "empty":

@@ -8,7 +8,6 @@ score, minus a small cost per tool call over budget. Both parts are computed fro
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -25,7 +24,6 @@ from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, T
 from security_verifiers.envs.config_audit.baselines import HACKS, context_of
 from security_verifiers.envs.config_audit.items import ConfigAuditInput, ConfigAuditTarget
 from security_verifiers.envs.config_audit.outcome import AuditOutcome, read_outcomes
-from security_verifiers.envs.config_audit.patch import PatchError, apply_patch
 from security_verifiers.envs.config_audit.scoring import (
     Detection,
     PatchOutcome,
@@ -33,6 +31,9 @@ from security_verifiers.envs.config_audit.scoring import (
     score_detection,
     score_fix,
 )
+from security_verifiers.envs.kits.patching import PatchError, apply_patch, show_file
+from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.envs.kits.toolbox import CallBudget, shared_worker
 from security_verifiers.models.base import Policy
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -143,6 +144,11 @@ class ConfigAudit(Environment):
 
         return generate(split, n, seed)
 
+    def public_sets(self) -> PublicSets:
+        from security_verifiers.envs.config_audit.generation.public import PUBLIC_SETS
+
+        return PUBLIC_SETS
+
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
         platform = item.input["platform"]
@@ -154,21 +160,18 @@ class ConfigAudit(Environment):
         system = SYSTEM_PROMPT.format(platform_name="Kubernetes manifest" if platform == "kubernetes"
                                       else "Terraform", catalog=catalog, resource_style=style,
                                       filename=item.input["filename"], tools_note=tools_note)
-        user = f"File `{item.input['filename']}`:\n\n```\n{item.input['text']}```"
-        for other in item.input.get("context") or []:
-            user += (f"\n\nFile `{other['filename']}` (same module; read-only context, do not patch):\n\n"
-                     f"```\n{other['text']}```")
+        shown = [show_file(item.input["filename"], item.input["text"])]
+        shown += [show_file(other["filename"], other["text"], note="same module; read-only context, do not patch")
+                  for other in item.input.get("context") or []]
+        user = "\n\n".join(shown)
         return [Message(role="system", content=system), Message(role="user", content=user)]
 
     def tools(self, item: Item) -> Toolbox | None:
         if self.config.mode != "tools":
             return None
-        from security_verifiers.envs.config_audit.tools import AuditToolbox, tool_worker
+        from security_verifiers.envs.config_audit.tools import AuditToolbox, load_engines
 
-        worker = getattr(self, "_tool_worker", None)
-        if worker is None:  # one warm worker process per environment (per run), killed with it
-            worker = self._tool_worker = tool_worker()
-            weakref.finalize(self, worker.close)
+        worker = shared_worker(self, load_engines)  # one warm worker process per environment (per run)
         limits = WorkerLimits(time_s=self.config.tool_timeout_s, memory_mb=self.config.memory_limit_mb)
         return AuditToolbox(item.input["platform"], item.input["text"], self.config.max_tool_calls, limits, worker,
                             context_of(item))
@@ -266,8 +269,8 @@ class ConfigAudit(Environment):
         if {f.key for f in original.findings} != {f.key for f in target}:
             raise InfraError(ErrorKind.SCORER, f"the oracle's findings on {item.id} differ from the dataset's; "
                              "the engines or rules changed since the dataset was built")
-        over_budget = max(0, transcript.tool_calls - self.config.max_tool_calls) if self.config.mode == "tools" \
-            else 0
+        over_budget = CallBudget(self.config.max_tool_calls).over(transcript.tool_calls) \
+            if self.config.mode == "tools" else 0
         base = {"platform": item.input["platform"], "clean": not target, "n_oracle": len(target),
                 "oracle_rules": sorted({f.rule_id for f in target}),
                 "oracle_weight": sum(f.severity.weight for f in target),

@@ -28,6 +28,7 @@ from security_verifiers.envs.kits.abstaining import (
     point_metrics,
     score_answer,
 )
+from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.network_logs.capture import FIELDS, capture, prompt_notes
 from security_verifiers.envs.network_logs.items import NetworkLogsInput, NetworkLogsTarget
 from security_verifiers.models.base import Policy
@@ -128,6 +129,11 @@ class NetworkLogs(Environment):
         from security_verifiers.envs.network_logs.generator import generate
 
         return generate(split, n, seed)
+
+    def public_sets(self) -> PublicSets:
+        from security_verifiers.envs.network_logs.public import PUBLIC_SETS
+
+        return PUBLIC_SETS
 
     def component_weights(self) -> dict[str, float]:
         return self.config.component_weights()

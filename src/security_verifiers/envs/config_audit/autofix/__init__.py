@@ -6,12 +6,12 @@ skipped. It works from the text and the findings only (never a dataset target), 
 files, serve as a reference policy for the environment, and check that every rule is fixable in a way the
 scorer accepts (inventory kept, result valid, finding gone).
 
-``unified_diff`` renders the change as the patch the environment expects from a model.
+The patch a model is expected to send is the diff of ``autofix``'s text against the original, rendered by the
+patching kit's ``unified_diff`` (``envs/kits/patching``), which the scorer's applier reads back byte for byte.
 """
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 import yaml
@@ -22,10 +22,7 @@ from security_verifiers.envs.config_audit.autofix.common import Skipped
 from security_verifiers.envs.config_audit.autofix.kubernetes import K8S_FIXERS, fix_kubernetes
 from security_verifiers.envs.config_audit.autofix.terraform import TF_FIXERS, fix_terraform
 
-__all__ = ["AutofixResult", "Skipped", "autofix", "fixable_rules", "unified_diff"]
-
-NO_NEWLINE_MARKER = "\\ No newline at end of file\n"
-
+__all__ = ["AutofixResult", "Skipped", "autofix", "fixable_rules"]
 
 @dataclass(frozen=True)
 class AutofixResult:
@@ -83,27 +80,3 @@ def autofix(platform: str, text: str, findings: list[Finding]) -> AutofixResult:
         reason = f"the input does not parse: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
         return AutofixResult(text=text, fixed=(), skipped=tuple(Skipped(f.rule_id, f.resource, reason) for f in unique))
     return AutofixResult(text=fixed_text, fixed=tuple(fixed), skipped=tuple(skipped))
-
-
-def unified_diff(original: str, fixed: str, filename: str) -> str:
-    """The unified diff turning ``original`` into ``fixed`` (empty when they are equal).
-
-    A last line without a newline is followed by GNU diff's ``\\ No newline at end of file`` marker, so that
-    ``patch`` (and our own applier) reproduce ``fixed`` byte for byte.
-
-    >>> print(unified_diff("a\\nb", "a\\nc\\n", "f.txt"), end="")
-    --- a/f.txt
-    +++ b/f.txt
-    @@ -1,2 +1,2 @@
-     a
-    -b
-    \\ No newline at end of file
-    +c
-    """
-    if original == fixed:
-        return ""
-    out = []
-    for line in difflib.unified_diff(original.splitlines(keepends=True), fixed.splitlines(keepends=True),
-                                     fromfile=f"a/{filename}", tofile=f"b/{filename}"):
-        out.append(line if line.endswith("\n") else line + "\n" + NO_NEWLINE_MARKER)
-    return "".join(out)
