@@ -379,8 +379,19 @@ def _hcl_loads(text: str) -> _HclParse | ConfigParseError:
     try:
         document = hcl2.loads(text)
     except Exception as err:  # noqa: BLE001 - the parser raises lark's many error types
-        return ConfigParseError(f"HCL does not parse: {type(err).__name__}: {str(err)[:300]}")
+        return ConfigParseError(f"HCL does not parse: {type(err).__name__}: {_parse_error_text(err)}")
     return _HclParse(document, parser.local.tree)
+
+
+def _parse_error_text(err: Exception) -> str:
+    """The parser's message, the same in every process: lark lists the tokens it expected in set order, which
+    changes with the hash seed, so they are sorted (a patch's error text is part of its stored outcome)."""
+    first, _, _ = str(err).partition("\n")
+    expected = getattr(err, "expected", None) or getattr(err, "allowed", None)
+    if expected:
+        names = sorted(str(e) for e in expected if len(str(e)) <= 24)  # lark's long regex terminals say nothing
+        first += f" Expected one of: {', '.join(names)}" if names else ""
+    return first[:300]
 
 
 def _parsed(text: str) -> _HclParse:

@@ -57,12 +57,13 @@ def _json(value: Any) -> Any:
 
 def _stable(score: dict[str, Any]) -> dict[str, Any]:
     """``score`` without what differs between two runs of the same code: the seconds the tools took, and the
-    order of the tokens the HCL parser (lark) says it expected, which string hashing randomises per process (a
-    patch error quoting them is compared up to that list; the reward never depends on either)."""
+    list of tokens the HCL parser (lark) says it expected, which string hashing ordered differently per process
+    when the fixture was recorded (the parse error now lists them sorted, on one line; a patch error quoting them
+    is compared up to that list; the reward never depends on either)."""
     outcome = {k: v for k, v in score["outcome"].items() if k != "tool_seconds"}
     error = outcome.get("patch_error")
     if isinstance(error, str) and "Expected one of:" in error:
-        outcome["patch_error"] = error.split("Expected one of:")[0]
+        outcome["patch_error"] = error.split("Expected one of:")[0].rstrip()
     return {**score, "outcome": outcome}
 
 
