@@ -104,9 +104,10 @@ def _headers(table: dict[str, Any]) -> list[str]:
     return ["#", "policy", *arrows, "reward 95% CI", "errors", "run"]
 
 
-def _cells(table: dict[str, Any]) -> list[list[Any]]:
+def _cells(table: dict[str, Any], answers: bool = True) -> list[list[Any]]:
     """The ranked rows, with each constant floor (unranked, marked :data:`FLOOR`) placed below the runs that
-    reach its reward and above those that do not."""
+    reach its reward and above those that do not; ``answers``: name the floor's answer text too (the files do, the
+    terminal, short of width, names the policy only)."""
     cells: list[list[Any]] = []
     floors = list(table.get("constants") or [])  # absent from leaderboards written before floors existed
 
@@ -114,7 +115,8 @@ def _cells(table: dict[str, Any]) -> list[list[Any]]:
         while floors and (reward is None or floors[0][RANK_KEY] > reward):
             floor = floors.pop(0)
             runs = f" (for {', '.join(floor['runs'])})" if floor["runs"] else ""
-            cells.append([FLOOR, f"constant floor: {floor['policy']} {floor['answer']}{runs}",
+            answer = f" {floor['answer']}" if answers else ""
+            cells.append([FLOOR, f"constant floor: {floor['policy']}{answer}{runs}",
                           *(floor[RANK_KEY] if k == RANK_KEY else None for k in table["columns"]), None, None, ""])
 
     for rank, row in enumerate(table["rows"], start=1):
@@ -156,7 +158,7 @@ def render_table(board: dict[str, Any]) -> list[Table]:
             # A policy name is folded onto more lines when the terminal is narrow, never cut with an ellipsis.
             rich_table.add_column(header, justify="left" if header == "policy" else "right",
                                   overflow="fold" if header == "policy" else "ellipsis")
-        for cells in _cells(table):
+        for cells in _cells(table, answers=False):
             rich_table.add_row(*(fmt(c) for c in cells[:-1]))
         tables.append(rich_table)
     return tables

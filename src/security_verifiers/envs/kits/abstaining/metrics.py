@@ -26,7 +26,7 @@ from security_verifiers.core.metrics import (
     mean_or_none,
 )
 from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
-from security_verifiers.core.scoring import Action
+from security_verifiers.core.scoring import Action, brier_score
 from security_verifiers.envs.kits.abstaining.reward import AbstainingConfig, Labels
 
 N_BOOT = 1000
@@ -117,21 +117,24 @@ def constant_policy(c: Columns, config: AbstainingConfig, labels: Labels) -> Con
     """The best answer that ignores the item, and the mean reward it earns on these outcomes' items.
 
     The reward is separable: the decision part depends on the label alone and the Brier part on the probability
-    alone, so the best constant states the items' positive rate (rounded to :data:`CONSTANT_DECIMALS`, as its
-    answer text states it) and takes the label whose mean cost-profile reward is highest. Each item's reward is
-    computed with the scorer's own arithmetic from its truth, so the value is what that answer would score.
-    ``None`` without outcomes.
+    alone, so the best constant states the items' positive rate ``rate`` (rounded to :data:`CONSTANT_DECIMALS`, as
+    its answer text states it) and takes the label whose mean cost-profile reward is highest. Its mean reward is
+    the scorer's per-item reward averaged over the two truths, weighted by their shares: a function of ``rate``
+    alone, so two splits with the same rate show the same floor to the last digit. ``None`` without outcomes.
     """
     if c.n == 0:
         return None
-    p = round(float(c.y.mean()), CONSTANT_DECIMALS)
+    rate = float(c.y.mean())
+    p = round(rate, CONSTANT_DECIMALS)
     costs = config.costs
-    calibration = 1.0 - (p - c.y.astype(float)) ** 2
-    by_action: dict[Action, float] = {}
-    for action in ("abstain", "negative", "positive"):  # a tie goes to the earlier: abstaining claims least
-        decision = np.array([costs.decision_reward(action, int(y)) for y in c.y], dtype=float)
-        by_action[action] = float(np.mean(config.decision_weight * decision + config.brier_weight * calibration))
-    best = max(by_action, key=lambda a: by_action[a])
+
+    def mean_reward(action: Action) -> float:
+        return sum(share * (config.decision_weight * costs.decision_reward(action, y)
+                            + config.brier_weight * (1.0 - brier_score(p, y)))
+                   for y, share in ((1, rate), (0, 1.0 - rate)))
+
+    by_action: dict[Action, float] = {a: mean_reward(a) for a in ("abstain", "negative", "positive")}
+    best = max(by_action, key=lambda a: by_action[a])  # a tie goes to the earlier: abstaining claims least
     others = ", ".join(f"always-{labels.label(a).lower()} {r:.4f}" for a, r in by_action.items() if a != best)
     return ConstantPolicy(
         policy=f"always-{labels.label(best).lower()}", answer=labels.answer_text(best, p), reward_mean=by_action[best],
