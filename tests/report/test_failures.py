@@ -62,3 +62,11 @@ def test_a_long_answer_is_cut_and_its_length_kept() -> None:
     (example,) = failure_examples([scored(0, "Malicious", text), scored(1, "Malicious", RIGHT)], FIELDS)
     assert example.answer == text[:ANSWER_CHARS] and example.answer_chars == ANSWER_CHARS + 50
     assert example.parse_status == ParseStatus.NO_JSON
+
+
+def test_a_long_outcome_list_is_summarised_with_counts() -> None:
+    # claim-everything's outcome holds thousands of false-positive rules; the summary keeps a line of them.
+    record = scored(0, "Malicious", WRONG)
+    record = record.model_copy(update={"outcome": {**record.outcome, "family": ["r1"] * 3000 + ["r2"] * 5}})
+    (example,) = failure_examples([record, scored(1, "Malicious", RIGHT)], ["family"])
+    assert example.outcome == {"family": "3005 values: r1 ×3000, r2 ×5"}

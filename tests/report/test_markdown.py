@@ -52,14 +52,22 @@ def test_the_failure_section_lists_the_lowest_reward_item_first(tmp_path: Path) 
     # WRONG (reward 0.108) on nl-1, then the abstention (0.857) on nl-2; the best answers are not failures.
     assert failures.index("`nl-1`") < failures.index("`nl-2`")
     assert "`nl-0`" not in failures and "`nl-10`" not in failures
-    assert 'action="negative", p=0.2, cost=10.0' in failures
-    assert f"  ```text\n  {WRONG}\n  ```" in failures
+    assert "  family=x; difficulty=easy; y=1; action=negative; p=0.2000; cost=10.0000\n" in failures
+    assert f"  Answer:\n\n  ```text\n  {WRONG}\n  ```" in failures
 
 
 def test_an_answer_holding_a_fence_cannot_close_its_block(tmp_path: Path) -> None:
     sneaky = "```\n# Injected heading\n````"
     text = report(tmp_path, records=[scored(0, "Malicious", sneaky), scored(1, "Malicious", RIGHT)])
     assert "  `````text\n  ```\n  # Injected heading\n  ````\n  `````" in section(text, "## Example failures")
+
+
+def test_a_long_answer_says_it_is_cut_and_the_same_mistake_is_counted(tmp_path: Path) -> None:
+    long = "x" * 1000
+    records = [scored(i, "Malicious", long) for i in range(3)] + [scored(9, "Malicious", RIGHT)]
+    failures = section(report(tmp_path, records=records), "## Example failures")
+    assert "- `nl-0` sample 0 (and 2 more item(s) alike): reward 0.0000, parse no_json" in failures
+    assert "  Answer (its first 300 of 1000 characters):" in failures and "x" * 301 not in failures
 
 
 def test_a_run_without_failures_says_so(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ them so ``report.md`` can show them; every rollout stays in ``results.jsonl`` an
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,9 @@ MAX_EXAMPLES = 5
 MAX_PARSE_FAILURES = 2
 #: The answer is cut to this many characters: enough to see what the model did, small enough for a report.
 ANSWER_CHARS = 300
+#: An outcome list longer than this (a claim-everything policy's thousands of false-positive rules) is stored as
+#: its distinct values with counts, cut to :data:`ANSWER_CHARS`: the summary stays small.
+MAX_LIST = 10
 
 
 class FailureExample(BaseModel):
@@ -32,7 +36,7 @@ class FailureExample(BaseModel):
     sample: int
     reward: float
     parse_status: str
-    #: The environment's ``example_fields`` of the outcome, those it has.
+    #: The environment's ``example_fields`` of the outcome, those it has (a long list summarised: :func:`compact`).
     outcome: dict[str, Any]
     #: The start of the final assistant message (``ANSWER_CHARS`` at most), and its full length.
     answer: str
@@ -42,11 +46,26 @@ class FailureExample(BaseModel):
     alike: int = 0
 
 
+def compact(value: Any) -> Any:
+    """``value`` as an example shows it: a list of more than :data:`MAX_LIST` values becomes one line of its
+    distinct values, most frequent first, with their counts; anything else is kept.
+
+    >>> compact(["a", "b"]), compact(["x"] * 12 + ["y"])
+    (['a', 'b'], '13 values: x ×12, y')
+    """
+    if not isinstance(value, list) or len(value) <= MAX_LIST:
+        return value
+    counts = Counter(json.dumps(v) if not isinstance(v, str) else v for v in value)
+    parts = ", ".join(f"{v} ×{n}" if n > 1 else v for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    text = f"{len(value)} values: {parts}"
+    return text if len(text) <= ANSWER_CHARS else text[:ANSWER_CHARS - 1] + "…"
+
+
 def _example(record: RolloutRecord, fields: Sequence[str]) -> FailureExample:
     text = record.transcript.final_text if record.transcript is not None else ""
     return FailureExample(item_id=record.item_id, sample=record.sample, reward=float(record.reward or 0.0),
                           parse_status=str(record.parse_status or ParseStatus.OK),
-                          outcome={k: record.outcome[k] for k in fields if k in record.outcome},
+                          outcome={k: compact(record.outcome[k]) for k in fields if k in record.outcome},
                           answer=text[:ANSWER_CHARS], answer_chars=len(text))
 
 

@@ -154,6 +154,13 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
+def _value(value: Any) -> str:
+    """An outcome field in an example's line: numbers as in the tables, strings bare, the rest as JSON."""
+    if isinstance(value, float | int) and not isinstance(value, bool) or value is None:
+        return fmt(value)
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def _failures(summary: dict[str, Any]) -> list[str]:
     """Up to five example failures (see :mod:`.failures`), each with its outcome's key fields and its answer."""
     examples = summary.get("failure_examples")
@@ -166,17 +173,20 @@ def _failures(summary: dict[str, Any]) -> list[str]:
               f"first); the answer is cut to {ANSWER_CHARS} characters. Every rollout is in `results.jsonl` and "
               "`view.html`.", ""]
     for example in examples:
-        fields = ", ".join(f"{k}={json.dumps(v)}" for k, v in example["outcome"].items())
+        fields = "; ".join(f"{k}={_value(v)}" for k, v in example["outcome"].items())
         if len(fields) > ANSWER_CHARS:
             fields = fields[:ANSWER_CHARS - 1] + "…"
-        cut = f" (first {ANSWER_CHARS} of {example['answer_chars']} characters)" \
+        alike = f" (and {example['alike']} more item(s) alike)" if example.get("alike") else ""
+        cut = f" (its first {ANSWER_CHARS} of {example['answer_chars']} characters)" \
             if example["answer_chars"] > len(example["answer"]) else ""
         text = example["answer"] or "(empty answer)"
         fence = _fence(text)
-        alike = f" — and {example['alike']} more item(s) alike" if example.get("alike") else ""
-        lines += [f"- `{example['item_id']}` sample {example['sample']}: reward {fmt(example['reward'])}, parse "
-                  f"{example['parse_status']}{'; ' + fields if fields else ''}{cut}{alike}", "",
-                  f"  {fence}text", *(f"  {line}" for line in text.splitlines()), f"  {fence}", ""]
+        lines += [f"- `{example['item_id']}` sample {example['sample']}{alike}: reward {fmt(example['reward'])}, "
+                  f"parse {example['parse_status']}", ""]
+        if fields:
+            lines += [f"  {fields}", ""]
+        lines += [f"  Answer{cut}:", "", f"  {fence}text", *(f"  {line}" for line in text.splitlines()),
+                  f"  {fence}", ""]
     return lines
 
 
