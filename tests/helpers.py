@@ -49,3 +49,25 @@ class ScriptedPolicy:
 
 def tool_call(name: str, arguments: dict[str, Any], call_id: str = "c1") -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=json.dumps(arguments))
+
+
+def figure_problems(fig: Any) -> list[str]:
+    """What makes a report figure hard to read: an axis without a label (an x axis whose tick labels are hidden,
+    the upper panel of a shared x, needs none), or a legend drawn over an axes' plotting area. Empty when fine."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()
+    problems = []
+    for number, ax in enumerate(fig.axes):
+        if not ax.get_ylabel():
+            problems.append(f"axes {number}: no y label")
+        if not ax.get_xlabel() and any(t.get_visible() and t.get_text() for t in ax.get_xticklabels()):
+            problems.append(f"axes {number}: no x label")
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        for number, ax in enumerate(fig.axes):
+            if box.overlaps(ax.get_window_extent(renderer)):
+                problems.append(f"a legend covers axes {number}")
+    return problems

@@ -13,6 +13,7 @@ from security_verifiers.core.metrics import (
     confusion_matrix,
     decision_confidence_loss,
     ece,
+    group_reward,
     mean_or_none,
     reliability_bins,
     risk_coverage_curve,
@@ -205,3 +206,25 @@ def test_breakdown_groups_sorted_with_unknown() -> None:
     got = breakdown(rows, "family", lambda g: {"n": len(g)})
     assert list(got) == ["a", "b", "unknown"]
     assert got["b"] == {"n": 2}
+
+
+@pytest.mark.parametrize(("rewards", "items", "few"), [
+    ([1.0] * 9, None, True),  # nine rollouts, no item ids: nine items
+    ([1.0] * 10, None, False),  # ten: enough
+    ([1.0] * 12, ["a", "b", "c"] * 4, True),  # twelve rollouts of three items: three
+    ([0.0, 1.0] * 10, [f"i{k}" for k in range(20)], False),
+])
+def test_group_reward_flags_groups_of_few_items(rewards, items, few) -> None:
+    row = group_reward(rewards, items, n_boot=200)
+    assert row["few_items"] is few
+    lo, hi = row["reward_ci"]
+    assert lo <= sum(rewards) / len(rewards) <= hi
+
+
+def test_group_reward_resamples_items() -> None:
+    # The same four answers per item: an item bootstrap is as wide as one rollout per item, a rollout one narrower.
+    rewards = [float(k % 2) for k in range(10) for _ in range(4)]
+    items = [f"i{k}" for k in range(10) for _ in range(4)]
+    by_item = group_reward(rewards, items)["reward_ci"]
+    by_rollout = group_reward(rewards)["reward_ci"]
+    assert by_rollout[1] - by_rollout[0] < by_item[1] - by_item[0]

@@ -76,3 +76,41 @@ def test_write_and_render(tmp_path: Path) -> None:
         console.print(table)
     text = console.export_text()
     assert len(tables) == 1 and "ref" in text and "0.9000" in text
+
+
+def with_floor(policy: str, reward: float, floor: float, env: str = "network-logs") -> dict:
+    e = entry(policy, reward, env=env)
+    e["summary"]["constant_policy"] = {"policy": "always-abstain", "reward_mean": floor, "note": ".",
+                                       "answer": '{"label": "Abstain", "p_malicious": 0.45}'}
+    e["summary"]["metrics"]["constant_reward"] = floor
+    return e
+
+
+def test_the_constant_floor_is_an_unranked_row_in_its_place(tmp_path: Path) -> None:
+    # Three runs on the same items share one floor, 0.8907: the always-abstain run (0.89) falls below it.
+    board = build_leaderboard([with_floor("gbdt", 0.95, 0.8907), with_floor("always-abstain", 0.89, 0.8907),
+                               with_floor("reference", 1.0, 0.8907)])
+    table = board["envs"]["network-logs"]
+    assert [row["policy"] for row in table["rows"]] == ["reference", "gbdt", "always-abstain"]  # floors are not runs
+    assert table["constants"] == [{"policy": "always-abstain", "answer": '{"label": "Abstain", "p_malicious": 0.45}',
+                                   "reward_mean": 0.8907, "runs": None}]
+    md = write_leaderboard(board, tmp_path)[0].read_text()
+    lines = [line for line in md.splitlines() if line.startswith("| ")][1:]
+    assert [line.split(" | ")[0] for line in lines] == ["| 1", "| 2", "| floor", "| 3"]
+    assert 'constant floor: always-abstain {"label": "Abstain", "p_malicious": 0.45} | 0.8907 | – |' in lines[2]
+    console = Console(record=True, width=250)
+    console.print(render_table(board)[0])
+    assert "floor" in console.export_text()
+
+
+def test_floors_of_different_items_name_their_runs() -> None:
+    # Runs over different items (another dataset, rollouts left out by errors) have different floors.
+    board = build_leaderboard([with_floor("a", 0.95, 0.89), with_floor("b", 0.5, 0.80)])
+    constants = board["envs"]["network-logs"]["constants"]
+    assert [(c["reward_mean"], c["runs"]) for c in constants] == [(0.89, ["a"]), (0.80, ["b"])]
+
+
+def test_summaries_without_a_floor_give_no_floor_row(tmp_path: Path) -> None:
+    board = build_leaderboard([entry("a", 0.5)])
+    assert board["envs"]["network-logs"]["constants"] == []
+    assert "floor" not in write_leaderboard(board, tmp_path)[0].read_text().split("## network-logs")[1]

@@ -98,6 +98,12 @@ class Environment(ABC):
     config_class: ClassVar[type[EnvConfig]] = EnvConfig
     #: Metric keys shown in the leaderboard, best first; ``(key, higher_is_better)``.
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (("reward_mean", True),)
+    #: Breakdowns that ``report.md`` shows right under the headline, because the headline averages hide them (E2:
+    #: recall per severity, the rules found least often): ``(key of metrics()["breakdowns"], its title)``.
+    headline_breakdowns: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: Outcome fields that say what went wrong in one rollout: ``report.md`` shows them with each example failure
+    #: (a field an outcome lacks, such as an unparsed answer's findings, is left out of that example).
+    example_fields: ClassVar[tuple[str, ...]] = ()
     #: Splits that ``dataset()`` accepts; the public mini splits are marked in ``public_splits``.
     splits: ClassVar[tuple[str, ...]] = ()
     public_splits: ClassVar[tuple[str, ...]] = ()

@@ -2,7 +2,9 @@
 
 Built from ``summary.json`` files only. The columns are the environment's headline metrics as the
 summaries record them; rows of different environment versions are kept but flagged, because their
-scores come from different scorers.
+scores come from different scorers. Each table also shows its runs' constant floor (the reward of the best
+answer that ignores the item, on the same items: :class:`~security_verifiers.core.metrics_report.ConstantPolicy`)
+as an unranked row in its place by reward, so a policy below it reads as what it is.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from security_verifiers.report.markdown import md_table
 
 LEADERBOARD_SCHEMA_VERSION = 1
 RANK_KEY = "reward_mean"
+#: The rank cell of a constant-floor row: it is a reference, not a contestant.
+FLOOR = "floor"
 
 
 def _row(entry: dict[str, Any], columns: list[str]) -> dict[str, Any]:
@@ -48,6 +52,19 @@ def _incomplete_marker(summary: dict[str, Any]) -> str:
     return f" (incomplete {expected - missing}/{expected})"
 
 
+def _constants(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The constant floors of one table's runs, one per distinct constant: runs on the same items share it. When
+    the runs' items differ (another dataset, errored rollouts left out) each floor names the runs it belongs to."""
+    found: dict[tuple[str, str, float], list[str]] = {}
+    for entry in group:
+        constant = entry["summary"].get("constant_policy")  # absent from summaries written before it existed
+        if constant is not None:
+            key = (constant["policy"], constant["answer"], constant["reward_mean"])
+            found.setdefault(key, []).append(entry["policy"])
+    return [{"policy": policy, "answer": answer, RANK_KEY: reward, "runs": sorted(runs) if len(found) > 1 else None}
+            for (policy, answer, reward), runs in sorted(found.items(), key=lambda kv: -kv[0][2])]
+
+
 def _rank(row: dict[str, Any]) -> tuple[bool, float, str]:
     """Sort key: highest mean reward first, runs without one last, ties by policy name."""
     reward = row.get(RANK_KEY)
@@ -74,6 +91,7 @@ def build_leaderboard(entries: list[dict[str, Any]]) -> dict[str, Any]:
             "columns": columns,
             "higher_is_better": {h["key"]: h["higher_is_better"] for h in headline},
             "rows": rows,
+            "constants": _constants(group),
             "warnings": [f"rows come from versions {', '.join(versions)} of {name}; "
                          "their scores are not comparable"] if len(versions) > 1 else [],
         }
@@ -86,9 +104,27 @@ def _headers(table: dict[str, Any]) -> list[str]:
     return ["#", "policy", *arrows, "reward 95% CI", "errors", "run"]
 
 
-def _cells(table: dict[str, Any]) -> list[list[Any]]:
-    return [[rank, row["policy"], *(row[k] for k in table["columns"]), row["reward_ci"], row["errors"],
-             row["run_dir"]] for rank, row in enumerate(table["rows"], start=1)]
+def _cells(table: dict[str, Any], answers: bool = True) -> list[list[Any]]:
+    """The ranked rows, with each constant floor (unranked, marked :data:`FLOOR`) placed below the runs that
+    reach its reward and above those that do not; ``answers``: name the floor's answer text too (the files do, the
+    terminal, short of width, names the policy only)."""
+    cells: list[list[Any]] = []
+    floors = list(table.get("constants") or [])  # absent from leaderboards written before floors existed
+
+    def floor_cells(reward: float | None) -> None:
+        while floors and (reward is None or floors[0][RANK_KEY] > reward):
+            floor = floors.pop(0)
+            runs = f" (for {', '.join(floor['runs'])})" if floor["runs"] else ""
+            answer = f" {floor['answer']}" if answers else ""
+            cells.append([FLOOR, f"constant floor: {floor['policy']}{answer}{runs}",
+                          *(floor[RANK_KEY] if k == RANK_KEY else None for k in table["columns"]), None, None, ""])
+
+    for rank, row in enumerate(table["rows"], start=1):
+        floor_cells(row.get(RANK_KEY))
+        cells.append([rank, row["policy"], *(row[k] for k in table["columns"]), row["reward_ci"], row["errors"],
+                      row["run_dir"]])
+    floor_cells(None)
+    return cells
 
 
 def write_leaderboard(board: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
@@ -97,7 +133,10 @@ def write_leaderboard(board: dict[str, Any], out_dir: Path) -> tuple[Path, Path]
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = ["# Leaderboard", "",
              f"Generated {board['generated_at']}. Ranked by `{RANK_KEY}`; the interval is a 95% percentile "
-             "bootstrap. Errored rollouts are excluded from each score and counted under *errors*."]
+             "bootstrap. Errored rollouts are excluded from each score and counted under *errors*. A "
+             f"*{FLOOR}* row is not a run and has no rank: it is what one answer given to every item earns on the same "
+             "items (network-logs: the best such answer; config-audit: the empty one), so a run below it does worse "
+             "than ignoring its input."]
     for name, table in board["envs"].items():
         lines += ["", f"## {name}", ""]
         for warning in table["warnings"]:
@@ -119,7 +158,7 @@ def render_table(board: dict[str, Any]) -> list[Table]:
             # A policy name is folded onto more lines when the terminal is narrow, never cut with an ellipsis.
             rich_table.add_column(header, justify="left" if header == "policy" else "right",
                                   overflow="fold" if header == "policy" else "ellipsis")
-        for cells in _cells(table):
+        for cells in _cells(table, answers=False):
             rich_table.add_row(*(fmt(c) for c in cells[:-1]))
         tables.append(rich_table)
     return tables

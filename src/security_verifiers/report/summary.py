@@ -19,6 +19,7 @@ from security_verifiers.core.metrics_report import MetricsReport
 from security_verifiers.core.rundir import latest_by_key, read_records
 from security_verifiers.core.types import ParseStatus, RolloutRecord
 from security_verifiers.envs.base import Environment
+from security_verifiers.report.failures import failure_examples
 from security_verifiers.report.status import run_status
 
 #: Version of the ``summary.json`` layout. Bump it when a field changes meaning.
@@ -99,9 +100,11 @@ def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict
                   cut_line: int | None = None) -> dict[str, Any]:
     """The summary of one run: counts over all records, metrics over the records without an error.
 
-    ``env.metrics`` must return ``{"metrics": {...flat...}, "intervals": {...}, "breakdowns": {...}}`` (checked as a
-    :class:`MetricsReport`). Usage counts every record (errored calls still spent tokens). ``cut_line``: the number of
-    the final line of ``results.jsonl`` that was cut short and dropped, if any (see :mod:`.status`).
+    ``env.metrics`` must return ``{"metrics": {...flat...}, "intervals": {...}, "breakdowns": {...}}`` and may add
+    ``"constant_policy"`` (checked as a :class:`MetricsReport`). ``failure_examples`` come from the records
+    themselves (:mod:`.failures`), so the summary still needs nothing but ``results.jsonl``. Usage counts every
+    record (errored calls still spent tokens). ``cut_line``: the number of the final line of ``results.jsonl``
+    that was cut short and dropped, if any (see :mod:`.status`).
     """
     foreign = sorted({r.env for r in records} - {env.name})
     if foreign:
@@ -121,10 +124,13 @@ def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict
         # The item ids stay in metadata.json: the summary describes the dataset, it does not list it.
         "dataset": {k: v for k, v in (metadata.get("dataset") or {}).items() if k != "item_ids"},
         "headline_metrics": [{"key": key, "higher_is_better": up} for key, up in env.headline_metrics],
+        "headline_breakdowns": [{"key": key, "title": title} for key, title in env.headline_breakdowns],
         "counts": _counts(records, ok),
         "metrics": computed["metrics"],
         "intervals": computed["intervals"],
         "breakdowns": computed["breakdowns"],
+        "constant_policy": computed["constant_policy"],
+        "failure_examples": [e.model_dump() for e in failure_examples(ok, env.example_fields)],
         "usage": {"prompt_tokens": sum(r.usage.prompt_tokens for r in records),
                   "completion_tokens": sum(r.usage.completion_tokens for r in records)},
         "latency_s": _latency(records),

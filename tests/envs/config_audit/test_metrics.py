@@ -86,3 +86,71 @@ def test_an_invalid_answer_is_stored_without_detection_or_patch_fields() -> None
     stored = invalid()
     assert "tp" not in stored and "patch_score" not in stored and stored["valid"] is False
     assert AuditOutcome.model_validate(stored).counts().fn == 2
+
+
+def missed(rule: str, n: int, found: int = 0) -> list[dict[str, Any]]:
+    """``n`` items with one finding of ``rule`` each, the first ``found`` of them detected."""
+    return [valid(oracle_rules=[rule], n_oracle=1, tp=int(k < found), fp=0, fn=int(k >= found),
+                  tp_rules=[rule] if k < found else [], fp_rules=[], fn_rules=[] if k < found else [rule])
+            for k in range(n)]
+
+
+def test_worst_rules_need_enough_findings_and_put_the_graver_first() -> None:
+    outcomes = [*missed("cfg-hardcoded-aws-key", 3),  # critical, 0/3: listed first
+                *missed("k8s-low-uid", 4),  # low, 0/4: same recall, milder, after it
+                *missed("k8s-host-pid", 6, found=3),  # high, 3/6
+                *missed("k8s-host-network", 2),  # high, 0/2: too few findings to be listed
+                *missed("k8s-host-ipc", 5, found=5)]  # all found: nothing to list
+    report = config_audit_metrics(outcomes)
+    worst = report["breakdowns"]["worst_rules"]
+    assert list(worst) == ["cfg-hardcoded-aws-key", "k8s-low-uid", "k8s-host-pid"]
+    assert worst["cfg-hardcoded-aws-key"] == {"severity": "critical", "n_findings": 3, "tp": 0, "fn": 3, "recall": 0.0,
+                                              "precision": None, "few_findings": True}
+    # The severity rows count findings too, and flag a severity with fewer than ten.
+    severity = report["breakdowns"]["severity"]
+    assert severity["critical"]["recall"] == 0.0 and severity["critical"]["n_findings"] == 3
+    assert severity["critical"]["few_findings"] is True and severity["high"]["n_findings"] == 6 + 2 + 5
+    assert severity["high"]["few_findings"] is False and severity["high"]["recall"] == pytest.approx(8 / 13)
+
+
+def test_platform_rows_carry_a_reward_interval_and_flag_few_items() -> None:
+    outcomes = [valid(reward=0.2), valid(reward=0.4), valid(reward=0.6),
+                *[valid(platform="terraform", cloud="aws", reward=0.5)] * 12]
+    rows = config_audit_metrics(outcomes, [f"i{k}" for k in range(15)])["breakdowns"]
+    kubernetes, terraform = rows["platform"]["kubernetes"], rows["platform"]["terraform"]
+    assert (kubernetes["n"], kubernetes["few_items"], terraform["few_items"]) == (3, True, False)
+    assert kubernetes["reward_ci"][0] <= 0.4 <= kubernetes["reward_ci"][1] and terraform["reward_ci"] == [0.5, 0.5]
+    assert rows["cloud"]["aws"]["few_items"] is False
+
+
+def test_headline_intervals_bracket_their_estimates() -> None:
+    clean = base(clean=True, n_oracle=0, oracle_rules=[], oracle_weight=0.0)
+    noisy = {**valid(), **clean, "tp": 0, "fn": 0, "tp_w": 0.0, "fn_w": 0.0, "tp_rules": [], "fn_rules": []}
+    patched = valid(patch_present=True, patch_applied=True, patch_valid=True, patch_inventory_ok=True,
+                    patch_fixed_w=3.0, patch_n_fixed=1, patch_score=0.5, reward=0.55, tool_calls=2)
+    outcomes = [valid(), patched, invalid(), noisy, {**patched, "patch_inventory_ok": False}] * 4
+    report = config_audit_metrics(outcomes, [f"i{k}" for k in range(len(outcomes))])
+    for key in ("reward_mean", "f1_weighted", "precision_weighted", "recall_weighted", "fix_rate",
+                "patch_valid_rate", "false_positive_rate_clean", "tool_calls_mean"):
+        lo, hi = report["intervals"][key]
+        assert lo <= report["metrics"][key] <= hi, key
+
+
+def test_the_empty_answer_floor_is_what_the_scorer_gives_the_empty_answer() -> None:
+    # Thirty test items of both platforms, clean and not: the floor computed from another policy's outcomes (one
+    # that claims a rule on every file) equals the mean reward the scorer gives the empty answer on them.
+    from security_verifiers.core.types import Message, Transcript
+    from security_verifiers.envs.config_audit import ConfigAudit
+
+    env = ConfigAudit()
+    items = list(env.dataset("test").items)[:30]
+
+    def scored(reply: str) -> list:
+        return env.score_many(items, [Transcript(messages=[Message(role="assistant", content=reply)])] * len(items))
+
+    noisy = scored('{"findings": [{"rule_id": "k8s-host-pid", "resource": "Pod/x"}], "patch": ""}')
+    constant = env.metrics([s.outcome for s in noisy])["constant_policy"]
+    empty = scored(constant["answer"])
+    assert any(o.outcome["clean"] for o in noisy) and not all(o.outcome["clean"] for o in noisy)
+    assert constant["policy"] == "empty-answer"
+    assert constant["reward_mean"] == pytest.approx(sum(s.reward for s in empty) / len(empty), abs=1e-12)

@@ -4,9 +4,8 @@ import json
 
 import pytest
 
-from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message, Transcript
-from security_verifiers.envs.kits.abstaining import classifier_metrics, classifier_plots
+from security_verifiers.envs.kits.abstaining import AbstainingConfig, classifier_metrics, classifier_plots
 from security_verifiers.envs.network_logs import NetworkLogs
 from security_verifiers.envs.network_logs.env import LABELS
 
@@ -35,7 +34,7 @@ OUTCOMES = [
     outcome("Benign", "dns", "ood", "easy", answer("Benign", 0.1)),  # tn, cost 0, Brier .01, r .997
     outcome("Benign", "dns", "ood", "hard", "I think it is fine."),  # invalid, cost 10, reward 0
 ]
-RESULT = classifier_metrics(OUTCOMES, ENV.config.costs, LABELS)
+RESULT = classifier_metrics(OUTCOMES, ENV.config, LABELS)
 
 METRIC_CASES = [
     # One of each decision among the covered four: every covered rate is 1/2.
@@ -67,14 +66,15 @@ def test_result_is_strict_json() -> None:
     json.dumps(RESULT, allow_nan=False)
 
 
-@pytest.mark.parametrize("key", ["reward_mean", "expected_cost", "f1", "tpr", "fpr", "brier"])
+@pytest.mark.parametrize("key", ["reward_mean", "expected_cost", "f1", "precision", "tpr", "fpr", "brier", "ece",
+                                 "aurc"])
 def test_intervals_bracket_the_estimate(key: str) -> None:
     lo, hi = RESULT["intervals"][key]
     assert lo <= RESULT["metrics"][key] <= hi
 
 
 def test_intervals_are_deterministic() -> None:
-    assert classifier_metrics(OUTCOMES, CostProfile(), LABELS)["intervals"] == RESULT["intervals"]
+    assert classifier_metrics(OUTCOMES, AbstainingConfig(), LABELS)["intervals"] == RESULT["intervals"]
 
 
 FAMILY_CASES = [
@@ -110,7 +110,7 @@ def test_env_metrics_uses_its_cost_profile() -> None:
 
 
 def test_no_outcomes_give_undefined_metrics() -> None:
-    result = classifier_metrics([], CostProfile(), LABELS)
+    result = classifier_metrics([], AbstainingConfig(), LABELS)
     assert result["metrics"]["n"] == 0 and result["metrics"]["reward_mean"] is None
     assert result["intervals"]["reward_mean"] == [None, None]
     json.dumps(result, allow_nan=False)
@@ -122,3 +122,75 @@ def test_plots_are_written(tmp_path, outcomes) -> None:
     assert [p.name for p in paths] == ["reliability.png", "risk_coverage.png", "confusion.png"]
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_precision_ece_and_aurc_intervals_widen_with_fewer_items() -> None:
+    # The same six answers, and the same answers repeated ten times (60 items): more items, narrower intervals.
+    many = classifier_metrics(OUTCOMES * 10, ENV.config, LABELS, [f"i{k}" for k in range(60)])
+    for key in ("precision", "ece", "aurc"):
+        lo, hi = RESULT["intervals"][key]
+        lo_many, hi_many = many["intervals"][key]
+        assert hi_many - lo_many < hi - lo, key
+
+
+def test_breakdown_rows_carry_a_reward_interval_and_flag_small_groups() -> None:
+    # Three 'scan' items: flagged; the same family with twelve items: not flagged.
+    scan = RESULT["breakdowns"]["family"]["scan"]
+    assert scan["n"] == 3 and scan["few_items"] is True
+    assert scan["reward_ci"][0] <= scan["reward_mean"] <= scan["reward_ci"][1]
+    big = classifier_metrics(OUTCOMES[:3] * 4, ENV.config, LABELS, [f"i{k}" for k in range(12)])
+    assert big["breakdowns"]["family"]["scan"]["few_items"] is False
+    # Four rollouts of each of three items (--samples 4) are still three items: flagged.
+    repeated = classifier_metrics(OUTCOMES[:3] * 4, ENV.config, LABELS, ["a", "b", "c"] * 4)
+    assert repeated["breakdowns"]["family"]["scan"]["few_items"] is True
+    for name in ("split", "difficulty"):
+        assert all({"reward_ci", "few_items"} <= set(row) for row in RESULT["breakdowns"][name].values())
+
+
+# -- the constant floor, on the public test split -------------------------------------------------------------------
+TEST_ITEMS = list(ENV.dataset("test").items)
+
+
+def mean_reward(env: NetworkLogs, reply: str) -> float:
+    scores = [env.score(item, Transcript(messages=[Message(role="assistant", content=reply)])) for item in TEST_ITEMS]
+    return sum(s.reward for s in scores) / len(scores)
+
+
+def outcomes_of(env: NetworkLogs, reply: str) -> list[dict]:
+    return [env.score(i, Transcript(messages=[Message(role="assistant", content=reply)])).outcome for i in TEST_ITEMS]
+
+
+@pytest.mark.parametrize(("costs", "policy"), [
+    # The security profile (a miss costs 10, abstaining 0.5): abstaining is the best constant, as always-abstain's
+    # 0.89 suggested; the floor states the test split's 45% malicious rate instead of always-abstain's 0.5.
+    ({}, "always-abstain"),
+    # A false alarm costs 10, a miss 1: calling everything benign is the cheapest constant.
+    ({"costs": {"missed": 1.0, "false_alarm": 10.0, "abstain": 0.5}}, "always-benign"),
+])
+def test_the_constant_floor_is_what_its_answer_scores_on_the_same_items(costs: dict, policy: str) -> None:
+    env = NetworkLogs.from_options(costs)
+    # Computed from any run's outcomes (here a model that always says Malicious): only the truths matter.
+    metrics = env.metrics(outcomes_of(env, answer("Malicious", 0.9)))
+    constant = metrics["constant_policy"]
+    assert constant["policy"] == policy
+    assert metrics["metrics"]["constant_reward"] == constant["reward_mean"]
+    # The same value when the scorer marks that very answer on every item.
+    assert constant["reward_mean"] == pytest.approx(mean_reward(env, constant["answer"]), abs=1e-12)
+    # No constant answer does better: the three baselines' constants, and the floor's label at another probability.
+    for label, p in (("Abstain", 0.5), ("Malicious", 1.0), ("Benign", 0.0), ("Abstain", 0.3), ("Benign", 0.45)):
+        assert mean_reward(env, answer(label, p)) <= constant["reward_mean"] + 1e-12
+
+
+def test_always_abstain_reads_against_its_floor() -> None:
+    # always-abstain scores 0.89 and its floor 0.89075 (0.7 * 0.95 + 0.3 * (1 - 0.45 * 0.55)): the same label, with
+    # the base rate as its probability, earns a little more.
+    run = ENV.metrics(outcomes_of(ENV, answer("Abstain", 0.5)))
+    assert run["metrics"]["reward_mean"] == pytest.approx(0.89)
+    assert run["constant_policy"]["policy"] == "always-abstain"
+    assert run["constant_policy"]["answer"] == answer("Abstain", 0.45)
+    assert run["metrics"]["reward_mean"] < run["metrics"]["constant_reward"] == pytest.approx(0.89075)
+
+
+def test_no_outcomes_have_no_floor() -> None:
+    result = classifier_metrics([], AbstainingConfig(), LABELS)
+    assert result["constant_policy"] is None and result["metrics"]["constant_reward"] is None

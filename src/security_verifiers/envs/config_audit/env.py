@@ -23,6 +23,8 @@ from security_verifiers.engines.findings import Finding, Severity, catalog, rule
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, Toolbox, register
 from security_verifiers.envs.config_audit.baselines import HACKS, context_of
 from security_verifiers.envs.config_audit.items import ConfigAuditInput, ConfigAuditTarget
+from security_verifiers.envs.config_audit.metrics import WORST_RULES_MIN_FINDINGS, config_audit_metrics
+from security_verifiers.envs.config_audit.metrics import point_metrics as audit_point_metrics
 from security_verifiers.envs.config_audit.outcome import AuditOutcome, read_outcomes
 from security_verifiers.envs.config_audit.scoring import (
     Detection,
@@ -114,6 +116,13 @@ class ConfigAudit(Environment):
         ("reward_mean", True), ("f1_weighted", True), ("fix_rate", True), ("patch_valid_rate", True),
         ("false_positive_rate_clean", False), ("tool_calls_mean", False),
     )
+    headline_breakdowns: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("severity", "Detection by severity"),
+        ("worst_rules", f"Worst rules: the lowest recall among rules with at least {WORST_RULES_MIN_FINDINGS} oracle "
+                        "findings"),
+    )
+    example_fields: ClassVar[tuple[str, ...]] = ("platform", "clean", "detection", "patch_score", "fn_rules",
+                                                 "fp_rules", "patch_error")
     splits: ClassVar[tuple[str, ...]] = ("train", "dev", "test")
     data_dir: ClassVar[Path] = DATA_DIR
     default_generated_size: ClassVar[int] = 100
@@ -349,20 +358,16 @@ class ConfigAudit(Environment):
         return "; ".join(issue.message for issue in issues[:3])
 
     def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        from security_verifiers.envs.config_audit.metrics import config_audit_metrics
-
         return config_audit_metrics(outcomes, items)
 
     def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
         return read_outcomes(outcomes)
 
     def point_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
-        from security_verifiers.envs.config_audit.metrics import point_metrics
-
-        return point_metrics(outcomes)
+        return audit_point_metrics(outcomes)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
-        from security_verifiers.envs.config_audit.metrics import config_audit_plots
+        from security_verifiers.envs.config_audit.plots import config_audit_plots
 
         return config_audit_plots(outcomes, out_dir)
 

@@ -3,24 +3,33 @@
 Outcomes are read through :class:`~.outcome.AuditOutcome`: a missing key is an error, never a default. Detection
 metrics are micro-averaged over all items: an unparseable answer claims nothing, so its
 oracle findings count as missed (it is never dropped). Severity weights are the catalog's.
+
+A micro-averaged F1 is dominated by the frequent rules, so it can look fine while a whole kind of finding (the
+hard-coded secrets, say) is never found: the per-severity rows and ``worst_rules`` (the rules found least often
+among those with enough findings to tell) are what the report shows beside the headline.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
-from security_verifiers.core.metrics import bootstrap_ci, mean_or_none, ratio
+from security_verifiers.core.metrics import FEW, bootstrap_ci, group_indices, group_reward, mean_or_none, ratio
+from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
 from security_verifiers.engines.findings import Severity, catalog
 from security_verifiers.envs.config_audit.outcome import AuditOutcome, read_outcomes
 
 N_BOOT = 1000
+#: ``worst_rules``: at most this many rules, each with at least :data:`WORST_RULES_MIN_FINDINGS` oracle findings
+#: (a rule missed once out of once says little; the public test split has 1 to 6 findings per rule, its
+#: hard-coded AWS key 3).
+WORST_RULES = 5
+WORST_RULES_MIN_FINDINGS = 3
+#: The constant answer of config-audit: claim nothing and send no patch.
+EMPTY_ANSWER = '{"findings": [], "patch": ""}'
 
 
 def _f1(tp: float, fp: float, fn: float) -> float | None:
@@ -66,7 +75,14 @@ def flat_metrics(outcomes: Sequence[AuditOutcome]) -> dict[str, Any]:
     }
 
 
-def _by_rule(outcomes: Sequence[AuditOutcome]) -> dict[str, dict[str, Any]]:
+def _finding_counts(tp: int, fp: int, fn: int) -> dict[str, Any]:
+    """A rule's or a severity's row: counts, ``n_findings`` (the oracle's: tp + fn), rates, ``few_findings``."""
+    return {"tp": tp, "fp": fp, "fn": fn, "n_findings": tp + fn, "precision": ratio(tp, tp + fp),
+            "recall": ratio(tp, tp + fn), "few_findings": tp + fn < FEW}
+
+
+def rule_rows_of(outcomes: Sequence[AuditOutcome]) -> dict[str, dict[str, Any]]:
+    """One row per rule that was found, missed or claimed wrongly: severity, counts and rates (the plot's too)."""
     counts: dict[str, Counter[str]] = {}
     for o in outcomes:
         for kind, rules in (("tp", o.tp_rules or []), ("fp", o.fp_rules or []), ("fn", o.missed_rules)):
@@ -76,9 +92,8 @@ def _by_rule(outcomes: Sequence[AuditOutcome]) -> dict[str, dict[str, Any]]:
     for rule in sorted(counts):
         c = counts[rule]
         known = catalog().get(rule)
-        rows[rule] = {"severity": known.severity.value if known else "unknown", "tp": c["tp"], "fp": c["fp"],
-                      "fn": c["fn"], "precision": ratio(c["tp"], c["tp"] + c["fp"]),
-                      "recall": ratio(c["tp"], c["tp"] + c["fn"])}
+        rows[rule] = {"severity": known.severity.value if known else "unknown",
+                      **_finding_counts(c["tp"], c["fp"], c["fn"])}
     return rows
 
 
@@ -86,10 +101,40 @@ def _by_severity(rule_rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
     out = {}
     for severity in Severity:
         rows = [r for r in rule_rows.values() if r["severity"] == severity.value]
-        tp, fp, fn = (sum(r[k] for r in rows) for k in ("tp", "fp", "fn"))
-        out[severity.value] = {"tp": tp, "fp": fp, "fn": fn, "precision": ratio(tp, tp + fp),
-                               "recall": ratio(tp, tp + fn)}
+        out[severity.value] = _finding_counts(*(sum(r[k] for r in rows) for k in ("tp", "fp", "fn")))
     return out
+
+
+def _worst_rules(rule_rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The rules with the lowest recall among those the oracle found at least :data:`WORST_RULES_MIN_FINDINGS`
+    times, and only those with something missed; ties go to the graver severity, then to more findings, then by id.
+    """
+    def severity_weight(row: dict[str, Any]) -> float:
+        return Severity(row["severity"]).weight if row["severity"] in set(Severity) else 0.0
+
+    candidates = [(rule, row) for rule, row in rule_rows.items()
+                  if row["n_findings"] >= WORST_RULES_MIN_FINDINGS and row["recall"] is not None and row["recall"] < 1]
+    candidates.sort(key=lambda pair: (pair[1]["recall"], -severity_weight(pair[1]), -pair[1]["n_findings"], pair[0]))
+    return {rule: {k: row[k] for k in ("severity", "n_findings", "tp", "fn", "recall", "precision", "few_findings")}
+            for rule, row in candidates[:WORST_RULES]}
+
+
+def empty_answer_policy(outcomes: Sequence[AuditOutcome]) -> ConstantPolicy | None:
+    """The empty answer (no finding claimed, no patch) and its mean reward on these outcomes' items.
+
+    It is exact from the outcomes: on a clean file the empty claim scores detection 1 and the missing patch
+    patch 1 (reward 1 whatever the weights); on a file with findings it detected nothing and fixed nothing
+    (reward 0); it calls no tool, so it pays no budget cost. Its mean is the share of clean items. Not proven the
+    best constant (a fixed claim could hit a resource name that recurs), but the one a lazy policy reaches for.
+    ``None`` without outcomes.
+    """
+    if not outcomes:
+        return None
+    reward = float(np.mean([1.0 if o.clean else 0.0 for o in outcomes]))
+    return ConstantPolicy(policy="empty-answer", answer=EMPTY_ANSWER, reward_mean=reward,
+                          note="It claims nothing and patches nothing: reward 1 on a clean file, 0 on one with "
+                               "findings, so its mean is the share of clean items. Not proven the best constant "
+                               "answer, but the one a lazy policy reaches for.")
 
 
 def _intervals(outcomes: Sequence[AuditOutcome], items: Sequence[str] | None) -> dict[str, list[float | None]]:
@@ -104,30 +149,49 @@ def _intervals(outcomes: Sequence[AuditOutcome], items: Sequence[str] | None) ->
     def f1w(idx: np.ndarray) -> float | None:
         return _f1(float(tp_w[idx].sum()), float(fp_w[idx].sum()), float(fn_w[idx].sum()))
 
-    stats = {
+    clean = np.array([o.clean for o in outcomes])
+    false_alarm = np.array([o.clean and o.valid and (o.claimed or 0) > 0 for o in outcomes])
+    patched = np.array([o.patch_present for o in outcomes])
+    good_patch = np.array([bool(o.patch_present and o.patch_inventory_ok) for o in outcomes])
+    tool_calls = np.array([o.tool_calls for o in outcomes], dtype=float)
+
+    def rate(hits: np.ndarray, of: np.ndarray) -> Callable[[np.ndarray], float | None]:
+        return lambda idx: ratio(int(hits[idx].sum()), int(of[idx].sum()))
+
+    stats: dict[str, Callable[[np.ndarray], float | None]] = {
         "reward_mean": lambda idx: float(rewards[idx].mean()),
         "f1_weighted": f1w,
+        "precision_weighted": lambda idx: ratio(float(tp_w[idx].sum()), float(tp_w[idx].sum() + fp_w[idx].sum())),
+        "recall_weighted": lambda idx: ratio(float(tp_w[idx].sum()), float(tp_w[idx].sum() + fn_w[idx].sum())),
         "fix_rate": lambda idx: float(fixed[idx].sum() / weight[idx].sum()) if weight[idx].sum() else None,
+        "patch_valid_rate": rate(good_patch, patched),
+        "false_positive_rate_clean": rate(false_alarm, clean),
+        "tool_calls_mean": lambda idx: float(tool_calls[idx].mean()),
     }
     return {k: list(bootstrap_ci(len(outcomes), fn, n_boot=N_BOOT, seed=0, clusters=items)) for k, fn in stats.items()}
 
 
 def config_audit_metrics(stored: Sequence[Mapping[str, Any] | AuditOutcome],
                          items: Sequence[str] | None = None) -> dict[str, Any]:
-    """``{"metrics": flat, "intervals": ..., "breakdowns": {platform, cloud, rule, severity}}``; ``items`` (the
-    item id of each outcome) makes the bootstrap resample items."""
+    """``{"metrics": flat, "intervals": ..., "breakdowns": {platform, cloud, severity, worst_rules, rule},
+    "constant_policy": the empty answer}``; ``items`` (the item id of each outcome) makes the bootstrap resample
+    items. Platform and cloud rows add ``reward_ci`` and ``few_items``; rule and severity rows ``n_findings`` and
+    ``few_findings``."""
     outcomes = read_outcomes(stored)
-    rule_rows = _by_rule(outcomes)
-    terraform = [o for o in outcomes if o.platform == "terraform"]
+    rule_rows = rule_rows_of(outcomes)
+    constant = empty_answer_policy(outcomes)
+    terraform = [i for i, o in enumerate(outcomes) if o.platform == "terraform"]
     return {
-        "metrics": flat_metrics(outcomes),
+        "metrics": {**flat_metrics(outcomes), CONSTANT_REWARD: None if constant is None else constant.reward_mean},
         "intervals": _intervals(outcomes, items) if outcomes else {},
         "breakdowns": {
-            "platform": _groups(outcomes, lambda o: o.platform),
-            "cloud": _groups(terraform, lambda o: o.cloud),
+            "platform": _groups(outcomes, items, range(len(outcomes)), lambda o: o.platform),
+            "cloud": _groups(outcomes, items, terraform, lambda o: o.cloud),
             "severity": _by_severity(rule_rows),
+            "worst_rules": _worst_rules(rule_rows),
             "rule": rule_rows,
         },
+        "constant_policy": None if constant is None else constant.model_dump(),
     }
 
 
@@ -136,51 +200,16 @@ def point_metrics(stored: Sequence[Mapping[str, Any] | AuditOutcome]) -> dict[st
     return flat_metrics(read_outcomes(stored))
 
 
-def _groups(outcomes: Sequence[AuditOutcome], key: Callable[[AuditOutcome], str | None]) -> dict[str, dict[str, Any]]:
-    """Flat metrics per value of ``key`` (``None`` read as 'unknown'), groups in sorted order."""
-    groups: dict[str, list[AuditOutcome]] = {}
-    for o in outcomes:
-        groups.setdefault(str(key(o) or "unknown"), []).append(o)
-    return {name: flat_metrics(groups[name]) for name in sorted(groups)}
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    FigureCanvasAgg(fig)
-    fig.savefig(path, dpi=120)
-    return path
-
-
-def config_audit_plots(stored: Sequence[Mapping[str, Any] | AuditOutcome], out_dir: Path) -> list[Path]:
-    """``rule_recall.png`` (recall per rule, coloured by severity) and ``patch_funnel.png``."""
-    outcomes = read_outcomes(stored)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    rows = _by_rule(outcomes)
-    fig = Figure(figsize=(8, max(3.0, 0.22 * len(rows) + 1)))
-    ax = fig.add_subplot()
-    names = [r for r in rows if rows[r]["recall"] is not None]
-    colours = {"low": "#9ecae1", "medium": "#fdae6b", "high": "#e6550d", "critical": "#a50f15", "unknown": "#999"}
-    ax.barh(names, [rows[r]["recall"] for r in names], color=[colours[rows[r]["severity"]] for r in names])
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("recall (oracle findings detected)")
-    ax.set_title("Detection by rule (colour = severity)")
-    ax.invert_yaxis()
-    fig.tight_layout()
-    paths = [_save(fig, out_dir / "rule_recall.png")]
-
-    positive = [o for o in outcomes if not o.clean]
-    stages = [("items with findings", len(positive)),
-              ("patch sent", sum(1 for o in positive if o.patch_present)),
-              ("applied", sum(1 for o in positive if o.patch_applied)),
-              ("valid + inventory kept", sum(1 for o in positive if o.patch_inventory_ok)),
-              ("fixed everything", sum(1 for o in positive if o.fixed_everything))]
-    fig = Figure(figsize=(7, 3.5))
-    ax = fig.add_subplot()
-    ax.bar([s for s, _ in stages], [v for _, v in stages], color="#3182bd")
-    for i, (_, v) in enumerate(stages):
-        ax.text(i, v, str(v), ha="center", va="bottom")
-    ax.set_title("Patch funnel")
-    ax.tick_params(axis="x", labelrotation=15)
-    fig.tight_layout()
-    paths.append(_save(fig, out_dir / "patch_funnel.png"))
-    return paths
+def _groups(outcomes: Sequence[AuditOutcome], items: Sequence[str] | None, among: Sequence[int],
+            key: Callable[[AuditOutcome], str | None]) -> dict[str, dict[str, Any]]:
+    """Flat metrics per value of ``key`` (``None`` read as 'unknown') over the outcomes at ``among``, groups in
+    sorted order, each with its ``reward_ci`` and ``few_items``."""
+    among = list(among)
+    rewards = np.array([o.reward for o in outcomes], dtype=float)
+    out = {}
+    for name, local in group_indices([key(outcomes[i]) for i in among]).items():
+        idx = [among[j] for j in local]
+        out[name] = {**flat_metrics([outcomes[i] for i in idx]),
+                     **group_reward(rewards[idx], None if items is None else [items[i] for i in idx],
+                                    n_boot=N_BOOT, seed=0)}
+    return out

@@ -115,6 +115,7 @@ class NetworkLogs(Environment):
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("expected_cost", False), ("f1", True), ("brier", False), ("abstain_rate", False),
     )
+    example_fields: ClassVar[tuple[str, ...]] = ("family", "difficulty", "y", "action", "p", "cost")
     splits: ClassVar[tuple[str, ...]] = ("train", "dev", "test", "ood")
     data_dir: ClassVar[Path] = DATA_DIR
     default_generated_size: ClassVar[int] = 1000
@@ -174,7 +175,7 @@ class NetworkLogs(Environment):
         return score_answer(parse_answer(transcript.final_text, Answer), fields, self.config, LABELS)
 
     def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        return classifier_metrics(outcomes, self.config.costs, LABELS, items)
+        return classifier_metrics(outcomes, self.config, LABELS, items)
 
     def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return point_metrics(outcomes)

@@ -109,10 +109,10 @@ def test_baseline_names_and_the_reference() -> None:
 
 def test_metrics_and_plots_use_the_environments_names(tmp_path) -> None:
     outcomes = [score(reply, y).outcome for reply, y, _ in REWARD_CASES]
-    result = classifier_metrics(outcomes, CostProfile(), PHISHING)
+    result = classifier_metrics(outcomes, AbstainingConfig(), PHISHING)
     assert result["breakdowns"]["family"]["lure"]["label"] == "mixed"
     assert result["metrics"]["tp"] == 1 and result["metrics"]["fn"] == 1 and result["metrics"]["fp"] == 1
-    only_positive = classifier_metrics(outcomes[:2], CostProfile(), PHISHING)
+    only_positive = classifier_metrics(outcomes[:2], AbstainingConfig(), PHISHING)
     assert only_positive["breakdowns"]["family"]["lure"]["label"] == "Phishing"
     paths = classifier_plots(outcomes, PHISHING, tmp_path)
     assert [p.name for p in paths] == ["reliability.png", "risk_coverage.png", "confusion.png"]

@@ -19,19 +19,23 @@ from security_verifiers.core.metrics import (
     aurc,
     binary_decision_metrics,
     bootstrap_ci,
-    breakdown,
     decision_confidence_loss,
     ece,
+    group_indices,
+    group_reward,
     mean_or_none,
 )
-from security_verifiers.core.scoring import CostProfile
-from security_verifiers.envs.kits.abstaining.reward import Labels
+from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
+from security_verifiers.core.scoring import Action, brier_score
+from security_verifiers.envs.kits.abstaining.reward import AbstainingConfig, Labels
 
 N_BOOT = 1000
 BOOT_SEED = 0
 N_BINS = 10
-#: The metrics that get bootstrap intervals.
-INTERVAL_METRICS = ("reward_mean", "expected_cost", "f1", "tpr", "fpr", "brier")
+#: The metrics that get bootstrap intervals (all from the same resamples).
+INTERVAL_METRICS = ("reward_mean", "expected_cost", "f1", "precision", "tpr", "fpr", "brier", "ece", "aurc")
+#: Decimals of the probability the constant policy states (what its answer text holds, and what it is scored on).
+CONSTANT_DECIMALS = 4
 
 _Index = NDArray[np.intp] | slice
 _ALL = slice(None)
@@ -73,10 +77,15 @@ class Columns:
         """Mean of ``values`` over the valid answers among the items at ``idx``."""
         return mean_or_none(values[idx][self.valid[idx]])
 
+    def forecasts(self, idx: _Index = _ALL) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
+        """The stated probabilities and truths of the valid answers among the items at ``idx``."""
+        valid = self.valid[idx]
+        return self.p[idx][valid], self.y[idx][valid]
+
 
 def flat_metrics(c: Columns) -> dict[str, float | int | None]:
     """Every scalar metric of one set of outcomes (the whole run, or one split or difficulty)."""
-    p_valid, y_valid = c.p[c.valid], c.y[c.valid]
+    p_valid, y_valid = c.forecasts()
     return {
         **c.decisions(),
         "expected_cost": mean_or_none(c.cost),
@@ -88,17 +97,49 @@ def flat_metrics(c: Columns) -> dict[str, float | int | None]:
 
 
 def intervals(c: Columns, items: Sequence[str] | None) -> dict[str, list[float | None]]:
-    """Bootstrap 95% intervals of the headline metrics; every metric sees the same resamples (one seed)."""
+    """Bootstrap 95% intervals of :data:`INTERVAL_METRICS`; every metric sees the same resamples (one seed)."""
     stats: dict[str, Callable[[NDArray[np.intp]], float | None]] = {
         "reward_mean": lambda idx: mean_or_none(c.reward[idx]),
         "expected_cost": lambda idx: mean_or_none(c.cost[idx]),
         "f1": lambda idx: c.decisions(idx)["f1"],
+        "precision": lambda idx: c.decisions(idx)["precision"],
         "tpr": lambda idx: c.decisions(idx)["tpr"],
         "fpr": lambda idx: c.decisions(idx)["fpr"],
         "brier": lambda idx: c.valid_mean(c.brier, idx),
+        "ece": lambda idx: ece(*c.forecasts(idx), N_BINS),
+        "aurc": lambda idx: aurc(*decision_confidence_loss(*c.forecasts(idx))),
     }
     return {key: list(bootstrap_ci(c.n, stats[key], n_boot=N_BOOT, seed=BOOT_SEED, clusters=items))
             for key in INTERVAL_METRICS}
+
+
+def constant_policy(c: Columns, config: AbstainingConfig, labels: Labels) -> ConstantPolicy | None:
+    """The best answer that ignores the item, and the mean reward it earns on these outcomes' items.
+
+    The reward is separable: the decision part depends on the label alone and the Brier part on the probability
+    alone, so the best constant states the items' positive rate ``rate`` (rounded to :data:`CONSTANT_DECIMALS`, as
+    its answer text states it) and takes the label whose mean cost-profile reward is highest. Its mean reward is
+    the scorer's per-item reward averaged over the two truths, weighted by their shares: a function of ``rate``
+    alone, so two splits with the same rate show the same floor to the last digit. ``None`` without outcomes.
+    """
+    if c.n == 0:
+        return None
+    rate = float(c.y.mean())
+    p = round(rate, CONSTANT_DECIMALS)
+    costs = config.costs
+
+    def mean_reward(action: Action) -> float:
+        return sum(share * (config.decision_weight * costs.decision_reward(action, y)
+                            + config.brier_weight * (1.0 - brier_score(p, y)))
+                   for y, share in ((1, rate), (0, 1.0 - rate)))
+
+    by_action: dict[Action, float] = {a: mean_reward(a) for a in ("abstain", "negative", "positive")}
+    best = max(by_action, key=lambda a: by_action[a])  # a tie goes to the earlier: abstaining claims least
+    others = ", ".join(f"always-{labels.label(a).lower()} {r:.4f}" for a, r in by_action.items() if a != best)
+    return ConstantPolicy(
+        policy=f"always-{labels.label(best).lower()}", answer=labels.answer_text(best, p), reward_mean=by_action[best],
+        note=f"The best answer that ignores the item: the label of highest mean reward under the configured costs and "
+             f"weights (the others: {others}), stating the items' {labels.positive} rate {p} as {labels.probability}.")
 
 
 def family_row(outcomes: Sequence[Mapping[str, Any]], labels: Labels) -> dict[str, Any]:
@@ -122,27 +163,39 @@ def point_metrics(outcomes: Sequence[dict[str, Any]]) -> dict[str, float | int |
     return flat_metrics(Columns.of(outcomes))
 
 
-def classifier_metrics(outcomes: Sequence[dict[str, Any]], costs: CostProfile, labels: Labels,
+def classifier_metrics(outcomes: Sequence[dict[str, Any]], config: AbstainingConfig, labels: Labels,
                        items: Sequence[str] | None = None) -> dict[str, Any]:
-    """``{"metrics": flat, "intervals": {metric: [lo, hi]}, "breakdowns": {family|split|difficulty: ...}}``.
+    """``{"metrics": flat, "intervals": {metric: [lo, hi]}, "breakdowns": {family|split|difficulty: ...},
+    "constant_policy": ...}``.
 
-    ``costs`` is the profile the outcomes were scored under; its values are echoed in the metrics
-    (``cost_missed`` ...) so an expected cost is never read without the costs that produced it.
-    ``items`` (the item id of each outcome) makes the bootstrap resample items rather than rollouts.
+    ``config`` holds the costs and weights the outcomes were scored under; the costs are echoed in the metrics
+    (``cost_missed`` ...) so an expected cost is never read without the costs that produced it, and with the
+    weights they give :func:`constant_policy`. ``items`` (the item id of each outcome) makes the bootstrap
+    resample items rather than rollouts. Every breakdown row adds ``reward_ci`` and ``few_items``
+    (:func:`~security_verifiers.core.metrics.group_reward`).
     """
     c = Columns.of(outcomes)
+    costs = config.costs
+    constant = constant_policy(c, config, labels)
+
+    def rows(key: str, fn: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {name: {**fn([outcomes[i] for i in idx]),
+                       **group_reward(c.reward[idx], None if items is None else [items[i] for i in idx],
+                                      n_boot=N_BOOT, seed=BOOT_SEED)}
+                for name, idx in group_indices([o[key] for o in outcomes]).items()}
 
     def flat(group: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return flat_metrics(Columns.of(group))
 
     metrics = {**flat_metrics(c), "cost_missed": costs.missed, "cost_false_alarm": costs.false_alarm,
-               "cost_abstain": costs.abstain}
+               "cost_abstain": costs.abstain, CONSTANT_REWARD: None if constant is None else constant.reward_mean}
     return {
         "metrics": metrics,
         "intervals": intervals(c, items),
         "breakdowns": {
-            "family": breakdown(outcomes, "family", lambda group: family_row(group, labels)),
-            "split": breakdown(outcomes, "split", flat),
-            "difficulty": breakdown(outcomes, "difficulty", flat),
+            "family": rows("family", lambda group: family_row(group, labels)),
+            "split": rows("split", flat),
+            "difficulty": rows("difficulty", flat),
         },
+        "constant_policy": None if constant is None else constant.model_dump(),
     }

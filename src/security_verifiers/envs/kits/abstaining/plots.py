@@ -2,7 +2,8 @@
 
 Figures are built with the object-oriented API on an explicit Agg canvas: no pyplot state, no GUI backend,
 nothing left open to close, and safe to call from worker threads. Axis and tick names come from the
-environment's :class:`.reward.Labels`.
+environment's :class:`.reward.Labels`. Legends sit outside the axes (a constrained layout makes room for them):
+a miscalibrated model's curve runs anywhere in the unit square, so no corner inside it is safe.
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ def _no_data(ax: Any, what: str) -> None:
     ax.text(0.5, 0.5, f"no {what}", ha="center", va="center", transform=ax.transAxes)
 
 
-def _reliability_plot(c: Columns, labels: Labels, path: Path) -> Path:
+def reliability_figure(c: Columns, labels: Labels) -> Figure:
     """Observed positive fraction per forecast bin against the diagonal, with bin counts below."""
-    fig = Figure(figsize=(5.5, 6))
+    fig = Figure(figsize=(5.5, 6.4), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
-    p_valid, y_valid = c.p[c.valid], c.y[c.valid]
+    p_valid, y_valid = c.forecasts()
     bins = reliability_bins(p_valid, y_valid, N_BINS)
     centers = [(k / N_BINS + (k + 1) / N_BINS) / 2 for k in range(N_BINS)]  # the bins' lo and hi
     top.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfect calibration")
@@ -52,27 +53,26 @@ def _reliability_plot(c: Columns, labels: Labels, path: Path) -> Path:
     top.set_title(f"Reliability (ECE = {ece_value:.3f}, n = {p_valid.size})" if ece_value is not None
                   else "Reliability")
     if filled:
-        top.legend(loc="upper left")
+        fig.legend(*top.get_legend_handles_labels(), loc="outside lower center", ncols=2)
     else:
         _no_data(top, "valid answers")
     counts = [b["count"] for b in bins]
     bars = bottom.bar(centers, counts, width=1 / N_BINS, edgecolor="black", color="tab:blue", alpha=0.6)
     bottom.bar_label(bars, labels=[str(n) if n else "" for n in counts], fontsize=7)
-    bottom.set(xlabel=labels.probability, ylabel="count")
-    fig.tight_layout()
-    return _save(fig, path)
+    bottom.set(xlabel=f"stated {labels.probability}", ylabel="answers")
+    return fig
 
 
-def _risk_coverage_plot(c: Columns, path: Path) -> Path:
+def risk_coverage_figure(c: Columns) -> Figure:
     """Error rate of the most confident answers as more of them are accepted."""
-    fig = Figure(figsize=(5.5, 4))
+    fig = Figure(figsize=(5.5, 4.4), layout="constrained")
     ax = fig.subplots()
-    confidence, loss = decision_confidence_loss(c.p[c.valid], c.y[c.valid])
+    confidence, loss = decision_confidence_loss(*c.forecasts())
     coverage, risk = risk_coverage_curve(confidence, loss)
     if coverage.size:
         ax.step(np.r_[0.0, coverage], np.r_[risk[0], risk], where="pre", label="model")
         ax.axhline(risk[-1], linestyle="--", color="grey", label="error rate at full coverage")
-        ax.legend(loc="upper left")
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2)
         ax.set_title(f"Risk–coverage (AURC = {aurc(confidence, loss):.3f})")
     else:
         _no_data(ax, "valid answers")
@@ -81,16 +81,15 @@ def _risk_coverage_plot(c: Columns, path: Path) -> Path:
     top = max(0.05, 1.1 * float(risk.max())) if risk.size else 1.0
     ax.set(xlim=(0, 1), ylim=(0, min(1.0, top)), xlabel="coverage (most confident first)",
            ylabel="risk (error rate of p ≥ 0.5)")
-    fig.tight_layout()
-    return _save(fig, path)
+    return fig
 
 
-def _confusion_plot(c: Columns, labels: Labels, path: Path) -> Path:
+def confusion_figure(c: Columns, labels: Labels) -> Figure:
     """Counts (and row shares) of each prediction, abstention and invalid answer per true class."""
     counts = np.array(confusion_matrix(c.y, c.action, c.valid))
     rows = counts.sum(axis=1, keepdims=True)
     shares = np.divide(counts, rows, out=np.zeros(counts.shape), where=rows > 0)
-    fig = Figure(figsize=(6, 3.2))
+    fig = Figure(figsize=(6, 3.2), layout="constrained")
     ax = fig.subplots()
     ax.imshow(shares, cmap="Blues", vmin=0, vmax=1, aspect="auto")
     for (i, j), n in np.ndenumerate(counts):
@@ -99,17 +98,18 @@ def _confusion_plot(c: Columns, labels: Labels, path: Path) -> Path:
     ax.set_xticks(range(4), [labels.negative, labels.abstain, labels.positive, "Invalid"])
     ax.set_yticks(range(2), [labels.negative, labels.positive])
     ax.set(xlabel="prediction", ylabel="truth", title=f"Confusion (n = {c.n})")
-    fig.tight_layout()
-    return _save(fig, path)
+    return fig
+
+
+def classifier_figures(outcomes: Sequence[dict[str, Any]], labels: Labels) -> dict[str, Figure]:
+    """The three figures by file name (what :func:`classifier_plots` writes)."""
+    c = Columns.of(outcomes)
+    return {"reliability.png": reliability_figure(c, labels), "risk_coverage.png": risk_coverage_figure(c),
+            "confusion.png": confusion_figure(c, labels)}
 
 
 def classifier_plots(outcomes: Sequence[dict[str, Any]], labels: Labels, out_dir: Path) -> list[Path]:
     """Write ``reliability.png``, ``risk_coverage.png`` and ``confusion.png`` into ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    c = Columns.of(outcomes)
-    return [
-        _reliability_plot(c, labels, out_dir / "reliability.png"),
-        _risk_coverage_plot(c, out_dir / "risk_coverage.png"),
-        _confusion_plot(c, labels, out_dir / "confusion.png"),
-    ]
+    return [_save(fig, out_dir / name) for name, fig in classifier_figures(outcomes, labels).items()]
