@@ -111,7 +111,7 @@ class TemplateEnvironment(Environment):
         return self.config.component_weights()
 
     def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        return classifier_metrics(outcomes, self.config.costs, LABELS, items)
+        return classifier_metrics(outcomes, self.config, LABELS, items)
 
     def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return point_metrics(outcomes)
