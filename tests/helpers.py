@@ -71,3 +71,16 @@ def figure_problems(fig: Any) -> list[str]:
             if box.overlaps(ax.get_window_extent(renderer)):
                 problems.append(f"a legend covers axes {number}")
     return problems
+
+
+def assert_recorded_values_kept(before: Any, after: Any, where: str) -> None:
+    """Every value the fixture recorded is still there and exactly equal. Keys added to the metrics since (the
+    constant floor, intervals of more metrics, each breakdown row's reward interval and small-group flag) are report
+    additions, not changed arithmetic; a key that disappeared or a value that moved fails."""
+    if isinstance(before, dict):
+        assert isinstance(after, dict), where
+        for k, value in before.items():
+            assert k in after, f"{where}: {k} is gone"
+            assert_recorded_values_kept(value, after[k], f"{where}.{k}")
+    else:
+        assert after == before, where

@@ -18,6 +18,7 @@ import pytest
 from security_verifiers.core.types import Item, Message, Transcript
 from security_verifiers.envs.network_logs import NetworkLogs
 from tests.envs.network_logs.record_scores import BASELINES, CONFIGS, FIXTURE, SPLITS
+from tests.helpers import assert_recorded_values_kept
 
 
 @cache
@@ -55,28 +56,15 @@ def test_scores_and_metrics_are_unchanged(key: str) -> None:
     for item, score, old in zip(items, scores, before["scores"], strict=True):
         assert score.model_dump(mode="json") == old, f"{key}: {item.id}"
     outcomes = [s.outcome for s in scores]
-    _assert_recorded_values_kept(before["metrics"], _json(env.metrics(outcomes, [i.id for i in items])), key)
+    assert_recorded_values_kept(before["metrics"], _json(env.metrics(outcomes, [i.id for i in items])), key)
     assert _json(env.point_metrics(outcomes)) == before["point_metrics"], key
 
 
-def _assert_recorded_values_kept(before: Any, after: Any, where: str) -> None:
-    """Every value the fixture recorded is still there and exactly equal. Keys added to the metrics since (the
-    constant floor, intervals of more metrics, each breakdown row's reward interval and small-group flag) are report
-    additions, not changed arithmetic; a key that disappeared or a value that moved fails."""
-    if isinstance(before, dict):
-        assert isinstance(after, dict), where
-        for k, value in before.items():
-            assert k in after, f"{where}: {k} is gone"
-            _assert_recorded_values_kept(value, after[k], f"{where}.{k}")
-    else:
-        assert after == before, where
-
-
 def test_recorded_values_kept_catches_a_changed_or_missing_value() -> None:
-    _assert_recorded_values_kept({"a": {"b": 1.0}}, {"a": {"b": 1.0, "new": 2}, "more": 3}, "ok")
+    assert_recorded_values_kept({"a": {"b": 1.0}}, {"a": {"b": 1.0, "new": 2}, "more": 3}, "ok")
     for changed in ({"a": {"b": 1.0000001}}, {"a": {}}, {"a": 1.0}):
         with pytest.raises(AssertionError):
-            _assert_recorded_values_kept({"a": {"b": 1.0}}, changed, "changed")
+            assert_recorded_values_kept({"a": {"b": 1.0}}, changed, "changed")
 
 
 @pytest.mark.parametrize("key", [k for k in RUNS if not k.endswith("/invalid")])
