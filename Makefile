@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 #   chromium-headless-shell  the headless browser that renders view.html in tests/report/test_view.py
 #   fonts-dejavu-core        a font for it: without any, the page's text renders as nothing
 #   bubblewrap               bwrap, the sandbox that runs model-written code (engines/sandbox; its helpers
-#                            prlimit, setpriv and unshare come with util-linux, which every Debian system has)
+#                            prlimit and setpriv come with util-linux, which every Debian system has)
 DEBIAN_PACKAGES := chromium-headless-shell fonts-dejavu-core bubblewrap
 
 .PHONY: bench test lint debian-packages

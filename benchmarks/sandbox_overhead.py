@@ -6,8 +6,8 @@ For each program (``python3 -c pass`` with the interpreter the sandbox uses, the
 * outside: ``subprocess.run`` of the program (same interpreter, an empty environment, stdin closed, output
   captured), the floor any sandbox adds to;
 * inside: ``engines.sandbox.run_async`` awaited in one event loop, as the harness calls it: bubblewrap, the
-  launcher chain (root mode: setpriv and unshare; then prlimit and sh), the program, the output read, and in
-  root mode lending the work directory to uid 65534 and handing it back.
+  launcher chain (root mode: setpriv and a second, unprivileged bubblewrap; then prlimit and sh), the
+  program, the output read, and in root mode lending the work directory to uid 65534 and handing it back.
 
 ``python3 -c pass`` can start faster inside than outside: the sandbox hides the runtime's site-packages, so
 ``site`` has no ``.pth`` files to process there; ``-S`` and ``true`` compare like with like. Medians and

@@ -109,6 +109,25 @@ def test_the_environment_is_fixed_and_the_user_is_nobody(workdir: Path) -> None:
     assert (seen["host"], seen["localhost"]) == ("sandbox", "127.0.0.1")
 
 
+def test_the_command_has_no_capabilities_and_cannot_make_namespaces(workdir: Path) -> None:
+    seen = json_out(py(workdir, """
+import json, os, subprocess
+caps = {l.split(':')[0]: int(l.split()[1], 16) for l in open('/proc/self/status') if l.startswith('Cap')}
+tries = {ns: subprocess.run(['unshare', ns, 'true'], capture_output=True).returncode for ns in ('--user', '--mount',
+         '--net')}
+try:
+    os.setuid(0)
+    setuid = 'became root'
+except OSError:  # EPERM, or EINVAL: uid 0 does not even exist in the sandbox's user namespace
+    setuid = 'refused'
+open('/dev/null', 'w').write('devices still work')
+print(json.dumps({'caps': caps, 'unshare': tries, 'setuid': setuid}))
+"""))
+    assert seen["caps"] == {"CapInh": 0, "CapPrm": 0, "CapEff": 0, "CapBnd": 0, "CapAmb": 0}
+    assert all(code != 0 for code in seen["unshare"].values()), seen["unshare"]  # no user namespace of its own
+    assert seen["setuid"] == "refused"
+
+
 def test_the_runtime_is_this_interpreter_with_the_standard_library_only(workdir: Path) -> None:
     seen = json_out(py(workdir, "import json, sys, importlib.util\n"
                        "print(json.dumps({'version': sys.version, 'executable': sys.executable,"

@@ -9,7 +9,8 @@ Isolation (bubblewrap):
 * ``--die-with-parent``: if ``sv`` dies, so does the sandbox. ``--new-session``: the command cannot push
   keystrokes into the caller's terminal (TIOCSTI).
 * ``--cap-drop ALL`` (root mode keeps SETUID, SETGID and SETPCAP for ``setpriv`` alone, which drops them before
-  the command runs); ``--disable-userns`` in user mode so the command cannot make nested user namespaces.
+  the command runs); ``--disable-userns``, so the command cannot make user namespaces of its own (and with
+  them the capabilities that open much of the kernel's attack surface).
 * Filesystem: an empty read-only root with ``/usr`` (and the merged-/usr links), the Python runtime, the
   dynamic-loader cache and ``/etc/alternatives`` read-only; small generated ``/etc/passwd``, ``group``,
   ``hosts`` and ``nsswitch.conf`` (so ``localhost`` and uid 65534 resolve); ``--proc``, ``--dev``, a size-capped
@@ -18,11 +19,12 @@ Isolation (bubblewrap):
 * ``--clearenv`` and a fixed environment (:data:`SANDBOX_ENV`): nothing of the caller's environment leaks in.
 
 Inside, a short launcher chain runs before the command: (root mode: ``setpriv`` to uid 65534 with no
-capabilities and no_new_privs, then ``unshare --user``), ``prlimit`` setting every limit as soft and hard
-limit, and ``sh`` writing :data:`START_MARKER` to stdout before it ``exec``\\ s the command. The marker is
-how the parent tells "the sandbox never started" (an infrastructure error) from "the command failed" (the
-command's own result): it is written after every setup step succeeded and before the command exists, so the
-command can neither forge its absence nor suppress it.
+capabilities, an empty bounding set and no_new_privs, then a second, unprivileged bubblewrap that only adds
+the user namespaces: ``--unshare-user --disable-userns`` over the same view), ``prlimit`` setting every
+limit as soft and hard limit, and ``sh`` writing :data:`START_MARKER` to stdout before it ``exec``\\ s the
+command. The marker is how the parent tells "the sandbox never started" (an infrastructure error) from "the
+command failed" (the command's own result): it is written after every setup step succeeded and before the
+command exists, so the command can neither forge its absence nor suppress it.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ SANDBOX_ENV: dict[str, str] = {
     "PYTHONHASHSEED": "0",
     "PYTHONNOUSERSITE": "1",  # HOME is writable: no user site-packages a program could plant for a later one
 }
+#: The user namespace the command runs in: uid/gid 65534, and no further user namespaces from inside.
+USER_NAMESPACE = ["--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
 #: Files generated for /etc inside the sandbox: who uid 65534 is, and that localhost is the loopback.
 ETC_DATA: dict[str, bytes] = {
     "/etc/passwd": f"nobody:x:{SANDBOX_UID}:{SANDBOX_GID}:nobody:{WORKDIR}:/usr/sbin/nologin\n".encode(),
@@ -108,19 +112,20 @@ def namespace_args(host: Host) -> list[str]:
     """Namespaces, capabilities and the uid, by mode (see ``host.py``)."""
     common = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
               "--hostname", "sandbox", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    if host.as_root:
+    if host.as_root:  # the user namespaces come from the second bubblewrap of the launcher
         return common + ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
-    return common + ["--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
+    return common + USER_NAMESPACE
 
 
 def launcher(host: Host, limits: SandboxLimits) -> list[str]:
-    """The chain that runs inside the sandbox before the command: drop to uid 65534 (root mode), set limits,
-    write the start marker, exec the command."""
+    """The chain that runs inside the sandbox before the command: drop to uid 65534 and enter the user namespaces
+    (root mode), set limits, write the start marker, exec the command."""
     drop: list[str] = []
     if host.as_root:
         drop = [host.setpriv, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_GID}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
-                host.unshare, "--user", f"--map-user={SANDBOX_UID}", f"--map-group={SANDBOX_GID}", "--"]
+                host.bwrap, *USER_NAMESPACE, "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--die-with-parent",
+                "--"]  # (--bind alone would make /dev/null unusable: bubblewrap binds nodev)
     rlimits = [host.prlimit, f"--cpu={limits.cpu_s}", f"--as={limits.memory_mb * MIB}",
                f"--nproc={limits.max_processes}", f"--fsize={limits.file_mb * MIB}",
                f"--nofile={limits.open_files}", "--core=0", "--"]

@@ -1,4 +1,4 @@
-"""What the sandbox needs from this machine: bubblewrap, three util-linux tools, and the Python runtime.
+"""What the sandbox needs from this machine: bubblewrap, two util-linux tools, sh, and the Python runtime.
 
 Found once per process (:func:`host`). Anything missing is a :class:`SandboxUnavailable` naming the Debian
 package that provides it: code that must run sandboxed never runs without the sandbox.
@@ -9,10 +9,12 @@ Two modes, chosen by who runs ``sv``:
   host its processes are the caller's.
 * **root**: bubblewrap's user namespace would map uid 65534 inside to host uid 0, and the kernel does not
   enforce RLIMIT_NPROC on uid 0, so a fork bomb would be unbounded. Instead bubblewrap runs as root without a
-  user namespace (so it can bind a runtime under a private directory such as ``/root/.pyenv``), ``setpriv``
-  drops the command to host uid/gid 65534 with no capabilities, and ``unshare`` gives it a fresh user
-  namespace so RLIMIT_NPROC counts only this sandbox's processes, not every uid-65534 process on the host.
-  The work directory is lent to uid 65534 for the run (``workdir.py``).
+  user namespace (so it can bind a runtime under a private directory such as ``/root/.pyenv``, which uid
+  65534 could not reach: bubblewrap 0.8 resolves bind sources as the sandbox's user and has no
+  ``--bind-fd``), ``setpriv`` drops to host uid/gid 65534 with no capabilities, and a second bubblewrap,
+  unprivileged, puts the command in fresh user namespaces over the same view, as in user mode, so
+  RLIMIT_NPROC counts only this sandbox's processes, not every uid-65534 process on the host. The work
+  directory is lent to uid 65534 for the run (``workdir.py``).
 
 The Python runtime is the interpreter running ``sv`` (``sys.base_prefix``, never the virtualenv): it is
 bound read-only at its own path when it lives outside ``/usr``, and its site-packages directories are
@@ -57,7 +59,6 @@ class Host:
     prlimit: str
     sh: str
     setpriv: str
-    unshare: str
     as_root: bool
     #: The interpreter inside the sandbox (the one running ``sv``, found at the same path).
     python: str
@@ -104,7 +105,6 @@ def host() -> Host:
         prlimit=_tool("prlimit", "util-linux"),
         sh=_tool("sh", "dash"),
         setpriv=_tool("setpriv", "util-linux"),
-        unshare=_tool("unshare", "util-linux"),
         as_root=os.geteuid() == 0,
         python=str(python),
         runtime_dirs=() if in_system else (str(base),),
