@@ -15,7 +15,8 @@ Isolation (bubblewrap):
   dynamic-loader cache and ``/etc/alternatives`` read-only; small generated ``/etc/passwd``, ``group``,
   ``hosts`` and ``nsswitch.conf`` (so ``localhost`` and uid 65534 resolve); ``--proc``, ``--dev``, a size-capped
   private ``/tmp`` and ``/dev/shm``; and one writable directory, the work directory, at ``/work``. No home, no
-  project checkout, no host /tmp. All mounts are nosuid; binds are nodev.
+  project checkout, no host /tmp. All mounts are nosuid; binds are nodev. What stays readable: the host paths
+  of the bound directories, in /proc/self/mountinfo (so work directories should have meaningless names).
 * ``--clearenv`` and a fixed environment (:data:`SANDBOX_ENV`): nothing of the caller's environment leaks in.
 
 Inside, a short launcher chain runs before the command: (root mode: ``setpriv`` to uid 65534 with no

@@ -2,7 +2,7 @@
 
 The limits are a pydantic config so that ``sv sandbox run`` derives its options from them and a scorer
 can record them in a run's metadata; the result is what a scorer judges. A result always describes a
-program that ran: a sandbox that could not start raises instead (see ``host.py`` and ``run.py``), so
+program that ran: a sandbox that could not start raises instead (see ``host.py`` and ``runner.py``), so
 nothing here can be mistaken for the model's failure.
 """
 
@@ -56,7 +56,8 @@ class SandboxResult(BaseModel):
 
     exit_code: int
     timed_out: bool = Field(description="The wall-clock timeout fired and the sandbox was killed.")
-    killed: bool = Field(description="A signal ended the command (a resource limit, a crash, the timeout).")
+    killed: bool = Field(description="A signal ended the command (a resource limit, a crash); the timeout is "
+                         "``timed_out`` instead.")
     signal: int | None = Field(description="The signal that ended it, if one did.")
     stdout: bytes
     stderr: bytes
