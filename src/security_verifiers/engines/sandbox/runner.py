@@ -158,8 +158,13 @@ async def _drain(stream: asyncio.StreamReader | None, cap: int) -> tuple[bytes, 
 async def _readable(fd: int) -> None:
     """Wait until ``fd`` polls readable (data, end of file, or a pidfd whose process has exited)."""
     loop = asyncio.get_running_loop()
-    ready = loop.create_future()
-    loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, wake)
     try:
         await ready
     finally:
