@@ -8,7 +8,9 @@ STAMP := $(VENV)/.installed-stamp
 # Debian packages needed outside Python, one list so it can grow:
 #   chromium-headless-shell  the headless browser that renders view.html in tests/report/test_view.py
 #   fonts-dejavu-core        a font for it: without any, the page's text renders as nothing
-DEBIAN_PACKAGES := chromium-headless-shell fonts-dejavu-core
+#   bubblewrap               bwrap, the sandbox that runs model-written code (engines/sandbox; its helpers
+#                            prlimit and setpriv come with util-linux, which every Debian system has)
+DEBIAN_PACKAGES := chromium-headless-shell fonts-dejavu-core bubblewrap
 
 .PHONY: bench test lint debian-packages
 
@@ -17,7 +19,7 @@ debian-packages:
 	@missing=""; \
 	if ! command -v dpkg-query >/dev/null 2>&1; then \
 		echo "make: not a Debian system: install the equivalents of $(DEBIAN_PACKAGES) yourself" \
-			"(the browser tests fail without a headless Chromium)" >&2; exit 0; \
+			"(the browser tests fail without a headless Chromium, the sandbox tests without bwrap)" >&2; exit 0; \
 	fi; \
 	for p in $(DEBIAN_PACKAGES); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \

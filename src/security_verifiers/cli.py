@@ -1,4 +1,4 @@
-"""The ``sv`` command line: eval, report, view, bench, data (build, import), rules, envs.
+"""The ``sv`` command line: eval, report, view, bench, data (build, import), rules, envs, sandbox.
 
 Options that configure sampling and run execution are derived from the pydantic configs
 (:class:`Endpoint`, :class:`Sampling`, :class:`RunConfig`), so their help, defaults and validation are
@@ -27,6 +27,7 @@ from security_verifiers.cli_import import (
     remove_file,
     write_partial,
 )
+from security_verifiers.cli_sandbox import add_sandbox_parser
 from security_verifiers.core.errors import ConfigError, DatasetError
 
 EXIT_USAGE = 2
@@ -767,6 +768,7 @@ def build_parser() -> argparse.ArgumentParser:
     envs.add_argument("--options", default=None, metavar="ENV",
                       help="List ENV's options (--env-option KEY=VALUE): name, type, default and description.")
     envs.set_defaults(func=cmd_envs)
+    add_sandbox_parser(sub)
     return parser
 
 
