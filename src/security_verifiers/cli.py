@@ -306,7 +306,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     print(json.dumps(summary.get("metrics", {}), indent=2))
     if summary.get("status_detail"):
         print(f"sv: note: the run is {summary['status']} — {summary['status_detail']}; the report covers the "
-              "recorded rollouts only (`sv eval ... --resume` with the run's options completes it)", file=sys.stderr)
+              f"recorded rollouts only (`sv eval --resume --run-id {summary.get('run_id')}` completes it with the "
+              "run's own settings)", file=sys.stderr)
     print(f"wrote {run_dir / 'summary.json'}, {run_dir / 'report.md'} and {run_dir / 'view.html'}", file=sys.stderr)
     return 0
 
