@@ -122,9 +122,9 @@ def apply_stored_settings(args: argparse.Namespace, run_dir: RunDir, config_fiel
         setattr(args, name, kept)
     kept_run = metadata.get("run") or {}
     for group, names in config_fields.items():
-        values = stored.get(group) if group != "run" else kept_run
+        values = (stored.get(group) if group != "run" else kept_run) or {}
         for name in names:
-            if name not in (values or {}):
+            if name not in values:
                 continue
             if hasattr(args, name):
                 if group == "run" and name in EXECUTION_ONLY:

@@ -133,7 +133,8 @@ def constant_policy(c: Columns, config: AbstainingConfig, labels: Labels) -> Con
                             + config.brier_weight * (1.0 - brier_score(p, y)))
                    for y, share in ((1, rate), (0, 1.0 - rate)))
 
-    by_action: dict[Action, float] = {a: mean_reward(a) for a in ("abstain", "negative", "positive")}
+    actions: tuple[Action, ...] = ("abstain", "negative", "positive")
+    by_action: dict[Action, float] = {a: mean_reward(a) for a in actions}
     best = max(by_action, key=lambda a: by_action[a])  # a tie goes to the earlier: abstaining claims least
     others = ", ".join(f"always-{labels.label(a).lower()} {r:.4f}" for a, r in by_action.items() if a != best)
     return ConstantPolicy(
