@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from security_verifiers.core.datasets import write_jsonl
 from security_verifiers.core.types import Completion, Item, Message, ToolCall
 
 FLOW = {"ts": 1.0, "id.orig_h": "10.0.0.5", "id.orig_p": 5555, "id.resp_h": "10.0.0.9", "id.resp_p": 23,
@@ -21,6 +23,12 @@ def e1_item(i: int, label: str = "Malicious", split: str = "test") -> Item:
                        "capture": {"ts_resolution": 1e-06, "unrecorded": []}},
                 target={"label": label, "family": "telnet_bruteforce" if label == "Malicious" else "benign_dns",
                         "p_malicious": 1.0 if label == "Malicious" else 0.0})
+
+
+def e1_data_file(path: Path, n: int, mixed: bool = True) -> Path:
+    """A dataset file of ``n`` E1 items at ``path`` (every third one Benign when ``mixed``, else all Malicious)."""
+    write_jsonl([e1_item(i, "Malicious" if not mixed or i % 3 else "Benign") for i in range(n)], path)
+    return path
 
 
 class ScriptedPolicy:

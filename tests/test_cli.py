@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from security_verifiers.cli import main
-from security_verifiers.core.datasets import write_jsonl
 from security_verifiers.core.rundir import read_records
 from tests.fakeserver import FakeOpenAIServer
-from tests.helpers import e1_item
+from tests.helpers import e1_data_file
 
 SV = [sys.executable, "-m", "security_verifiers.cli"]
 ANSWER = json.dumps({"label": "Malicious", "p_malicious": 0.8})
@@ -22,9 +21,7 @@ ANSWER = json.dumps({"label": "Malicious", "p_malicious": 0.8})
 
 @pytest.fixture
 def data_file(tmp_path: Path) -> Path:
-    path = tmp_path / "items.jsonl"
-    write_jsonl([e1_item(i, "Malicious" if i % 3 else "Benign") for i in range(120)], path)
-    return path
+    return e1_data_file(tmp_path / "items.jsonl", 120)
 
 
 @pytest.mark.parametrize("command", [[], ["eval"], ["report"], ["bench"], ["data", "build"], ["envs"], ["train"],

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from security_verifiers.cli import main
-from security_verifiers.core.datasets import write_jsonl
 from tests.fakeserver import FakeOpenAIServer
-from tests.helpers import e1_item
+from tests.helpers import e1_data_file
 
 ANSWER = json.dumps({"label": "Malicious", "p_malicious": 0.8})
 
@@ -23,9 +22,7 @@ def fingerprinted(request: dict) -> dict:
 
 @pytest.fixture
 def data_file(tmp_path: Path) -> Path:
-    path = tmp_path / "items.jsonl"
-    write_jsonl([e1_item(i, "Malicious") for i in range(4)], path)
-    return path
+    return e1_data_file(tmp_path / "items.jsonl", 4, mixed=False)
 
 
 def _eval(model: str, base_url: str, data_file: Path, tmp_path: Path) -> list[str]:

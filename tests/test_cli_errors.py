@@ -7,16 +7,13 @@ from pathlib import Path
 import pytest
 
 from security_verifiers.cli import main
-from security_verifiers.core.datasets import write_jsonl
 from tests.fakeserver import FakeOpenAIServer
-from tests.helpers import e1_item
+from tests.helpers import e1_data_file
 
 
 @pytest.fixture
 def data_file(tmp_path: Path) -> Path:
-    path = tmp_path / "items.jsonl"
-    write_jsonl([e1_item(i, "Malicious") for i in range(6)], path)
-    return path
+    return e1_data_file(tmp_path / "items.jsonl", 6, mixed=False)
 
 
 def _closed_port() -> int:

@@ -7,19 +7,16 @@ from pathlib import Path
 import pytest
 
 from security_verifiers.cli import main
-from security_verifiers.core.datasets import write_jsonl
 from security_verifiers.core.rundir import read_records
 from tests.fakeserver import FakeOpenAIServer
-from tests.helpers import e1_item
+from tests.helpers import e1_data_file
 
 ANSWER = json.dumps({"label": "Malicious", "p_malicious": 0.8})
 
 
 @pytest.fixture
 def data_file(tmp_path: Path) -> Path:
-    path = tmp_path / "items.jsonl"
-    write_jsonl([e1_item(i, "Malicious" if i % 3 else "Benign") for i in range(12)], path)
-    return path
+    return e1_data_file(tmp_path / "items.jsonl", 12)
 
 
 def _half_failed_run(server: FakeOpenAIServer, data_file: Path, out: Path) -> list[str]:

@@ -9,10 +9,10 @@ from security_verifiers.core.metrics import (
     aurc,
     binary_decision_metrics,
     bootstrap_ci,
-    breakdown,
     confusion_matrix,
     decision_confidence_loss,
     ece,
+    group_indices,
     group_reward,
     mean_or_none,
     reliability_bins,
@@ -201,11 +201,10 @@ def test_cluster_labels_must_match_rows() -> None:
         bootstrap_ci(3, lambda idx: 0.0, clusters=["a", "b"])
 
 
-def test_breakdown_groups_sorted_with_unknown() -> None:
-    rows = [{"family": "b", "r": 1.0}, {"family": "a", "r": 0.0}, {"family": "b", "r": 0.0}, {"family": None}]
-    got = breakdown(rows, "family", lambda g: {"n": len(g)})
+def test_groups_sorted_with_unknown() -> None:
+    got = group_indices(["b", "a", "b", None])
     assert list(got) == ["a", "b", "unknown"]
-    assert got["b"] == {"n": 2}
+    assert got["b"].tolist() == [0, 2]
 
 
 @pytest.mark.parametrize(("rewards", "items", "few"), [

@@ -12,7 +12,7 @@ is *valid* when it parsed; a valid answer's action is ``"positive"``, ``"negativ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,8 +21,6 @@ from numpy.typing import ArrayLike, NDArray
 POSITIVE, NEGATIVE, ABSTAIN = "positive", "negative", "abstain"
 #: Column order of :func:`confusion_matrix`.
 CONFUSION_COLUMNS = (NEGATIVE, ABSTAIN, POSITIVE, "invalid")
-
-Outcome = Mapping[str, Any]
 
 
 def ratio(num: float, den: float) -> float | None:
@@ -320,21 +318,6 @@ def group_indices(keys: Sequence[Any]) -> dict[str, NDArray[np.intp]]:
     for index, value in enumerate(keys):
         groups.setdefault("unknown" if value is None else str(value), []).append(index)
     return {name: np.array(groups[name], dtype=np.intp) for name in sorted(groups)}
-
-
-def breakdown(
-    outcomes: Sequence[Outcome], key: str, fn: Callable[[list[Outcome]], dict[str, Any]]
-) -> dict[str, dict[str, Any]]:
-    """``fn`` applied to the outcomes of each value of ``outcome[key]``, by group name in sorted order.
-
-    A missing or ``None`` key groups under ``"unknown"`` so no outcome silently drops out.
-
-    >>> rows = [{"s": "a", "r": 1}, {"s": "b", "r": 0}, {"s": "a", "r": 0}, {"r": 1}]
-    >>> breakdown(rows, "s", lambda g: {"n": len(g)})
-    {'a': {'n': 2}, 'b': {'n': 1}, 'unknown': {'n': 1}}
-    """
-    return {name: fn([outcomes[i] for i in idx])
-            for name, idx in group_indices([o.get(key) for o in outcomes]).items()}
 
 
 #: A breakdown row resting on fewer items (or, for a rule, oracle findings) than this is flagged: a rate over
