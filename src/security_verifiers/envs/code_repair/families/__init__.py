@@ -1,0 +1,52 @@
+"""The task families of E3: one module per weakness, each with several program variants in several domains.
+
+A family is a :class:`Family`: its CWE, its variants (the out-of-distribution split holds the ``ood_variants``,
+never seen in train, dev or test) and ``build(rng, variant)``, which writes one :class:`Program` from the random
+stream: the vulnerable modules, the reference fix, the hidden test module with its probes and fixtures, and
+where the weakness is. Names, data and details vary with ``rng`` so that no two items of a variant read alike.
+
+Adding a family: write a module here with a ``FAMILY`` and list it in :data:`MODULES`; its test in
+``tests/envs/code_repair/test_families.py`` runs the generator's self-check on every variant.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from security_verifiers.envs.code_repair.program import Program
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    cwe: str
+    title: str
+    variants: tuple[str, ...]
+    ood_variants: tuple[str, ...]
+    build: Callable[[random.Random, str], Program]
+
+    @property
+    def all_variants(self) -> tuple[str, ...]:
+        return self.variants + self.ood_variants
+
+
+#: The family modules, in the order they are listed.
+MODULES = (
+    "command_injection",
+)
+
+
+@cache
+def families() -> dict[str, Family]:
+    """Every family by name."""
+    out: dict[str, Family] = {}
+    for module in MODULES:
+        family: Family = importlib.import_module(f"{__name__}.{module}").FAMILY
+        if family.name in out:
+            raise ValueError(f"family {family.name!r} defined twice")
+        out[family.name] = family
+    return out

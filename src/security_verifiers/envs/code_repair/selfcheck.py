@@ -1,0 +1,69 @@
+"""The generator's self-check: every task must be a real task before it is written.
+
+For each program: the vulnerable version passes its functional probes and every exploit works; the reference
+fix passes the functional probes and blocks every exploit; bandit flags the weakness at its location (where
+the family names a bandit test that knows it) and no longer flags it once fixed. A program that fails any of
+these is a bug in its family, reported with the probes' notes, never shipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from security_verifiers.envs.code_repair.execution import execute_many
+from security_verifiers.envs.code_repair.program import Program
+from security_verifiers.envs.code_repair.static import flagged, scan
+from security_verifiers.envs.code_repair.verdict import judge
+
+#: Lines around the stated location within which the analyser's finding must fall.
+LOCATION_SLACK = 2
+
+
+@dataclass
+class CheckResult:
+    problems: list[str] = field(default_factory=list)
+    vulnerable_wall_s: float = 0.0
+    fixed_wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _static_problems(program: Program) -> list[str]:
+    if not program.static_ids:
+        return []
+    problems = []
+    loc = program.location
+    hits = [f for f in flagged(scan(program.files), program.static_ids) if f.file == loc.file
+            and loc.start - LOCATION_SLACK <= f.line <= loc.end + LOCATION_SLACK]
+    if not hits:
+        problems.append(f"bandit does not flag {program.static_ids} at {loc.file}:{loc.start}")
+    still = flagged(scan(program.fixed), program.static_ids)
+    if still:
+        problems.append(f"bandit still flags the fix: {[(f.test_id, f.file, f.line) for f in still]}")
+    return problems
+
+
+def self_check(programs: Sequence[Program], parallel: int = 2) -> list[CheckResult]:
+    """Check every program (both versions run in the sandbox, ``parallel`` at a time)."""
+    jobs = [(p, files) for p in programs for files in (p.files, p.fixed)]
+    runs = execute_many(jobs, parallel=parallel)
+    results = []
+    for index, program in enumerate(programs):
+        vulnerable_run, fixed_run = runs[2 * index], runs[2 * index + 1]
+        vulnerable, fixed = judge(program, vulnerable_run), judge(program, fixed_run)
+        result = CheckResult(vulnerable_wall_s=vulnerable_run.wall_s, fixed_wall_s=fixed_run.wall_s)
+        if not vulnerable.functional_ok:
+            result.problems.append(f"vulnerable version fails functional probes {vulnerable.functional_failed}: "
+                                   f"{vulnerable.notes}")
+        if vulnerable.blocked:
+            result.problems.append(f"vulnerable version is not exploited by {vulnerable.blocked}")
+        if not fixed.functional_ok:
+            result.problems.append(f"reference fix fails functional probes {fixed.functional_failed}: {fixed.notes}")
+        if fixed.exploited:
+            result.problems.append(f"reference fix is still exploited by {fixed.exploited}: {fixed.notes}")
+        result.problems += _static_problems(program)
+        results.append(result)
+    return results
