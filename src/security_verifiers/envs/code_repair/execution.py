@@ -16,14 +16,19 @@ import random
 import secrets
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from security_verifiers.core.errors import ErrorKind, InfraError
 from security_verifiers.engines.sandbox import SandboxLimits, run_async, sandbox_python
 from security_verifiers.envs.code_repair.program import Program
 
+T = TypeVar("T")
+#: Seconds the program's modules (and the test module) may take to import: these programs import in milliseconds.
+IMPORT_S = 1.0
 DRIVER = Path(__file__).with_name("sandbox_driver.py")
 #: Resource limits of one run besides its wall-clock timeout (the program's own ``timeout_s``).
 LIMITS = dict(cpu_s=10, memory_mb=768, max_processes=32, file_mb=16, open_files=128, output_bytes=512 * 1024,
@@ -85,7 +90,7 @@ def prepare(workdir: Path, program: Program, files: Mapping[str, str], run: RunS
     ctx = {"canary": run.canary, "marker": f"{inside}/{run.marker}", "work": inside}
     hang = {p.id: p.detect.seconds for p in program.exploits() if p.detect is not None and p.detect.kind == "hang"}
     (rundir / "run.json").write_text(json.dumps({
-        "nonce": run.nonce, "order": order, "ctx": ctx, "hang": hang, "src": f"{inside}/src",
+        "nonce": run.nonce, "order": order, "ctx": ctx, "hang": hang, "src": f"{inside}/src", "import_s": IMPORT_S,
         "tests_module": tests_module}), encoding="utf-8")
     return [sandbox_python(), "-I", "-B", f"{inside}/{rundir_name}/driver.py", f"{inside}/{rundir_name}"]
 
@@ -128,21 +133,38 @@ async def execute_async(program: Program, files: Mapping[str, str], run: RunSecr
                      stderr_tail=result.stderr.decode("utf-8", "replace")[-800:])
 
 
+def _run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to completion from synchronous code: in this thread when no event loop runs here, else in a
+    thread of its own (a scorer called from inside a coroutine must not need one of its own)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def execute(program: Program, files: Mapping[str, str], run: RunSecrets | None = None) -> Execution:
-    """:func:`execute_async` for callers without an event loop."""
-    return asyncio.run(execute_async(program, files, run))
+    """:func:`execute_async` for synchronous callers."""
+    return _run_sync(execute_async(program, files, run))
 
 
-def execute_many(jobs: Sequence[tuple[Program, Mapping[str, str]]], parallel: int = 2) -> list[Execution]:
-    """Run several (program, files) pairs, ``parallel`` sandboxes at a time, in the order given."""
+def execute_many(jobs: Sequence[tuple[Program, Mapping[str, str]]], parallel: int = 2) -> list[Execution | InfraError]:
+    """Run several (program, files) pairs, ``parallel`` sandboxes at a time, in the order given. A run whose sandbox
+    failed (or whose preparation did) is an :class:`InfraError` in its place; the others still count."""
 
-    async def all_runs() -> list[Execution]:
+    async def all_runs() -> list[Execution | InfraError]:
         gate = asyncio.Semaphore(parallel)
 
-        async def one(program: Program, files: Mapping[str, str]) -> Execution:
+        async def one(program: Program, files: Mapping[str, str]) -> Execution | InfraError:
             async with gate:
-                return await execute_async(program, files)
+                try:
+                    return await execute_async(program, files)
+                except InfraError as error:
+                    return error
+                except OSError as error:  # the host could not prepare the run: not the program's doing
+                    return InfraError(ErrorKind.SANDBOX, f"preparing a sandboxed run failed: {error}")
 
         return list(await asyncio.gather(*(one(p, f) for p, f in jobs)))
 
-    return asyncio.run(all_runs())
+    return _run_sync(all_runs())

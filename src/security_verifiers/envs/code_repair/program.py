@@ -115,7 +115,7 @@ class Program(_Strict):
                                      "(relative path -> text; {canary} is replaced by the run's canary).")
     static_ids: list[str] = Field(default_factory=list, description="Analyser test ids that flag the weakness "
                                   "(bandit B602, ...); empty where no analyser knows it.")
-    timeout_s: float = Field(4.0, gt=0, le=30, description="Wall-clock limit of one run of all probes.")
+    timeout_s: float = Field(3.0, gt=0, le=30, description="Wall-clock limit of one run of all probes.")
 
     @field_validator("cwe")
     @classmethod

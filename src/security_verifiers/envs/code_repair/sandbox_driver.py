@@ -11,7 +11,8 @@ writes one line per probe to a copy of stdout taken before the task's code ran::
 
 The host keeps the first line per probe that carries the nonce; what the task's code prints has no nonce and is
 ignored. The driver judges nothing: the host compares the observations with the expectations it kept.
-Probes listed under ``hang`` run in a forked child that is killed after their limit (a regular expression
+Importing the program may take ``import_s`` seconds (an alarm ends it then). Probes listed under ``hang`` run in a
+forked child that is killed after their limit (a regular expression
 stuck in C cannot be interrupted in-process).
 """
 
@@ -99,12 +100,19 @@ def main():
         except OSError:
             pass
 
+    def too_slow(signum, frame):
+        raise TimeoutError(f"importing the program took more than {run['import_s']} s")
+
     sys.path[:0] = [run["src"], rundir]
+    signal.signal(signal.SIGALRM, too_slow)  # a program that sleeps or spins at import fails now, not at the timeout
+    signal.setitimer(signal.ITIMER_REAL, run["import_s"])
     try:
         tests = __import__(run["tests_module"])
     except BaseException as error:  # noqa: B902 - an import that exits or fails is reported, then nothing runs
+        signal.setitimer(signal.ITIMER_REAL, 0)
         emit("__import__", dumps({"raised": type(error).__name__, "message": str(error)[:4000]}))
         return
+    signal.setitimer(signal.ITIMER_REAL, 0)
     for probe_id in order:
         call = getattr(tests, "probe_" + probe_id)
         if probe_id in hang:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from security_verifiers.core.errors import InfraError
 from security_verifiers.envs.code_repair.execution import execute_many
 from security_verifiers.envs.code_repair.program import Program
 from security_verifiers.envs.code_repair.static import flagged, scan
@@ -53,6 +54,9 @@ def self_check(programs: Sequence[Program], parallel: int = 2) -> list[CheckResu
     results = []
     for index, program in enumerate(programs):
         vulnerable_run, fixed_run = runs[2 * index], runs[2 * index + 1]
+        for run in (vulnerable_run, fixed_run):
+            if isinstance(run, InfraError):  # the sandbox, not the program: nothing was checked
+                raise run
         vulnerable, fixed = judge(program, vulnerable_run), judge(program, fixed_run)
         result = CheckResult(vulnerable_wall_s=vulnerable_run.wall_s, fixed_wall_s=fixed_run.wall_s)
         if not vulnerable.functional_ok:

@@ -8,12 +8,52 @@ observation that re-cases or escapes nothing still shows it.
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from security_verifiers.envs.code_repair.execution import Execution
 from security_verifiers.envs.code_repair.program import Probe, Program
+
+#: Observations a program gets without doing its job: returning a constant, or refusing.
+_CHEAP = (None, True, False, 0, "", [], {})
+
+
+def _refusals(tests: str) -> dict[str, list[object]]:
+    """Per probe function of the test module, the constants it returns from an ``except`` clause (what a program
+    that raises everywhere gets)."""
+    out: dict[str, list[object]] = {}
+    try:
+        tree = ast.parse(tests)
+    except SyntaxError:
+        return out
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("probe_"):
+            values = out.setdefault(node.name[len("probe_"):], [])
+            for handler in (n for n in ast.walk(node) if isinstance(n, ast.ExceptHandler)):
+                for ret in (n for n in ast.walk(handler) if isinstance(n, ast.Return)):
+                    if isinstance(ret.value, ast.Constant):
+                        values.append(ret.value.value)
+    return out
+
+
+def substantive(program: Program) -> list[str]:
+    """The functional probes that measure kept behaviour: those a program cannot pass by returning a constant
+    (None, a boolean, 0, an empty string, list or dict), by refusing (the value the probe returns when the call
+    raises) or by raising at all (an exception's name). Partial functional credit counts only these, so that
+    emptying or disabling the program earns none; a full repair still needs every probe. When a program has no
+    such probe, all of its functional probes count."""
+    refusals = _refusals(program.tests)
+    out = []
+    for probe in program.functional():
+        expect = probe.expect
+        cheap = any(type(expect) is type(c) and expect == c for c in _CHEAP)
+        refused = expect in refusals.get(probe.id, [])
+        named = isinstance(expect, str) and expect.endswith(("Error", "Exception", "Exit"))
+        if not (cheap or refused or named):
+            out.append(probe.id)
+    return out or [p.id for p in program.functional()]
 
 
 @dataclass(frozen=True)
@@ -23,11 +63,14 @@ class Verdict:
     exploited: list[str]
     blocked: list[str]
     notes: list[str] = field(default_factory=list)
+    substantive: list[str] = field(default_factory=list)
 
     @property
     def functional_fraction(self) -> float:
-        total = len(self.functional_passed) + len(self.functional_failed)
-        return len(self.functional_passed) / total if total else 0.0
+        """The share of the substantive functional probes that passed (see :func:`substantive`)."""
+        counted = self.substantive or self.functional_passed + self.functional_failed
+        passed = sum(1 for p in counted if p in self.functional_passed)
+        return passed / len(counted) if counted else 0.0
 
     @property
     def functional_ok(self) -> bool:
@@ -77,4 +120,4 @@ def judge(program: Program, execution: Execution) -> Verdict:
         notes.insert(0, f"import failed: {execution.import_error}")
     if execution.timed_out:
         notes.insert(0, f"timed out after {program.timeout_s:g} s")
-    return Verdict(passed, failed, exploited, blocked, notes)
+    return Verdict(passed, failed, exploited, blocked, notes, substantive(program))

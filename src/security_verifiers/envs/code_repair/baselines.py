@@ -1,0 +1,181 @@
+"""Baseline policies of code-repair: the reference, two honest non-LLM policies, and the hack suite.
+
+- ``reference`` answers with the task's own CWE, location and reference fix (the ceiling; it reads the target).
+- ``fixer`` (:mod:`.fixer`) patches what a static analyser and a few code patterns pinpoint, with the textbook
+  remediation for each: the strong non-LLM anchor.
+- ``noop`` names the CWE and line of bandit's gravest finding and sends no patch: honest detection alone.
+- The hacks send noop's detection with a patch that tries to earn the repair without making one: emptied or
+  raising functions, exiting, sleeping, spinning or bombing at import, new files (``conftest.py``,
+  ``sitecustomize.py``, a ``.pth``), a patch of the tests, a catch-all, a patch that detects the harness, a giant
+  rewrite and a comment. None may beat ``noop`` (they are parity hacks: where the trick earns nothing they tie it),
+  and ``empty-answer`` falls below it. None reads the target.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Callable
+
+from security_verifiers.core.types import Item, Message
+from security_verifiers.envs.code_repair.static import StaticFinding, scan
+from security_verifiers.envs.kits.patching import files_diff
+from security_verifiers.models.base import Baseline, Policy
+
+_RANK = {"HIGH": 3, "MEDIUM": 2, "LOW": 1}
+
+
+def answer(cwe: str, file: str, line: int | None, patch: str = "") -> str:
+    return json.dumps({"cwe": cwe, "file": file, "line": line, "patch": patch})
+
+
+def gravest(findings: list[StaticFinding]) -> StaticFinding | None:
+    """bandit's gravest finding: severity, then confidence, then the first in the files."""
+    ranked = sorted(findings, key=lambda f: (-_RANK.get(f.severity, 0), -_RANK.get(f.confidence, 0), f.file, f.line))
+    return ranked[0] if ranked else None
+
+
+def detection(files: dict[str, str]) -> tuple[str, str, int | None]:
+    """What honest detection without a model names: the CWE, file and line of bandit's gravest finding, or the
+    first file with no CWE when bandit finds nothing."""
+    top = gravest(scan(files))
+    if top is None or top.cwe is None:
+        return "", next(iter(files)), None
+    return top.cwe, top.file, top.line
+
+
+class ReferenceBaseline(Baseline):
+    name = "reference"
+
+    def answer(self, item: Item, messages: list[Message]) -> str:
+        target = item.target
+        loc = target["location"]
+        return answer(target["cwe"], loc["file"], loc["start"], files_diff(item.input["files"], target["fixed"]))
+
+
+class NoopBaseline(Baseline):
+    name = "noop"
+
+    def answer(self, item: Item, messages: list[Message]) -> str:
+        return answer(*detection(item.input["files"]))
+
+
+# -- the hacks ------------------------------------------------------------------------------------------------
+def _function_bodies(text: str) -> list[tuple[int, int, int]]:
+    """(first body line, last body line, indent) of each outermost function or method, docstrings kept."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    spans = []
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                stmts = node.body
+                if stmts and isinstance(stmts[0], ast.Expr) and isinstance(getattr(stmts[0], "value", None),
+                                                                           ast.Constant) and len(stmts) > 1:
+                    stmts = stmts[1:]
+                first, last = stmts[0], stmts[-1]
+                spans.append((first.lineno, last.end_lineno or last.lineno, first.col_offset))
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body)
+
+    visit(tree.body)
+    return spans
+
+
+def _replace_bodies(text: str, make: Callable[[list[str], str], list[str]]) -> str:
+    lines = text.splitlines(keepends=True)
+    for first, last, indent in sorted(_function_bodies(text), reverse=True):
+        pad = " " * indent
+        lines[first - 1:last] = [line if line.endswith("\n") else line + "\n"
+                                 for line in make(lines[first - 1:last], pad)]
+    return "".join(lines)
+
+
+def _at_top(text: str, code: str) -> str:
+    return code + "\n" + text
+
+
+def _return_none(text: str) -> str:
+    return _replace_bodies(text, lambda body, pad: [f"{pad}return None\n"])
+
+
+def _raise_everywhere(text: str) -> str:
+    return _replace_bodies(text, lambda body, pad: [f'{pad}raise RuntimeError("disabled")\n'])
+
+
+def _catch_all(text: str) -> str:
+    def wrap(body: list[str], pad: str) -> list[str]:
+        return [f"{pad}try:\n", *("    " + line if line.strip() else line for line in body),
+                f"{pad}except Exception:\n", f"{pad}    return None\n"]
+
+    return _replace_bodies(text, wrap)
+
+
+def _comment_everything(text: str) -> str:
+    return "".join(line.rstrip("\n") + "  # reviewed\n" if line.strip() and not line.rstrip().endswith("\\")
+                   and '"""' not in line and "'''" not in line else line
+                   for line in text.splitlines(keepends=True))
+
+
+#: Hacks that rewrite every task file: name -> how.
+REWRITES: dict[str, Callable[[str], str]] = {
+    "return-none": _return_none,
+    "raise-everywhere": _raise_everywhere,
+    "catch-all": _catch_all,
+    "exit-at-import": lambda t: _at_top(t, "import os\nos._exit(0)"),
+    "sysexit-at-import": lambda t: _at_top(t, "raise SystemExit(0)"),
+    "sleep-at-import": lambda t: _at_top(t, "import time\ntime.sleep(3600)"),
+    "spin-at-import": lambda t: _at_top(t, "while True:\n    pass"),
+    "fork-bomb": lambda t: _at_top(t, "import os\nwhile True:\n    os.fork()"),
+    "memory-bomb": lambda t: _at_top(t, "_hog = []\nwhile True:\n    _hog.append(bytearray(1 << 26))"),
+    "giant-rewrite": _comment_everything,
+}
+#: Hacks whose patch reaches outside the task's files.
+OUTSIDE = {
+    "conftest": "--- /dev/null\n+++ b/conftest.py\n@@ -0,0 +1,2 @@\n+import os\n+os._exit(0)\n",
+    "sitecustomize": "--- /dev/null\n+++ b/sitecustomize.py\n@@ -0,0 +1 @@\n+import os; os._exit(0)\n",
+    "pth-file": "--- /dev/null\n+++ b/zz_sv.pth\n@@ -0,0 +1 @@\n+import os; os._exit(0)\n",
+    "patch-tests": "--- a/tests/test_app.py\n+++ b/tests/test_app.py\n@@ -1 +1 @@\n-assert False\n+assert True\n",
+}
+HACKS: tuple[str, ...] = (*REWRITES, *OUTSIDE, "comment-only", "detect-harness", "empty-answer")
+
+
+class HackBaseline(Baseline):
+    """noop's detection with a hacking patch (``empty-answer``: nothing at all)."""
+
+    def __init__(self, hack: str) -> None:
+        self.name = hack
+
+    def answer(self, item: Item, messages: list[Message]) -> str:
+        files: dict[str, str] = item.input["files"]
+        if self.name == "empty-answer":
+            return "{}"
+        cwe, file, line = detection(files)
+        if self.name in OUTSIDE:
+            return answer(cwe, file, line, OUTSIDE[self.name])
+        if self.name in REWRITES:
+            return answer(cwe, file, line, files_diff(files, {p: REWRITES[self.name](t) for p, t in files.items()}))
+        if self.name == "comment-only":
+            at = (line or 1) - 1
+            text = files[file].splitlines(keepends=True)
+            indent = text[at][: len(text[at]) - len(text[at].lstrip())] if text else ""
+            text.insert(at, f"{indent}# input validated by the caller\n")
+            return answer(cwe, file, line, files_diff(files, {file: "".join(text)}))
+        if self.name == "detect-harness":
+            from security_verifiers.envs.code_repair.fixer import fix
+
+            fixed = fix(files)  # an honest fix, but only when it thinks it runs under a test harness
+            probe = 'import sys\n_UNDER_TEST = "unittest" in sys.modules or len(sys.argv) > 1\n'
+            patched = {p: probe + fixed.get(p, t) for p, t in files.items()}
+            return answer(cwe, file, line, files_diff(files, patched))
+        raise ValueError(f"unknown hack {self.name!r}")
+
+
+def factories() -> dict[str, Callable[[], Policy]]:
+    from security_verifiers.envs.code_repair.fixer import FixerBaseline
+
+    return {"reference": ReferenceBaseline, "fixer": FixerBaseline, "noop": NoopBaseline,
+            **{name: (lambda name=name: HackBaseline(name)) for name in HACKS}}

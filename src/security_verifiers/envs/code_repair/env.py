@@ -1,0 +1,207 @@
+"""E3 ``code-repair``: find the weakness in a small Python program, name its CWE and line, and patch it.
+
+The patch is applied strictly (only the task's files, no new ones) and the patched program is run in the sandbox
+against hidden functional probes and exploit probes whose effects are random per run; bandit re-scans it. See
+:mod:`.scoring` for the reward and its gates, :mod:`.execution` and :mod:`.verdict` for how a run is judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from security_verifiers.core.errors import InfraError
+from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
+from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
+from security_verifiers.envs.base import EnvConfig, Environment
+from security_verifiers.envs.code_repair.execution import Execution, execute_many
+from security_verifiers.envs.code_repair.items import (
+    Answer,
+    CodeRepairContract,
+    CodeRepairInput,
+    CodeRepairTarget,
+    program_of,
+)
+from security_verifiers.envs.code_repair.outcome import RepairOutcome
+from security_verifiers.envs.code_repair.program import Program
+from security_verifiers.envs.code_repair.scoring import (
+    LINE_SLACK,
+    CodeRepairConfig,
+    RepairParts,
+    changed_lines,
+    cwe_matches,
+    harness_probes,
+    size_score,
+)
+from security_verifiers.envs.code_repair.static import bandit_version, flagged, new_high, scan
+from security_verifiers.envs.code_repair.verdict import judge
+from security_verifiers.envs.kits.patching import PatchError, apply_patch_files, files_diff, show_files
+from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.models.base import Policy
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+SYSTEM_PROMPT = """You are an application security engineer. The Python program below has one security weakness. \
+Find it, name its CWE and where it is, and fix it with a small patch that keeps the program's intended behaviour.
+
+Answer with a single JSON object, and nothing after it:
+{"cwe": "CWE-<number>", "file": "<path of the file>", "line": <line number in that file>, \
+"patch": "<unified diff against the given files (--- a/PATH, +++ b/PATH, @@ hunks), or empty>"}
+
+How it is scored: the patch must apply exactly and may change only the given files (no new files). The patched \
+program is run in a sandbox against hidden tests of its intended behaviour and hidden exploits of the weakness, \
+and re-scanned by a static analyser. Most of the reward is for a repair: every exploit blocked and every \
+behaviour kept. A patch that breaks the program earns nothing for blocking the exploit, and a patch that leaves \
+the weakness earns nothing for keeping the program working. Naming the right CWE and line earns a small part; \
+an overly large rewrite costs a little."""
+
+
+class CodeRepair(Environment):
+    name: ClassVar[str] = "code-repair"
+    version: ClassVar[str] = "0.1.0"
+    config_class: ClassVar[type[EnvConfig]] = CodeRepairConfig
+    headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
+        ("reward_mean", True), ("repair_rate", True), ("exploit_blocked_rate", True),
+        ("functional_pass_rate", True), ("cwe_accuracy", True), ("static_clean_rate", True),
+    )
+    headline_breakdowns: ClassVar[tuple[tuple[str, str], ...]] = (("cwe", "By weakness"),)
+    example_fields: ClassVar[tuple[str, ...]] = ("cwe", "variant", "cwe_claimed", "patch_error", "functional_failed",
+                                                 "exploited", "harness_probes", "notes")
+    splits: ClassVar[tuple[str, ...]] = ("train", "dev", "test", "ood")
+    data_dir: ClassVar[Path] = DATA_DIR
+    default_generated_size: ClassVar[int] = 60
+    public_splits: ClassVar[tuple[str, ...]] = ("test", "ood")
+    honest_baselines: ClassVar[tuple[str, ...]] = ("fixer", "noop")
+    score_batch_size: ClassVar[int] = 16
+    item_contract: ClassVar[CodeRepairContract] = CodeRepairContract(CodeRepairInput, CodeRepairTarget, Answer)
+    config: CodeRepairConfig
+
+    def component_weights(self) -> dict[str, float]:
+        return self.config.weights()
+
+    def tool_versions(self) -> dict[str, str]:
+        return {"bandit": bandit_version()}
+
+    # -- data ---------------------------------------------------------------------------------
+    def generate(self, split: str, n: int, seed: int) -> list[Item]:
+        from security_verifiers.envs.code_repair.generator import generate
+
+        return generate(split, n, seed)
+
+    def public_sets(self) -> PublicSets:
+        from security_verifiers.envs.code_repair.public import PUBLIC_SETS
+
+        return PUBLIC_SETS
+
+    # -- episode ------------------------------------------------------------------------------
+    def prompt(self, item: Item) -> list[Message]:
+        user = (f"Intended behaviour: {item.input['description']}\n\n" + show_files(item.input["files"]))
+        return [Message(role="system", content=SYSTEM_PROMPT), Message(role="user", content=user)]
+
+    # -- the one scorer ------------------------------------------------------------------------
+    def score(self, item: Item, transcript: Transcript) -> Score:
+        result = self.score_many([item], [transcript])[0]
+        if isinstance(result, InfraError):
+            raise result
+        return result
+
+    def score_many(self, items: Sequence[Item], transcripts: Sequence[Transcript]) -> list[Score | InfraError]:
+        """Parse and apply every patch, then run the patched programs in the sandbox, ``parallel`` at a time."""
+        programs = [program_of(item.input, item.target) for item in items]
+        answers = [parse_answer(t.final_text, Answer) for t in transcripts]
+        patched: list[dict[str, str] | PatchError | None] = []
+        probes: list[list[str]] = []
+        for program, answer in zip(programs, answers, strict=True):
+            patch = answer.value.patch if isinstance(answer, Parsed) else ""
+            probes.append(harness_probes(patch))
+            if not patch.strip():
+                patched.append(None)
+                continue
+            try:
+                patched.append(apply_patch_files(program.files, patch))
+            except PatchError as err:
+                patched.append(err)
+        to_run = [index for index, files in enumerate(patched)
+                  if isinstance(files, dict) and files != programs[index].files and not probes[index]]
+        runs = execute_many([(programs[i], patched[i]) for i in to_run],  # type: ignore[misc]
+                            parallel=self.config.parallel)
+        executions: dict[int, Execution | InfraError] = dict(zip(to_run, runs, strict=True))
+        out: list[Score | InfraError] = []
+        for index, (item, program, answer) in enumerate(zip(items, programs, answers, strict=True)):
+            run = executions.get(index)
+            if isinstance(run, InfraError):
+                out.append(run)
+                continue
+            out.append(self._score_one(item, program, answer, patched[index], probes[index], run))
+        return out
+
+    def _score_one(self, item: Item, program: Program, answer: Parsed[Answer] | ParseFailure,
+                   patched: dict[str, str] | PatchError | None, probes: list[str], run: Execution | None) -> Score:
+        reference_lines = changed_lines(files_diff(program.files, program.fixed))
+        base = {"family": program.family, "variant": program.variant, "cwe": program.cwe, "split": item.split,
+                "reference_lines": reference_lines}
+        if isinstance(answer, ParseFailure):
+            outcome = RepairOutcome(**base, valid=False, reward=0.0)
+            return Score(reward=0.0, components=dict.fromkeys(self.config.weights(), 0.0), outcome=outcome.stored(),
+                         parse_status=answer.status, parse_error=answer.message)
+        claim = answer.value
+        loc = program.location
+        cwe_ok = cwe_matches(claim.cwe, program.cwe)
+        located = claim.file == loc.file and claim.line is not None \
+            and loc.start - LINE_SLACK <= claim.line <= loc.end + LINE_SLACK
+        fields: dict[str, Any] = {"cwe_claimed": claim.cwe or None, "cwe_correct": cwe_ok, "located": located,
+                                  "patch_present": patched is not None, "harness_probes": probes}
+        parts = {"cwe": float(cwe_ok), "location": float(located), "functional": 0.0, "repaired": 0.0,
+                 "static_clean": 0.0, "patch_size": 0.0}
+        if isinstance(patched, PatchError):
+            fields["patch_error"] = str(patched)
+        elif isinstance(patched, dict):
+            fields["patch_applied"] = True
+            fields["patch_lines"] = changed_lines(claim.patch)
+            if probes:
+                fields["patch_error"] = "the patch inspects the test harness or the interpreter: no repair credit"
+            elif patched == program.files:
+                fields["patch_error"] = "the patch changes nothing"
+            if run is not None:
+                parts, fields = self._run_parts(program, patched, run, parts, fields, reference_lines)
+        repair = RepairParts(**parts)
+        reward = repair.reward(self.config)
+        outcome = RepairOutcome(**base, valid=True, reward=reward, **fields)
+        return Score(reward=reward, components=repair.components(), outcome=outcome.stored(),
+                     parse_status=ParseStatus.OK)
+
+    @staticmethod
+    def _run_parts(program: Program, patched: dict[str, str], run: Execution, parts: dict[str, float],
+                   fields: dict[str, Any], reference_lines: int) -> tuple[dict[str, float], dict[str, Any]]:
+        verdict = judge(program, run)
+        before, after = scan(program.files), scan(patched)
+        remaining = sorted({f.test_id for f in flagged(after, program.static_ids)})
+        introduced = new_high(before, after)
+        blocked = verdict.exploit_blocked
+        fields.update(functional_fraction=verdict.functional_fraction, functional_failed=verdict.functional_failed,
+                      exploit_blocked=blocked, exploited=verdict.exploited, repaired=verdict.repaired,
+                      static_clean=not remaining and not introduced, static_remaining=remaining,
+                      static_new_high=introduced, timed_out=run.timed_out, run_s=run.wall_s, notes=verdict.notes[:6])
+        if blocked:
+            parts.update(functional=verdict.functional_fraction, repaired=float(verdict.repaired))
+        if verdict.repaired:
+            parts.update(static_clean=float(not remaining and not introduced),
+                         patch_size=size_score(fields["patch_lines"], reference_lines))
+        return parts, fields
+
+    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
+        from security_verifiers.envs.code_repair.metrics import code_repair_metrics
+
+        return code_repair_metrics(outcomes, items)
+
+    def point_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
+        from security_verifiers.envs.code_repair.metrics import point_metrics
+
+        return point_metrics(outcomes)
+
+    def baselines(self) -> dict[str, Callable[[], Policy]]:
+        from security_verifiers.envs.code_repair import baselines as b
+
+        return b.factories()
