@@ -52,10 +52,10 @@ class RunSecrets:
 
 @dataclass
 class Execution:
-    """What one run showed: observations by probe id, whether the marker file appeared, how the sandbox ended."""
+    """What one run showed: observations by probe id, which probes' marker files appeared, how the sandbox ended."""
 
     observations: dict[str, dict[str, Any]]
-    marker_created: bool
+    markers_created: list[str]  # the marker probes whose own marker file exists after the run
     canary: str
     exit_code: int
     timed_out: bool
@@ -122,12 +122,13 @@ async def execute_async(program: Program, files: Mapping[str, str], run: RunSecr
         command = prepare(workdir, program, files, run)
         limits = SandboxLimits(timeout=program.timeout_s, **LIMITS)
         result = await run_async(command, workdir, limits)
-        marker = (workdir / run.marker).exists() or (workdir / run.marker).is_symlink()
+        markers = [p.id for p in program.exploits() if p.detect is not None and p.detect.kind == "marker"
+                   and ((workdir / f"{run.marker}-{p.id}").exists() or (workdir / f"{run.marker}-{p.id}").is_symlink())]
     observations = read_observations(result.stdout, run.nonce)
     imported = observations.pop("__import__", None)
     finished = observations.pop("__done__", None) is not None
     import_error = None if imported is None else f"{imported.get('raised')}: {imported.get('message', '')}"[:500]
-    return Execution(observations=observations, marker_created=marker, canary=run.canary,
+    return Execution(observations=observations, markers_created=markers, canary=run.canary,
                      exit_code=result.exit_code, timed_out=result.timed_out, wall_s=result.wall_s,
                      import_error=import_error, finished=finished,
                      stderr_tail=result.stderr.decode("utf-8", "replace")[-800:])

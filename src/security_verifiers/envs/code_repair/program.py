@@ -42,8 +42,9 @@ class Detect(_Strict):
 
     - ``contains``: the observation's JSON text contains ``text`` with ``{canary}`` replaced by the run's canary
       (case-insensitively): the program disclosed what only the weakness reaches;
-    - ``marker``: the run's marker file exists in the work directory afterwards (checked on the host): the
-      program created what only the weakness creates (a command ran, an archive wrote outside its target);
+    - ``marker``: the probe's marker file (``ctx["marker"]``, a path of its own per probe and run) exists in the
+      work directory afterwards (checked on the host): the program created what only the weakness creates (a
+      command ran, an archive wrote outside its target);
     - ``equals``: the observation equals ``value`` (a spy in the test saw the unsafe operation happen);
     - ``hang``: the call ran longer than ``seconds`` (the driver runs it in a child it kills then).
     """

@@ -115,10 +115,11 @@ def main():
     signal.setitimer(signal.ITIMER_REAL, 0)
     for probe_id in order:
         call = getattr(tests, "probe_" + probe_id)
+        probe_ctx = dict(ctx, marker=ctx["marker"] + "-" + probe_id)  # each probe's own marker: effects are its own
         if probe_id in hang:
-            observation = _isolated(call, ctx, hang[probe_id], dumps, clock)
+            observation = _isolated(call, probe_ctx, hang[probe_id], dumps, clock)
         else:
-            observation = _observe(call, ctx)
+            observation = _observe(call, probe_ctx)
         emit(probe_id, _encode(observation, dumps))
     emit("__done__", "{}")
 

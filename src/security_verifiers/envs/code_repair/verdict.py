@@ -89,7 +89,7 @@ def _exploited(probe: Probe, observation: dict[str, Any] | None, execution: Exec
     detect = probe.detect
     assert detect is not None
     if detect.kind == "marker":
-        return execution.marker_created or observation is None
+        return probe.id in execution.markers_created or observation is None
     if observation is None:
         return True
     if detect.kind == "hang":

@@ -139,7 +139,7 @@ def _log_search(rng: random.Random) -> Program:
 
         def probe_substitution(ctx):
             try:
-                search.$fn("$$(touch " + ctx["marker"] + ")", "auth.log")
+                search.$fn("x'$$(touch " + ctx["marker"] + ")'", "auth.log")
             except Exception as error:
                 return type(error).__name__
             return "ran"

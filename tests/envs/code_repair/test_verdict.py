@@ -1,0 +1,83 @@
+"""The host's verdict from observations alone (no sandbox): fail-closed on every missing piece."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from security_verifiers.envs.code_repair.execution import Execution, read_observations
+from security_verifiers.envs.code_repair.families.command_injection import FAMILY
+from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+from security_verifiers.envs.code_repair.verdict import judge, substantive
+
+CANARY = "cnabc123"
+
+
+def program(**changes: object) -> Program:
+    base = FAMILY.build(random.Random(0), "log_search")
+    return base.model_copy(update=changes)
+
+
+def execution(observations: dict, markers: list[str] | None = None) -> Execution:
+    return Execution(observations=observations, markers_created=markers or [], canary=CANARY, exit_code=0,
+                     timed_out=False, wall_s=0.05)
+
+
+def with_probes(*probes: Probe, tests: str) -> Program:
+    return program(probes=list(probes), tests=tests)
+
+
+TESTS = "".join(f"def probe_{name}(ctx):\n    return 1\n" for name in ("f", "g", "x", "y"))
+
+
+def test_functional_needs_the_exact_value() -> None:
+    p = with_probes(Probe(id="f", kind="functional", expect=[1, 2]),
+                    Probe(id="x", kind="exploit", detect=Detect(kind="marker")), tests=TESTS)
+    assert judge(p, execution({"f": {"value": [1, 2]}, "x": {"value": 0}})).functional_passed == ["f"]
+    assert judge(p, execution({"f": {"value": [2, 1]}, "x": {"value": 0}})).functional_failed == ["f"]
+    assert judge(p, execution({"f": {"raised": "ValueError", "message": ""}})).functional_failed == ["f"]
+    assert judge(p, execution({})).functional_failed == ["f"]
+
+
+@pytest.mark.parametrize(("detect", "observation", "markers", "exploited"), [
+    (Detect(kind="marker"), {"value": "ran"}, ["x"], True),
+    (Detect(kind="marker"), {"value": "ran"}, ["other"], False),
+    (Detect(kind="marker"), None, [], True),  # the run ended before the probe: exploited
+    (Detect(kind="contains", text="<b>{canary}"), {"value": f"<B>{CANARY.upper()}</B>"}, [], True),
+    (Detect(kind="contains", text="{canary}"), {"raised": "KeyError", "message": f"no {CANARY}"}, [], True),
+    (Detect(kind="contains", text="{canary}"), {"value": "nothing"}, [], False),
+    (Detect(kind="equals", value=True), {"value": True}, [], True),
+    (Detect(kind="equals", value=True), {"value": 1.5}, [], False),
+    (Detect(kind="equals", value=True), {"raised": "TypeError", "message": ""}, [], False),
+    (Detect(kind="hang", seconds=1.0), {"hung": True}, [], True),
+    (Detect(kind="hang", seconds=1.0), {"value": False}, [], False),
+    (Detect(kind="hang", seconds=1.0), None, [], True),
+])
+def test_exploit_detectors(detect: Detect, observation: dict | None, markers: list[str], exploited: bool) -> None:
+    p = with_probes(Probe(id="f", kind="functional", expect=1), Probe(id="x", kind="exploit", detect=detect),
+                    tests=TESTS)
+    observations = {"f": {"value": 1}} if observation is None else {"f": {"value": 1}, "x": observation}
+    verdict = judge(p, execution(observations, markers))
+    assert (verdict.exploited == ["x"]) is exploited
+    assert verdict.repaired is (not exploited)
+
+
+def test_substantive_probes_leave_out_what_refusing_or_constants_pass() -> None:
+    tests = ("def probe_f(ctx):\n    try:\n        run()\n    except ValueError:\n        return 'refused'\n"
+             "    return 'ran'\n" + "".join(f"def probe_{n}(ctx):\n    return 1\n" for n in ("g", "h", "k", "x")))
+    p = with_probes(Probe(id="f", kind="functional", expect="refused"),
+                    Probe(id="g", kind="functional", expect=False),
+                    Probe(id="h", kind="functional", expect="FileNotFoundError"),
+                    Probe(id="k", kind="functional", expect=7),
+                    Probe(id="x", kind="exploit", detect=Detect(kind="marker")), tests=tests)
+    assert substantive(p) == ["k"]
+    verdict = judge(p, execution({"f": {"value": "refused"}, "g": {"value": False}, "h": {"value": "x"},
+                                  "k": {"value": 0}, "x": {"value": 0}}))
+    assert verdict.functional_fraction == 0.0 and not verdict.repaired
+
+
+def test_only_lines_with_the_nonce_count_and_the_first_wins() -> None:
+    out = (b"noise\nNONCE\tf\t{\"value\": 1}\nNONCE\tf\t{\"value\": 2}\nOTHER\tx\t{\"value\": 0}\n"
+           b"NONCE\tg\tnot json\nNONCE\th\t[1]\n")
+    assert read_observations(out, "NONCE") == {"f": {"value": 1}}
