@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 from security_verifiers.core.errors import InfraError
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
-from security_verifiers.envs.base import EnvConfig, Environment
+from security_verifiers.core.workers import WorkerLimits
+from security_verifiers.envs.base import EnvConfig, Environment, Toolbox
 from security_verifiers.envs.code_repair.execution import Execution, execute_many
 from security_verifiers.envs.code_repair.items import (
     Answer,
@@ -38,6 +39,7 @@ from security_verifiers.envs.code_repair.static import bandit_version, flagged, 
 from security_verifiers.envs.code_repair.verdict import judge
 from security_verifiers.envs.kits.patching import PatchError, apply_patch_files, files_diff, show_files
 from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.envs.kits.toolbox import CallBudget, shared_worker
 from security_verifiers.models.base import Policy
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -56,6 +58,12 @@ and re-scanned by a static analyser. Most of the reward is for a repair: every e
 behaviour kept. A patch that breaks the program earns nothing for blocking the exploit, and a patch that leaves \
 the weakness earns nothing for keeping the program working. Naming the right CWE and line earns a small part; \
 an overly large rewrite costs a little."""
+
+
+TOOLS_NOTE = """
+
+You may call the tools run_tests (the hidden functional tests, on a draft patch) and run_bandit (the static \
+analyser, on a draft patch): at most {n} calls; more cost reward."""
 
 
 class CodeRepair(Environment):
@@ -78,6 +86,10 @@ class CodeRepair(Environment):
     item_contract: ClassVar[CodeRepairContract] = CodeRepairContract(CodeRepairInput, CodeRepairTarget, Answer)
     config: CodeRepairConfig
 
+    @property  # type: ignore[override]
+    def max_turns(self) -> int:
+        return self.config.max_turns if self.config.mode == "tools" else 1
+
     def component_weights(self) -> dict[str, float]:
         return self.config.weights()
 
@@ -98,7 +110,20 @@ class CodeRepair(Environment):
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
         user = (f"Intended behaviour: {item.input['description']}\n\n" + show_files(item.input["files"]))
-        return [Message(role="system", content=SYSTEM_PROMPT), Message(role="user", content=user)]
+        system = SYSTEM_PROMPT
+        if self.config.mode == "tools":
+            system += TOOLS_NOTE.format(n=self.config.max_tool_calls)
+        return [Message(role="system", content=system), Message(role="user", content=user)]
+
+    def tools(self, item: Item) -> Toolbox | None:
+        if self.config.mode != "tools":
+            return None
+        from security_verifiers.envs.code_repair.tools import RepairToolbox, load_nothing
+
+        worker = shared_worker(self, load_nothing)
+        limits = WorkerLimits(time_s=self.config.tool_timeout_s, memory_mb=1024)
+        return RepairToolbox(item.target, item.input["files"], item.input["description"], self.config.max_tool_calls,
+                             limits, worker)
 
     # -- the one scorer ------------------------------------------------------------------------
     def score(self, item: Item, transcript: Transcript) -> Score:
@@ -134,14 +159,14 @@ class CodeRepair(Environment):
             if isinstance(run, InfraError):
                 out.append(run)
                 continue
-            out.append(self._score_one(item, program, answer, patched[index], probes[index], run))
+            out.append(self._score_one(item, transcripts[index], program, answer, patched[index], probes[index], run))
         return out
 
-    def _score_one(self, item: Item, program: Program, answer: Parsed[Answer] | ParseFailure,
+    def _score_one(self, item: Item, transcript: Transcript, program: Program, answer: Parsed[Answer] | ParseFailure,
                    patched: dict[str, str] | PatchError | None, probes: list[str], run: Execution | None) -> Score:
         reference_lines = changed_lines(files_diff(program.files, program.fixed))
         base = {"family": program.family, "variant": program.variant, "cwe": program.cwe, "split": item.split,
-                "reference_lines": reference_lines}
+                "reference_lines": reference_lines, "tool_calls": transcript.tool_calls}
         if isinstance(answer, ParseFailure):
             outcome = RepairOutcome(**base, valid=False, reward=0.0)
             return Score(reward=0.0, components=dict.fromkeys(self.config.weights(), 0.0), outcome=outcome.stored(),
@@ -167,7 +192,9 @@ class CodeRepair(Environment):
             if run is not None:
                 parts, fields = self._run_parts(program, patched, run, parts, fields, reference_lines)
         repair = RepairParts(**parts)
-        reward = repair.reward(self.config)
+        over = CallBudget(self.config.max_tool_calls).over(transcript.tool_calls) if self.config.mode == "tools" else 0
+        reward = max(0.0, repair.reward(self.config) - self.config.over_budget_cost * over)
+        fields["over_budget"] = over
         outcome = RepairOutcome(**base, valid=True, reward=reward, **fields)
         return Score(reward=reward, components=repair.components(), outcome=outcome.stored(),
                      parse_status=ParseStatus.OK)

@@ -35,6 +35,7 @@ def flat_metrics(outcomes: Sequence[RepairOutcome]) -> dict[str, Any]:
         "static_clean_rate": ratio(sum(o.repaired and o.static_clean for o in outcomes), n),
         "harness_probe_rate": ratio(sum(bool(o.harness_probes) for o in outcomes), n),
         "timeout_rate": ratio(sum(o.timed_out for o in outcomes), n),
+        "tool_calls_mean": mean_or_none([o.tool_calls for o in outcomes]),
         "patch_lines_mean": mean_or_none([o.patch_lines for o in applied if o.patch_lines is not None]),
         "reward_mean": mean_or_none([o.reward for o in outcomes]),
     }

@@ -44,6 +44,8 @@ class RepairOutcome(BaseModel):
     static_clean: bool = False
     static_remaining: list[str] = Field(default_factory=list)
     static_new_high: list[str] = Field(default_factory=list)
+    tool_calls: int = 0
+    over_budget: int = Field(0, description="Tool calls past the budget (each refused and charged).")
     timed_out: bool = False
     run_s: float | None = None
     notes: list[str] = Field(default_factory=list)

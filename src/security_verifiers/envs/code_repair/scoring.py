@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -69,6 +70,12 @@ class CodeRepairConfig(EnvConfig):
                                  description="Weight of the analyser's signal gone (once exploits are blocked).")
     size_weight: float = Field(0.05, ge=0, le=1, description="Weight of a patch no larger than the reference's "
                                "allowance (once exploits are blocked).")
+    mode: Literal["no_tools", "tools"] = Field("no_tools", description="Whether the model may call run_tests and "
+                                               "run_bandit on drafts.")
+    max_tool_calls: int = Field(6, ge=0, le=100, description="Tool calls allowed per episode.")
+    tool_timeout_s: float = Field(20.0, gt=0, description="Seconds allowed per tool call.")
+    over_budget_cost: float = Field(0.02, ge=0, le=1, description="Reward lost per tool call over budget.")
+    max_turns: int = Field(8, ge=1, le=50, description="Assistant turns per episode in tools mode.")
     parallel: int = Field(8, ge=1, le=64, description="Sandboxes run at once when a batch is scored (most of a "
                           "run is waiting: starting the sandbox, or a program that hangs until its timeout).")
 

@@ -37,6 +37,8 @@ def bandit_version() -> str:
 @cache
 def _bandit() -> tuple[Any, Any]:
     """bandit's config and manager module, loaded once (its plugins take about 0.3 s)."""
+    logging.getLogger("bandit").setLevel(logging.ERROR)
+    logging.getLogger("stevedore").setLevel(logging.CRITICAL)  # bandit's optional SARIF formatter is not installed
     with warnings.catch_warnings():  # stevedore's deprecation notice about bandit's plugin loading, not ours
         warnings.simplefilter("ignore")
         try:
@@ -45,7 +47,6 @@ def _bandit() -> tuple[Any, Any]:
         except ImportError as error:  # a missing analyser is an error, never a clean scan
             raise EngineUnavailable(f"bandit is not installed ({error}); install the project (pip install -e .)") \
                 from error
-        logging.getLogger("bandit").setLevel(logging.ERROR)
         return bandit_config.BanditConfig(), bandit_manager
 
 

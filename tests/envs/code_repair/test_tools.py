@@ -1,0 +1,59 @@
+"""Tools mode: the model may run the hidden functional tests and bandit on drafts, within a budget."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from typing import Any
+
+from security_verifiers.core.types import Completion, Item, Message, ToolCall
+from security_verifiers.envs.code_repair.env import CodeRepair
+from security_verifiers.envs.code_repair.families.command_injection import FAMILY
+from security_verifiers.envs.code_repair.generator import to_item
+from security_verifiers.envs.kits.patching import files_diff
+from security_verifiers.harness.episode import run_episode
+
+
+class Scripted:
+    """Calls the given tools with the reference patch, then answers with it."""
+
+    name = "scripted"
+
+    def __init__(self, calls: list[tuple[str, dict[str, Any]]]) -> None:
+        self.calls = calls
+        self.results: list[dict[str, Any]] = []
+
+    def describe(self) -> dict[str, str]:
+        return {"kind": "test"}
+
+    async def respond(self, item: Item, messages: list[Message], tools: Any, sample: int) -> Completion:
+        self.results = [json.loads(m.content) for m in messages if m.role == "tool"]
+        turn = sum(1 for m in messages if m.role == "assistant")
+        if turn == 0 and self.calls:
+            return Completion(text="", tool_calls=[ToolCall(id=f"c{k}", name=name, arguments=json.dumps(args))
+                                                   for k, (name, args) in enumerate(self.calls)])
+        patch = files_diff(item.input["files"], item.target["fixed"])
+        loc = item.target["location"]
+        return Completion(text=json.dumps({"cwe": item.target["cwe"], "file": loc["file"], "line": loc["start"],
+                                           "patch": patch}))
+
+
+def test_tools_run_the_functional_tests_and_bandit_on_drafts() -> None:
+    env = CodeRepair.from_options({"mode": "tools", "max_tool_calls": 5})
+    program = FAMILY.build(random.Random(2), "checksum")
+    item = to_item(program, "test", {"t": 1})
+    fix = files_diff(program.files, program.fixed)
+    policy = Scripted([("run_tests", {"patch": fix}), ("run_tests", {}), ("run_bandit", {"patch": fix}),
+                       ("run_bandit", {}), ("run_tests", {"patch": "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"}),
+                       ("run_tests", {})])
+    record = asyncio.run(run_episode(env, policy, item))
+    with_fix, as_given, bandit_fixed, bandit_given, bad, refused = policy.results
+    n_functional = len(program.functional())
+    assert with_fix == as_given == {"passed": n_functional, "failed": 0, "timed_out": False, "import_error": None}
+    assert "B602" in {f["test_id"] for f in bandit_given["findings"]}
+    assert "B602" not in {f["test_id"] for f in bandit_fixed["findings"]}
+    assert "does not apply" in bad["error"] and "budget" in refused["error"]
+    assert "expect" not in json.dumps(policy.results)  # the probes' expectations stay hidden
+    assert record.outcome["tool_calls"] == 6 and record.outcome["over_budget"] == 1
+    assert record.reward == 1.0 - 0.02
