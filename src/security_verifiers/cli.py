@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from security_verifiers.cli_import import (
+    cmd_data_import_code_repair,
     cmd_data_import_config_audit,
     cmd_data_import_network_logs,
     remove_file,
@@ -725,7 +726,18 @@ def build_parser() -> argparse.ArgumentParser:
                     "max-hosts x 20 flows of ~650 bytes (1.3 GB at worst with the default), whatever the length of "
                     "the files.")
     nl.set_defaults(func=cmd_data_import_network_logs)
-    for parser_ in (ca, nl):
+    cr = imp_sub.add_parser("code-repair", help="Vulnerability-fix corpora: Big-Vul, CVEfixes, JSON Lines records.",
+                            description="Each Python function before its security fix becomes a detection-only item "
+                            "(scored on naming its CWE and the changed lines; nothing is run). Other languages, "
+                            "records without a usable CWE, unchanged and duplicate functions are skipped with the "
+                            "reason.")
+    cr.add_argument("files", nargs="+", metavar="FILE", help="Corpus files, read in the order given.")
+    cr.add_argument("--format", required=True, choices=("bigvul", "cvefixes", "records"),
+                    help="bigvul: MSR_data_cleaned.csv; cvefixes: the CVEfixes SQLite database; records: JSON Lines "
+                    "of {before, after, cwe, file?, cve?, project?, language?}.")
+    cr.add_argument("--limit", type=int, default=None, help="Stop after N items.")
+    cr.set_defaults(func=cmd_data_import_code_repair)
+    for parser_ in (ca, nl, cr):
         parser_.add_argument("--out", required=True, help="Output JSONL file.")
         parser_.add_argument("--split", default="local", help="Split name written into every item.")
         parser_.add_argument("--strict", action="store_true",

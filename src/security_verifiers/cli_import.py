@@ -203,3 +203,34 @@ def cmd_data_import_network_logs(args: argparse.Namespace) -> int:
           f"{problems.total} unreadable, {sum(f.ignored for f in files)} ignored (blank, or not TCP/UDP/ICMP); "
           f"{windows.forgotten} host(s) forgotten beyond --max-hosts {max_hosts:,}", file=sys.stderr)
     return _finish_import(args, "network-logs", partial, written, digest, problems.total, t0, rows=rows)
+
+
+def cmd_data_import_code_repair(args: argparse.Namespace) -> int:
+    """Vulnerability-fix corpora (Big-Vul, CVEfixes, JSON Lines records) as detection-only items."""
+    from security_verifiers.envs.code_repair.env import CodeRepair
+    from security_verifiers.envs.code_repair.loaders import import_records
+
+    if args.limit is not None and args.limit <= 0:
+        raise ConfigError("--limit must be positive")
+    _out_path(args)
+    paths = [Path(p) for p in args.files]
+    for path in paths:
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such file")
+    t0 = time.perf_counter()
+    if not args.quiet:
+        print(f"reading {len(paths)} file(s) as {args.format}...", file=sys.stderr)
+    report = import_records(args.format, paths, split=args.split, limit=args.limit)
+    if report.skipped:
+        print(f"{sum(report.skipped.values())} record(s) skipped:", file=sys.stderr)
+        for reason, count in report.skipped.most_common():
+            print(f"  {count} {reason}", file=sys.stderr)
+    _print_problems(report.problems.shown, report.problems.total, "record(s)")
+    print(f"{len(report.items)} item(s) from {report.read} record(s) of {len(paths)} file(s)"
+          f"{' (--limit reached)' if args.limit is not None and len(report.items) >= args.limit else ''}",
+          file=sys.stderr)
+    CodeRepair.check_items(report.items, None, ", ".join(args.files))
+    partial = Path(args.out + ".partial")
+    digest = write_partial(report.items, partial, _header("code-repair", args))
+    return _finish_import(args, "code-repair", partial, len(report.items), digest, report.problems.total, t0,
+                          skipped=sum(report.skipped.values()))

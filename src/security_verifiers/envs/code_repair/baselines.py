@@ -50,7 +50,8 @@ class ReferenceBaseline(Baseline):
     def answer(self, item: Item, messages: list[Message]) -> str:
         target = item.target
         loc = target["location"]
-        return answer(target["cwe"], loc["file"], loc["start"], files_diff(item.input["files"], target["fixed"]))
+        fix = files_diff(item.input["files"], target["fixed"]) if target.get("fixed") is not None else ""
+        return answer(target["cwe"], loc["file"], loc["start"], fix)
 
 
 class NoopBaseline(Baseline):

@@ -22,6 +22,7 @@ from security_verifiers.envs.code_repair.items import (
     CodeRepairContract,
     CodeRepairInput,
     CodeRepairTarget,
+    is_program,
     program_of,
 )
 from security_verifiers.envs.code_repair.outcome import RepairOutcome
@@ -134,14 +135,14 @@ class CodeRepair(Environment):
 
     def score_many(self, items: Sequence[Item], transcripts: Sequence[Transcript]) -> list[Score | InfraError]:
         """Parse and apply every patch, then run the patched programs in the sandbox, ``parallel`` at a time."""
-        programs = [program_of(item.input, item.target) for item in items]
+        programs = [program_of(item.input, item.target) if is_program(item.target) else None for item in items]
         answers = [parse_answer(t.final_text, Answer) for t in transcripts]
         patched: list[dict[str, str] | PatchError | None] = []
         probes: list[list[str]] = []
         for program, answer in zip(programs, answers, strict=True):
             patch = answer.value.patch if isinstance(answer, Parsed) else ""
             probes.append(harness_probes(patch))
-            if not patch.strip():
+            if not patch.strip() or program is None:  # an imported record has no tests to run a patch against
                 patched.append(None)
                 continue
             try:
@@ -149,7 +150,8 @@ class CodeRepair(Environment):
             except PatchError as err:
                 patched.append(err)
         to_run = [index for index, files in enumerate(patched)
-                  if isinstance(files, dict) and files != programs[index].files and not probes[index]]
+                  if isinstance(files, dict) and files != programs[index].files  # type: ignore[union-attr]
+                  and not probes[index]]
         runs = execute_many([(programs[i], patched[i]) for i in to_run],  # type: ignore[misc]
                             parallel=self.config.parallel)
         executions: dict[int, Execution | InfraError] = dict(zip(to_run, runs, strict=True))
@@ -162,27 +164,31 @@ class CodeRepair(Environment):
             out.append(self._score_one(item, transcripts[index], program, answer, patched[index], probes[index], run))
         return out
 
-    def _score_one(self, item: Item, transcript: Transcript, program: Program, answer: Parsed[Answer] | ParseFailure,
-                   patched: dict[str, str] | PatchError | None, probes: list[str], run: Execution | None) -> Score:
-        reference_lines = changed_lines(files_diff(program.files, program.fixed))
-        base = {"family": program.family, "variant": program.variant, "cwe": program.cwe, "split": item.split,
-                "reference_lines": reference_lines, "tool_calls": transcript.tool_calls}
+    def _score_one(self, item: Item, transcript: Transcript, program: Program | None,
+                   answer: Parsed[Answer] | ParseFailure, patched: dict[str, str] | PatchError | None,
+                   probes: list[str], run: Execution | None) -> Score:
+        target = CodeRepairTarget.model_validate(item.target)
+        reference_lines = 0 if program is None else changed_lines(files_diff(program.files, program.fixed))
+        base = {"family": target.family, "variant": target.variant, "cwe": target.cwe, "split": item.split,
+                "kind": target.kind, "reference_lines": reference_lines, "tool_calls": transcript.tool_calls}
         if isinstance(answer, ParseFailure):
             outcome = RepairOutcome(**base, valid=False, reward=0.0)
             return Score(reward=0.0, components=dict.fromkeys(self.config.weights(), 0.0), outcome=outcome.stored(),
                          parse_status=answer.status, parse_error=answer.message)
         claim = answer.value
-        loc = program.location
-        cwe_ok = cwe_matches(claim.cwe, program.cwe)
+        loc = target.location
+        cwe_ok = cwe_matches(claim.cwe, target.cwe)
         located = claim.file == loc.file and claim.line is not None \
             and loc.start - LINE_SLACK <= claim.line <= loc.end + LINE_SLACK
         fields: dict[str, Any] = {"cwe_claimed": claim.cwe or None, "cwe_correct": cwe_ok, "located": located,
-                                  "patch_present": patched is not None, "harness_probes": probes}
+                                  "patch_present": bool(claim.patch.strip()), "harness_probes": probes}
         parts = {"cwe": float(cwe_ok), "location": float(located), "functional": 0.0, "repaired": 0.0,
                  "static_clean": 0.0, "patch_size": 0.0}
+        if program is None and fields["patch_present"]:
+            fields["patch_error"] = "an imported record has no tests: its patch is not run (detection only)"
         if isinstance(patched, PatchError):
             fields["patch_error"] = str(patched)
-        elif isinstance(patched, dict):
+        elif isinstance(patched, dict) and program is not None:
             fields["patch_applied"] = True
             fields["patch_lines"] = changed_lines(claim.patch)
             if probes:
@@ -227,6 +233,16 @@ class CodeRepair(Environment):
         from security_verifiers.envs.code_repair.metrics import point_metrics
 
         return point_metrics(outcomes)
+
+    def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
+        from security_verifiers.envs.code_repair.outcome import read_outcomes
+
+        return read_outcomes(outcomes)
+
+    def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
+        from security_verifiers.envs.code_repair.plots import code_repair_plots
+
+        return code_repair_plots(outcomes, out_dir)
 
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.code_repair import baselines as b

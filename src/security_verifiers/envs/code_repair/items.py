@@ -9,9 +9,9 @@ builds, so a hand-written item meets exactly the checks a generated one does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from security_verifiers.core.types import Item
 from security_verifiers.envs.base import ItemContract
@@ -30,24 +30,43 @@ class CodeRepairInput(_Strict):
 
 
 class CodeRepairTarget(_Strict):
-    """``item.target``: a :class:`Program` without its ``files`` and ``description`` (they are the input)."""
+    """``item.target``. A generated task (``kind="program"``) is a :class:`Program` without its ``files`` and
+    ``description`` (they are the input). An imported record (``kind="detection"``, :mod:`.loaders`) has no tests:
+    only its CWE and location, and where it comes from; it is scored on naming them."""
 
+    kind: Literal["program", "detection"] = "program"
     family: str
     variant: str
     domain: str
     cwe: str
-    fixed: dict[str, str]
     location: Location
-    tests: str
-    probes: list[Probe] = Field(min_length=2)
+    fixed: dict[str, str] | None = None
+    tests: str | None = None
+    probes: list[Probe] | None = None
     fixtures: dict[str, str] = Field(default_factory=dict)
     static_ids: list[str] = Field(default_factory=list)
     timeout_s: float = 3.0
+    source: dict[str, str] | None = Field(None, description="Imported records: dataset, file, record, CVE, project.")
+
+    @model_validator(mode="after")
+    def _fields_of_kind(self) -> CodeRepairTarget:
+        program_fields = (self.fixed, self.tests, self.probes)
+        if self.kind == "program" and any(f is None for f in program_fields):
+            raise ValueError("a program target needs fixed, tests and probes")
+        if self.kind == "detection" and (any(f is not None for f in program_fields) or self.source is None):
+            raise ValueError("a detection target has a source and no fixed, tests or probes")
+        return self
+
+
+def is_program(target: dict[str, Any]) -> bool:
+    """Whether an item's target is a generated program (with tests), rather than an imported detection record."""
+    return target.get("kind", "program") == "program"
 
 
 def program_of(input_: dict[str, Any], target: dict[str, Any]) -> Program:
     """The whole program an item describes (raises pydantic's ValidationError when the two do not fit)."""
-    return Program.model_validate({**target, "files": input_["files"], "description": input_["description"]},
+    fields = {k: v for k, v in target.items() if k not in ("kind", "source")}
+    return Program.model_validate({**fields, "files": input_["files"], "description": input_["description"]},
                                   strict=False)
 
 
@@ -60,6 +79,8 @@ class CodeRepairContract(ItemContract):
         found = super().problem(item)
         if found is not None:
             return found
+        if not is_program(item.target):
+            return None
         try:
             program_of(item.input, item.target)
         except ValidationError as err:

@@ -7,7 +7,7 @@ key is an error where it is read, never a silent 0.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +22,8 @@ class RepairOutcome(BaseModel):
     variant: str
     cwe: str = Field(description="The task's weakness.")
     split: str
+    kind: Literal["program", "detection"] = Field("program", description="detection: an imported record without "
+                                                  "tests, scored on naming the CWE and line only.")
     # The answer.
     valid: bool = Field(description="The answer parsed.")
     reward: float

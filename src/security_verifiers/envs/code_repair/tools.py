@@ -38,9 +38,11 @@ def _patched(files: dict[str, str], patch: str | None) -> dict[str, str] | dict[
 def _run_tests(_state: None, target: dict[str, Any], files: dict[str, str], description: str,
                patch: str | None) -> dict[str, Any]:
     from security_verifiers.envs.code_repair.execution import execute
-    from security_verifiers.envs.code_repair.items import program_of
+    from security_verifiers.envs.code_repair.items import is_program, program_of
     from security_verifiers.envs.code_repair.verdict import judge
 
+    if not is_program(target):
+        return {"error": "this item is an imported record: it has no tests to run"}
     patched = _patched(files, patch)
     if "error" in patched:
         return patched
