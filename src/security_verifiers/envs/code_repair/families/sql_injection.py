@@ -1,0 +1,739 @@
+"""CWE-89, SQL injection: a program builds an SQL statement for sqlite3 from a caller's string.
+
+Variants (every one runs on a real sqlite3 database the test module fills, with another account's secret in it):
+
+- ``key_store``: the API keys of one account on a developer portal; the owner goes into the WHERE clause
+  through an f-string;
+- ``order_search``: a shop customer's order search; the search text goes into a LIKE pattern by ``+``;
+- ``staff_export``: an HR directory export whose column names come from the export dialog (fix: an allowlist);
+- ``wiki_tags`` (OOD): tags added to a wiki page in one ``executescript``, so stacked statements run.
+
+The exploits read another account's secret column, which holds the run's canary (``' OR '1'='1``, ``UNION
+SELECT``, a sub-select in the column list, a stacked INSERT or UPDATE); the reference fix binds parameters or
+checks the columns against the allowlist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families.kit import ORGS, PEOPLE, WORDS, fill, location, pick, swap
+from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+
+LEAK = Detect(kind="contains", text="{canary}")
+
+
+def _hex(rng: random.Random, digits: int) -> str:
+    return f"{rng.getrandbits(4 * digits):0{digits}x}"
+
+
+def _key_store(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg, mod = f"{org}_portal", rng.choice(("keys", "api_keys", "credentials"))
+    table = rng.choice(("api_keys", "access_keys", "client_keys"))
+    col = rng.choice(("secret", "token", "key_value"))
+    list_fn = rng.choice(("keys_for", "list_keys", "account_keys"))
+    create = rng.choice(("issue_key", "create_key", "new_key"))
+    revoke = rng.choice(("revoke_key", "delete_key", "drop_key"))
+    prefix = rng.choice(("pk_", "ak_", "key_"))
+    first, second, victim, nobody = pick(rng, PEOPLE, 4)
+    labels = pick(rng, WORDS, 6)
+    owned = {first: sorted(labels[:rng.randint(2, 4)]), second: sorted(labels[4:4 + rng.randint(1, 2)])}
+    rows = [[owner, label, prefix + _hex(rng, 32)] for owner, names in owned.items() for label in names]
+    rng.shuffle(rows)
+    secrets_of = {(owner, label): key for owner, label, key in rows}
+    source = fill(r'''
+        """API keys of the $org developer portal: every account holds named keys for calling the public API."""
+
+        import hashlib
+        import secrets
+        import sqlite3
+
+        DB_PATH = "/var/lib/$org/portal.db"
+        _conn = None
+
+
+        def db() -> sqlite3.Connection:
+            """The portal database, opened (and its table made) on first use."""
+            global _conn
+            if _conn is None:
+                _conn = sqlite3.connect(DB_PATH)
+                _conn.execute("CREATE TABLE IF NOT EXISTS $table (owner TEXT NOT NULL, label TEXT NOT NULL, "
+                              "$col TEXT NOT NULL, PRIMARY KEY (owner, label))")
+            return _conn
+
+
+        def $create(owner: str, label: str) -> str:
+            """Issue a new key called ``label`` for ``owner`` and return it (it is shown once, on creation)."""
+            key = "$prefix" + secrets.token_hex(16)
+            with db():
+                db().execute("INSERT INTO $table (owner, label, $col) VALUES (?, ?, ?)", (owner, label, key))
+            return key
+
+
+        def $list_fn(owner: str) -> list[dict]:
+            """The keys of one account, ordered by label, as its settings page lists them."""
+            rows = db().execute(f"SELECT label, $col FROM $table WHERE owner = '{owner}' ORDER BY label").fetchall()
+            return [{"label": label, "key": key} for label, key in rows]
+
+
+        def fingerprint(key: str) -> str:
+            """A short fingerprint of a key, written to audit logs instead of the key itself."""
+            return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+        def $revoke(owner: str, label: str) -> bool:
+            """Delete one key of ``owner``; whether it existed."""
+            with db():
+                cursor = db().execute("DELETE FROM $table WHERE owner = ? AND label = ?", (owner, label))
+            return cursor.rowcount == 1
+
+
+        def key_count(owner: str) -> int:
+            return db().execute("SELECT COUNT(*) FROM $table WHERE owner = ?", (owner,)).fetchone()[0]
+        ''', org=org, table=table, col=col, create=create, list_fn=list_fn, revoke=revoke, prefix=prefix)
+    fixed = swap(source,
+        f'''db().execute(f"SELECT label, {col} FROM {table} WHERE owner = '{{owner}}' ORDER BY label")''',
+        f'db().execute("SELECT label, {col} FROM {table} WHERE owner = ? ORDER BY label", (owner,))')
+    path = f"{pkg}/{mod}.py"
+    vlabel = rng.choice(("production", "billing", "payouts", "deploy"))
+    some = next(row for row in rows if row[0] == first)
+    tests = fill(r'''
+        import hashlib
+
+        import ${pkg}.${mod} as store
+
+        ROWS = $rows
+
+
+        def _fresh(ctx):
+            store.DB_PATH = ":memory:"
+            store._conn = None
+            db = store.db()
+            db.executemany("INSERT INTO $table (owner, label, $col) VALUES (?, ?, ?)", ROWS)
+            db.execute("INSERT INTO $table (owner, label, $col) VALUES (?, ?, ?)",
+                       ("$victim", "$vlabel", ctx["canary"]))
+            db.commit()
+
+
+        def probe_list(ctx):
+            _fresh(ctx)
+            return store.$list_fn("$first")
+
+
+        def probe_list_other(ctx):
+            _fresh(ctx)
+            return store.$list_fn("$second")
+
+
+        def probe_unknown(ctx):
+            _fresh(ctx)
+            return store.$list_fn("$nobody")
+
+
+        def probe_issue(ctx):
+            _fresh(ctx)
+            key = store.$create("$second", "ci")
+            listed = store.$list_fn("$second")
+            return [key.startswith("$prefix"), len(key), [item["label"] for item in listed],
+                    [item["key"] == key for item in listed], store.key_count("$second")]
+
+
+        def probe_revoke(ctx):
+            _fresh(ctx)
+            return [store.$revoke("$first", "$some_label"), store.$revoke("$first", "$some_label"),
+                    store.key_count("$first")]
+
+
+        def probe_fingerprint(ctx):
+            return store.fingerprint("$some_key")
+
+
+        def probe_or_true(ctx):
+            _fresh(ctx)
+            try:
+                return store.$list_fn("$nobody' OR '1'='1")
+            except Exception as error:
+                return type(error).__name__
+
+
+        def probe_union(ctx):
+            _fresh(ctx)
+            try:
+                return store.$list_fn("$nobody' UNION SELECT owner, $col FROM $table WHERE owner <> '$first")
+            except Exception as error:
+                return type(error).__name__
+
+
+        def probe_comment(ctx):
+            _fresh(ctx)
+            try:
+                return store.$list_fn("' UNION SELECT label || owner, $col FROM $table --")
+            except Exception as error:
+                return type(error).__name__
+        ''', pkg=pkg, mod=mod, rows=repr(rows), table=table, col=col, victim=victim, vlabel=vlabel,
+        list_fn=list_fn, create=create, revoke=revoke, prefix=prefix, first=first, second=second, nobody=nobody,
+        some_label=some[1], some_key=some[2])
+    second_labels = sorted(owned[second] + ["ci"])
+    return Program(
+        family="sql_injection", variant="key_store", domain="developer portal API keys", cwe="CWE-89",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{list_fn}(owner)` returns the API keys of one account (label and key, ordered by label) for "
+                    f"its settings page; `{create}` issues a key and `{revoke}` deletes one. The owner comes from "
+                    "the request.",
+        location=location({path: source}, path, "WHERE owner = '{owner}'"),
+        tests=tests,
+        probes=[Probe(id="list", kind="functional",
+                      expect=[{"label": label, "key": secrets_of[(first, label)]} for label in owned[first]]),
+                Probe(id="list_other", kind="functional",
+                      expect=[{"label": label, "key": secrets_of[(second, label)]} for label in owned[second]]),
+                Probe(id="unknown", kind="functional", expect=[]),
+                Probe(id="issue", kind="functional",
+                      expect=[True, len(prefix) + 32, second_labels, [label == "ci" for label in second_labels],
+                              len(second_labels)]),
+                Probe(id="revoke", kind="functional", expect=[True, False, len(owned[first]) - 1]),
+                Probe(id="fingerprint", kind="functional", expect=hashlib.sha256(some[2].encode()).hexdigest()[:12]),
+                Probe(id="or_true", kind="exploit", detect=LEAK),
+                Probe(id="union", kind="exploit", detect=LEAK),
+                Probe(id="comment", kind="exploit", detect=LEAK)],
+        static_ids=["B608"])
+
+
+_ITEMS = ("desk lamp", "usb cable", "coffee mug", "lamp shade", "notebook", "backpack", "water bottle", "phone case",
+          "travel mug", "cable tidy", "reading lamp", "yoga mat", "tea kettle", "desk mat")
+
+
+def _money(cents: int) -> str:
+    return f"{cents // 100}.{cents % 100:02d}"
+
+
+def _order_search(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg, mod = f"{org}_shop", rng.choice(("orders", "history", "order_history"))
+    search = rng.choice(("search_orders", "find_orders", "order_search"))
+    card = rng.choice(("card_token", "payment_ref", "card_ref"))
+    term = rng.choice(("lamp", "mug", "cable"))
+    customer_email = f"{pick(rng, PEOPLE)[0]}@{org}.example"
+    victim_email = f"{pick(rng, PEOPLE)[0]}.{rng.randint(10, 99)}@mail.example"
+    street = f"{rng.randint(2, 99)} {rng.choice(WORDS).title()} Road"
+    # (customer index 1 or 2, item, cents): the customer's orders, with the victim's interleaved
+    victim_first = rng.random() < 0.5
+    ours = 2 if victim_first else 1
+    theirs = 1 if victim_first else 2
+    orders: list[tuple[int, str, int]] = []
+    wanted = [i for i in _ITEMS if term in i]
+    for k in range(rng.randint(5, 8)):
+        item = rng.choice(wanted) if k < 2 else rng.choice(_ITEMS)
+        orders.append((ours, item, rng.randint(199, 9999)))
+        if rng.random() < 0.5:
+            orders.append((theirs, rng.choice(_ITEMS), rng.randint(199, 9999)))
+    orders.append((theirs, rng.choice(wanted), rng.randint(199, 9999)))
+    source = fill(r'''
+        """Order history of the $org web shop: signed-in customers search their past orders by item name."""
+
+        import sqlite3
+
+        DB_PATH = "/srv/$org/shop.db"
+        SCHEMA = """
+        CREATE TABLE IF NOT EXISTS customers (id INTEGER PRIMARY KEY, email TEXT UNIQUE NOT NULL, $card TEXT);
+        CREATE TABLE IF NOT EXISTS orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, item TEXT NOT NULL,
+                                           cents INTEGER NOT NULL, ship_to TEXT NOT NULL);
+        """
+        _conn = None
+
+
+        def connect() -> sqlite3.Connection:
+            global _conn
+            if _conn is None:
+                _conn = sqlite3.connect(DB_PATH)
+                _conn.executescript(SCHEMA)
+            return _conn
+
+
+        def register(email: str, $card: str | None = None) -> int:
+            """Create a customer account; returns its id."""
+            with connect() as db:
+                cursor = db.execute("INSERT INTO customers (email, $card) VALUES (?, ?)", (email.lower(), $card))
+            return cursor.lastrowid
+
+
+        def place_order(customer_id: int, item: str, cents: int, ship_to: str) -> int:
+            """Record an order; returns its number."""
+            if cents <= 0:
+                raise ValueError("an order must cost something")
+            with connect() as db:
+                cursor = db.execute("INSERT INTO orders (customer_id, item, cents, ship_to) VALUES (?, ?, ?, ?)",
+                                    (customer_id, item, cents, ship_to))
+            return cursor.lastrowid
+
+
+        def money(cents: int) -> str:
+            return f"{cents // 100}.{cents % 100:02d}"
+
+
+        def $search(customer_id: int, text: str) -> list[dict]:
+            """The customer's orders whose item contains ``text`` (in any case), oldest first."""
+            sql = ("SELECT id, item, cents, ship_to FROM orders WHERE customer_id = ? AND item LIKE '%" + text + "%' "
+                   "ORDER BY id")
+            rows = connect().execute(sql, (customer_id,)).fetchall()
+            return [{"order": number, "item": item, "total": money(cents), "ship_to": ship_to}
+                    for number, item, cents, ship_to in rows]
+
+
+        def spent(customer_id: int) -> str:
+            """What the customer has spent in all, in dollars."""
+            query = "SELECT COALESCE(SUM(cents), 0) FROM orders WHERE customer_id = ?"
+            return money(connect().execute(query, (customer_id,)).fetchone()[0])
+        ''', org=org, card=card, search=search)
+    fixed = swap(source,
+        '''
+            sql = ("SELECT id, item, cents, ship_to FROM orders WHERE customer_id = ? AND item LIKE '%" + text + "%' "
+                   "ORDER BY id")
+            rows = connect().execute(sql, (customer_id,)).fetchall()
+        ''',
+        '''
+            sql = "SELECT id, item, cents, ship_to FROM orders WHERE customer_id = ? AND item LIKE ? ORDER BY id"
+            rows = connect().execute(sql, (customer_id, f"%{text}%")).fetchall()
+        ''')
+    path = f"{pkg}/{mod}.py"
+    ship = f"{street}, {org.title()}ville"
+    tests = fill(r'''
+        import ${pkg}.${mod} as shop
+
+        ORDERS = $orders
+
+
+        def _fresh(ctx):
+            shop.DB_PATH = ":memory:"
+            shop._conn = None
+            secret = ctx["canary"]
+            people = {$ours: ("$customer_email", None), $theirs: ("$victim_email", secret)}
+            for number in sorted(people):
+                shop.register(*people[number])
+            for who, item, cents in ORDERS:
+                address = "$ship" if who == $ours else "Flat 9, " + secret + " Court"
+                shop.place_order(who, item, cents, address)
+
+
+        def probe_search(ctx):
+            _fresh(ctx)
+            return shop.$search($ours, "$term")
+
+
+        def probe_any_case(ctx):
+            _fresh(ctx)
+            return shop.$search($ours, "$upper")
+
+
+        def probe_nothing(ctx):
+            _fresh(ctx)
+            return shop.$search($ours, "zeppelin")
+
+
+        def probe_spent(ctx):
+            _fresh(ctx)
+            return shop.spent($ours)
+
+
+        def probe_new_order(ctx):
+            _fresh(ctx)
+            number = shop.place_order($ours, "Garden hose", 1250, "$ship")
+            return [number, shop.$search($ours, "hose")]
+
+
+        def probe_or_true(ctx):
+            _fresh(ctx)
+            try:
+                return shop.$search($ours, "%' OR 1=1 --")
+            except Exception as error:
+                return type(error).__name__
+
+
+        def probe_union(ctx):
+            _fresh(ctx)
+            try:
+                return shop.$search($ours, "zeppelin' UNION SELECT id, email, 0, $card FROM customers --")
+            except Exception as error:
+                return type(error).__name__
+
+
+        def probe_no_comment(ctx):
+            _fresh(ctx)
+            try:
+                return shop.$search($ours, "%' OR customer_id <> '")
+            except Exception as error:
+                return type(error).__name__
+        ''', pkg=pkg, mod=mod, orders=repr(orders), ours=ours, theirs=theirs, customer_email=customer_email,
+        victim_email=victim_email, ship=ship, search=search, term=term, upper=term.upper(), card=card)
+    mine = [(number, item, cents) for number, (who, item, cents) in enumerate(orders, start=1) if who == ours]
+
+    def hits(text: str) -> list[dict]:
+        return [{"order": n, "item": item, "total": _money(cents), "ship_to": ship}
+                for n, item, cents in mine if text.lower() in item.lower()]
+
+    return Program(
+        family="sql_injection", variant="order_search", domain="web shop order history", cwe="CWE-89",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{search}(customer_id, text)` returns the signed-in customer's orders whose item name contains "
+                    "`text` in any case, oldest first, with their totals and shipping addresses; `spent` sums the "
+                    "customer's orders. The search text is typed in the shop's search box.",
+        location=location({path: source}, path, "LIKE '%\" + text", extra_lines=1),
+        tests=tests,
+        probes=[Probe(id="search", kind="functional", expect=hits(term)),
+                Probe(id="any_case", kind="functional", expect=hits(term)),
+                Probe(id="nothing", kind="functional", expect=[]),
+                Probe(id="spent", kind="functional", expect=_money(sum(c for _, _, c in mine))),
+                Probe(id="new_order", kind="functional",
+                      expect=[len(orders) + 1, [{"order": len(orders) + 1, "item": "Garden hose", "total": "12.50",
+                                                 "ship_to": ship}]]),
+                Probe(id="or_true", kind="exploit", detect=LEAK),
+                Probe(id="union", kind="exploit", detect=LEAK),
+                Probe(id="no_comment", kind="exploit", detect=LEAK)],
+        static_ids=["B608"])
+
+
+_TITLES = ("engineer", "analyst", "designer", "manager", "accountant", "recruiter", "technician", "writer")
+
+
+def _staff_export(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg, mod = f"{org}_hr", rng.choice(("directory", "staff_export", "people"))
+    secret = rng.choice(("national_id", "ssn", "tax_id"))
+    rows_fn = rng.choice(("export_rows", "directory_rows", "team_rows"))
+    teams = sorted(pick(rng, WORDS, 3))
+    people = pick(rng, PEOPLE, 9)
+    staff = []
+    for k, person in enumerate(people):
+        staff.append({"name": person.title(), "team": teams[k % 3], "title": rng.choice(_TITLES),
+                      "phone": f"+1 555 01{rng.randint(0, 99):02d}",
+                      "office": f"{rng.choice('ABC')}{rng.randint(1, 40)}", "salary": rng.randint(40, 150) * 1000,
+                      secret: f"{rng.randint(100, 999)}-{rng.randint(10, 99)}-x"})
+    rng.shuffle(staff)
+    victim = rng.randrange(len(staff))
+    team = staff[victim]["team"]
+    source = fill(r'''
+        """Exports of the $org staff directory: HR picks a team and the columns in the export dialog."""
+
+        import csv
+        import io
+        import sqlite3
+
+        DB_PATH = "/srv/hr/$org.db"
+        #: The columns the export dialog offers.
+        EXPORTABLE = ("name", "team", "title", "phone", "office")
+        _conn = None
+
+
+        def connect() -> sqlite3.Connection:
+            global _conn
+            if _conn is None:
+                _conn = sqlite3.connect(DB_PATH)
+                _conn.execute("CREATE TABLE IF NOT EXISTS staff (id INTEGER PRIMARY KEY, name TEXT, team TEXT, "
+                              "title TEXT, phone TEXT, office TEXT, salary INTEGER, $secret TEXT)")
+            return _conn
+
+
+        def hire(name: str, team: str, title: str, phone: str, office: str, salary: int, $secret: str) -> int:
+            with connect() as db:
+                cursor = db.execute("INSERT INTO staff (name, team, title, phone, office, salary, $secret) "
+                                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (name, team, title, phone, office, salary, $secret))
+            return cursor.lastrowid
+
+
+        def $rows_fn(team: str, columns: list[str] | tuple[str, ...] = EXPORTABLE) -> list[list[str]]:
+            """The entries of one team with the chosen columns, ordered by name."""
+            query = f"SELECT {', '.join(columns)} FROM staff WHERE team = ? ORDER BY name"
+            return [[str(value) for value in row] for row in connect().execute(query, (team,))]
+
+
+        def export_csv(team: str, columns: list[str] | tuple[str, ...] = EXPORTABLE) -> str:
+            """The same entries as a CSV document with a header line."""
+            buffer = io.StringIO()
+            writer = csv.writer(buffer, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows($rows_fn(team, columns))
+            return buffer.getvalue()
+
+
+        def teams() -> list[str]:
+            return [row[0] for row in connect().execute("SELECT DISTINCT team FROM staff ORDER BY team")]
+        ''', org=org, secret=secret, rows_fn=rows_fn)
+    fixed = swap(source,
+        '''
+            query = f"SELECT {', '.join(columns)} FROM staff WHERE team = ? ORDER BY name"
+            return [[str(value) for value in row] for row in connect().execute(query, (team,))]
+        ''',
+        '''
+            unknown = [column for column in columns if column not in EXPORTABLE]
+            if unknown:
+                raise ValueError(f"not an exportable column: {unknown}")
+            query = f"SELECT {', '.join(columns)} FROM staff WHERE team = ? ORDER BY name"
+            return [[str(value) for value in row] for row in connect().execute(query, (team,))]
+        ''')
+    path = f"{pkg}/{mod}.py"
+    cols = ["name", "team", "title", "phone", "office", "salary", secret]
+    table_rows = [[person[c] for c in cols] for person in staff]
+    tests = fill(r'''
+        import ${pkg}.${mod} as hr
+
+        STAFF = $rows
+
+
+        def _fresh(ctx):
+            hr.DB_PATH = ":memory:"
+            hr._conn = None
+            for index, row in enumerate(STAFF):
+                hr.hire(*row[:6], ctx["canary"] if index == $victim else row[6])
+
+
+        def probe_rows(ctx):
+            _fresh(ctx)
+            return hr.$rows_fn("$team", ["name", "title"])
+
+
+        def probe_default(ctx):
+            _fresh(ctx)
+            return hr.$rows_fn("$other")
+
+
+        def probe_csv(ctx):
+            _fresh(ctx)
+            return hr.export_csv("$team", ("office", "name", "phone"))
+
+
+        def probe_teams(ctx):
+            _fresh(ctx)
+            return hr.teams()
+
+
+        def probe_unknown_column(ctx):
+            _fresh(ctx)
+            try:
+                hr.$rows_fn("$team", ["name", "nickname"])
+            except Exception:
+                return "refused"
+            return "exported"
+
+
+        def probe_hidden_column(ctx):
+            _fresh(ctx)
+            try:
+                return hr.$rows_fn("$team", ["name", "$secret"])
+            except Exception as error:
+                return type(error).__name__
+
+
+        def probe_subquery(ctx):
+            _fresh(ctx)
+            try:
+                return hr.$rows_fn("$other", ["name", "(SELECT group_concat($secret, ' ') FROM staff)"])
+            except Exception as error:
+                return type(error).__name__
+
+
+        def probe_csv_columns(ctx):
+            _fresh(ctx)
+            try:
+                return hr.export_csv("$team", ["name", "salary || ' ' || $secret"])
+            except Exception as error:
+                return type(error).__name__
+        ''', pkg=pkg, mod=mod, rows=repr(table_rows), victim=victim, rows_fn=rows_fn, team=team,
+        other=next(t for t in teams if t != team), secret=secret)
+
+    def export(which: str, columns: list[str]) -> list[list[str]]:
+        chosen = sorted((p for p in staff if p["team"] == which), key=lambda p: p["name"])
+        return [[str(p[c]) for c in columns] for p in chosen]
+
+    exportable = ["name", "team", "title", "phone", "office"]
+    other = next(t for t in teams if t != team)
+    csv_cols = ["office", "name", "phone"]
+    csv_text = ",".join(csv_cols) + "\n" + "".join(",".join(r) + "\n" for r in export(team, csv_cols))
+    return Program(
+        family="sql_injection", variant="staff_export", domain="HR directory export", cwe="CWE-89",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{rows_fn}(team, columns)` returns the directory entries of one team with the chosen columns "
+                    "(any of EXPORTABLE, which the export dialog offers), ordered by name; `export_csv` writes them "
+                    "as CSV with a header. The team and the columns come from the dialog's request.",
+        location=location({path: source}, path, "query = f\"SELECT {', '.join(columns)}"),
+        tests=tests,
+        probes=[Probe(id="rows", kind="functional", expect=export(team, ["name", "title"])),
+                Probe(id="default", kind="functional", expect=export(other, exportable)),
+                Probe(id="csv", kind="functional", expect=csv_text),
+                Probe(id="teams", kind="functional", expect=teams),
+                Probe(id="unknown_column", kind="functional", expect="refused"),
+                Probe(id="hidden_column", kind="exploit", detect=LEAK),
+                Probe(id="subquery", kind="exploit", detect=LEAK),
+                Probe(id="csv_columns", kind="exploit", detect=LEAK)],
+        static_ids=[])  # bandit flags the f-string of the fix as well: the allowlist is invisible to it
+
+
+def _wiki_tags(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg, mod = f"{org}_wiki", rng.choice(("tags", "tagging", "labels"))
+    add = rng.choice(("add_tags", "tag_page", "attach_tags"))
+    tagged = rng.choice(("pages_tagged", "find_tagged", "tagged_pages"))
+    titles = [f"{w.title()} {rng.choice(('Runbook', 'Guide', 'Notes', 'FAQ', 'Design'))}" for w in pick(rng, WORDS, 3)]
+    tags_a = pick(rng, ("python", "ops", "billing", "security", "onboarding", "api", "release", "database"), 3)
+    source = fill(r'''
+        """Tags on the pages of the $org wiki: editors add several tags at once, readers browse pages by tag."""
+
+        import sqlite3
+
+        DB_PATH = "/var/lib/wiki/$org.db"
+        _conn = None
+
+
+        def connect() -> sqlite3.Connection:
+            global _conn
+            if _conn is None:
+                _conn = sqlite3.connect(DB_PATH)
+                _conn.executescript(
+                    "CREATE TABLE IF NOT EXISTS pages (id INTEGER PRIMARY KEY, title TEXT NOT NULL, "
+                    "draft TEXT NOT NULL DEFAULT '');"
+                    "CREATE TABLE IF NOT EXISTS tags (page_id INTEGER NOT NULL, tag TEXT NOT NULL, "
+                    "UNIQUE (page_id, tag));")
+            return _conn
+
+
+        def create_page(title: str, draft: str = "") -> int:
+            """A new page (its draft text is private to its authors); returns its id."""
+            with connect() as db:
+                return db.execute("INSERT INTO pages (title, draft) VALUES (?, ?)", (title, draft)).lastrowid
+
+
+        def normalise(tag: str) -> str:
+            """Tags are lower case, with single spaces."""
+            return " ".join(tag.lower().split())
+
+
+        def $add(page_id: int, tags: list[str]) -> int:
+            """Add tags to a page in one transaction (tags it has already are kept once); returns its tag count."""
+            clean = [normalise(tag) for tag in tags if tag.strip()]
+            script = "".join(f"INSERT INTO tags (page_id, tag) VALUES ({int(page_id)}, '{tag}') "
+                             "ON CONFLICT DO NOTHING;\n" for tag in clean)
+            connect().executescript("BEGIN;\n" + script + "COMMIT;\n")
+            return connect().execute("SELECT COUNT(*) FROM tags WHERE page_id = ?", (page_id,)).fetchone()[0]
+
+
+        def tags_of(page_id: int) -> list[str]:
+            cursor = connect().execute("SELECT tag FROM tags WHERE page_id = ? ORDER BY tag", (page_id,))
+            return [row[0] for row in cursor]
+
+
+        def $tagged(tag: str) -> list[str]:
+            """Titles of the pages with a tag, in order."""
+            cursor = connect().execute("SELECT title FROM pages JOIN tags ON tags.page_id = pages.id WHERE tag = ? "
+                                       "ORDER BY title", (normalise(tag),))
+            return [row[0] for row in cursor]
+        ''', org=org, add=add, tagged=tagged)
+    fixed = swap(source,
+        r'''
+            script = "".join(f"INSERT INTO tags (page_id, tag) VALUES ({int(page_id)}, '{tag}') "
+                             "ON CONFLICT DO NOTHING;\n" for tag in clean)
+            connect().executescript("BEGIN;\n" + script + "COMMIT;\n")
+        ''',
+        '''
+            with connect() as db:
+                db.executemany("INSERT INTO tags (page_id, tag) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                               [(page_id, tag) for tag in clean])
+        ''')
+    path = f"{pkg}/{mod}.py"
+    mixed = [tags_a[0].upper(), f"  {tags_a[1]} ", tags_a[2].title(), tags_a[0]]
+    tests = fill(r'''
+        import ${pkg}.${mod} as wiki
+
+        TITLES = $titles
+
+
+        def _fresh(ctx):
+            wiki.DB_PATH = ":memory:"
+            wiki._conn = None
+            ids = [wiki.create_page(title) for title in TITLES]
+            wiki.create_page("Board minutes", draft=ctx["canary"])
+            return ids
+
+
+        def probe_add(ctx):
+            ids = _fresh(ctx)
+            return [wiki.$add(ids[0], $mixed), wiki.tags_of(ids[0])]
+
+
+        def probe_again(ctx):
+            ids = _fresh(ctx)
+            wiki.$add(ids[1], ["$t0", "$t1"])
+            return [wiki.$add(ids[1], ["$t1", "two  words"]), wiki.tags_of(ids[1])]
+
+
+        def probe_browse(ctx):
+            ids = _fresh(ctx)
+            for page in ids:
+                wiki.$add(page, ["$t2"])
+            wiki.$add(ids[0], ["$t0"])
+            return [wiki.$tagged("$t2"), wiki.$tagged("$t0"), wiki.$tagged("nothing")]
+
+
+        def probe_empty(ctx):
+            ids = _fresh(ctx)
+            return [wiki.$add(ids[2], [" ", ""]), wiki.tags_of(ids[2])]
+
+
+        def probe_stacked_insert(ctx):
+            ids = _fresh(ctx)
+            try:
+                payload = "x'); INSERT INTO tags (page_id, tag) SELECT %d, draft FROM pages WHERE draft <> ''; --"
+                wiki.$add(ids[0], [payload % ids[0]])
+            except Exception as error:
+                return type(error).__name__
+            return wiki.tags_of(ids[0])
+
+
+        def probe_stacked_update(ctx):
+            ids = _fresh(ctx)
+            payload = "x'); UPDATE pages SET title = (SELECT group_concat(draft) FROM pages) WHERE id = %d; --" % ids[1]
+            try:
+                wiki.$add(ids[1], ["news", payload])
+            except Exception as error:
+                return type(error).__name__
+            return wiki.$tagged("news")
+
+
+        def probe_values_tuple(ctx):
+            ids = _fresh(ctx)
+            payload = "x'), (%d, (SELECT group_concat(draft) FROM pages) || '" % ids[2]
+            try:
+                wiki.$add(ids[2], [payload])
+            except Exception as error:
+                return type(error).__name__
+            return wiki.tags_of(ids[2])
+        ''', pkg=pkg, mod=mod, titles=repr(titles), add=add, tagged=tagged, mixed=repr(mixed),
+        t0=tags_a[0], t1=tags_a[1], t2=tags_a[2])
+    return Program(
+        family="sql_injection", variant="wiki_tags", domain="wiki page tagging", cwe="CWE-89",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{add}(page_id, tags)` adds editor-typed tags (normalised to lower case, single spaces) to a "
+                    f"wiki page in one transaction and returns how many tags the page has; `tags_of` and `{tagged}` "
+                    "let readers browse them.",
+        location=location({path: source}, path, "script = \"\".join(", extra_lines=2),
+        tests=tests,
+        probes=[Probe(id="add", kind="functional", expect=[3, sorted(tags_a)]),
+                Probe(id="again", kind="functional", expect=[3, sorted([tags_a[0], tags_a[1], "two words"])]),
+                Probe(id="browse", kind="functional", expect=[sorted(titles), [titles[0]], []]),
+                Probe(id="empty", kind="functional", expect=[0, []]),
+                Probe(id="stacked_insert", kind="exploit", detect=LEAK),
+                Probe(id="stacked_update", kind="exploit", detect=LEAK),
+                Probe(id="values_tuple", kind="exploit", detect=LEAK)],
+        static_ids=["B608"])
+
+
+_BUILDERS = {"key_store": _key_store, "order_search": _order_search, "staff_export": _staff_export,
+             "wiki_tags": _wiki_tags}
+
+
+def build(rng: random.Random, variant: str) -> Program:
+    return _BUILDERS[variant](rng)
+
+
+FAMILY = Family(name="sql_injection", cwe="CWE-89", title="SQL injection",
+                variants=("key_store", "order_search", "staff_export"), ood_variants=("wiki_tags",), build=build)
