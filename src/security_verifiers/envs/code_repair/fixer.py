@@ -132,12 +132,11 @@ def _shell_call(node: ast.Call) -> Edit | None:
     return _span(node, f"{name}({', '.join([argv, *rest])})", "CWE-78")
 
 
-def _sql_call(node: ast.Call) -> Edit | None:
-    if not isinstance(node.func, ast.Attribute) or node.func.attr not in ("execute", "executemany") \
-            or len(node.args) != 1:
-        return None
-    query = node.args[0]
-    params: list[ast.expr] = []
+def _sql_parts(query: ast.AST) -> tuple[str, list[str]] | None:
+    """A query built by an f-string, ``+`` or ``%`` as SQL with ``?`` placeholders and the parameters' source; a
+    quoted literal around a value (``'%{term}%'``) becomes one parameter. None when it is not such a query, or
+    when a value stands where SQL allows no parameter (ORDER BY, a table name)."""
+    params: list[str] = []
     if isinstance(query, ast.BinOp) and isinstance(query.op, ast.Mod) and isinstance(query.left, ast.Constant) \
             and isinstance(query.left.value, str):
         values = query.right.elts if isinstance(query.right, ast.Tuple) else [query.right]
@@ -145,25 +144,100 @@ def _sql_call(node: ast.Call) -> Edit | None:
         if len(pieces) != len(values) + 1:
             return None
         sql = "?".join(pieces)
-        params = list(values)
+        params = [ast.unparse(v) for v in values]
     else:
         built = _template(query)
         if built is None:
             return None
         text, exprs = built
-        sql = re.sub(r"'?\x00(\d+)\x00'?", "?", text)
-        params = [exprs[int(k)] for k in re.findall(r"\x00(\d+)\x00", text)]
-    if not _SQL.match(sql) or re.search(r"ORDER\s+BY\s+\?|\bFROM\s+\?|\bJOIN\s+\?", sql, re.IGNORECASE):
+
+        def placeholder(match: re.Match[str]) -> str:
+            if match.group(2) is None:  # a bare value
+                params.append(ast.unparse(exprs[int(match.group(4))]))
+                return "?"
+            before, inner, after = match.group(1), ast.unparse(exprs[int(match.group(2))]), match.group(3)
+            if before or after:  # a value inside a quoted literal: the literal is the parameter
+                params.append("f" + json.dumps(before.replace("{", "{{").replace("}", "}}") + "{" + inner + "}"
+                                               + after.replace("{", "{{").replace("}", "}}")))
+            else:
+                params.append(inner)
+            return "?"
+
+        sql = re.sub(r"'([^'\x00]*)\x00(\d+)\x00([^'\x00]*)'|\x00(\d+)\x00", placeholder, text)
+    if not _SQL.match(sql) or re.search(r"ORDER\s+BY\s+\?|\bFROM\s+\?|\bJOIN\s+\?|\bINTO\s+\?|\bUPDATE\s+\?",
+                                        sql, re.IGNORECASE):
         return None
-    args = "(" + ", ".join(ast.unparse(p) for p in params) + ("," if len(params) == 1 else "") + ")"
-    target = ast.unparse(node.func)
-    return _span(node, f"{target}({json.dumps(sql)}, {args})", "CWE-89")
+    return sql, params
+
+
+def _params_source(params: list[str]) -> str:
+    return "(" + ", ".join(params) + ("," if len(params) == 1 else "") + ")"
+
+
+def _sql_call(node: ast.Call) -> Edit | None:
+    if not isinstance(node.func, ast.Attribute) or node.func.attr not in ("execute", "executemany") \
+            or len(node.args) != 1:
+        return None
+    parts = _sql_parts(node.args[0])
+    if parts is None:
+        return None
+    sql, params = parts
+    return _span(node, f"{ast.unparse(node.func)}({json.dumps(sql)}, {_params_source(params)})", "CWE-89")
+
+
+def _sql_through_a_name(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Edit]:
+    """``query = f"SELECT ... {x}"`` then ``cursor.execute(query)`` in one function: both rewritten."""
+    built: dict[str, tuple[ast.Assign, str, list[str]]] = {}
+    out: list[Edit] = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            parts = _sql_parts(node.value)
+            if parts is not None:
+                built[node.targets[0].id] = (node, *parts)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("execute", "executemany") and len(node.args) == 1 \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in built:
+            assign, sql, params = built.pop(node.args[0].id)
+            out.append(_span(assign.value, json.dumps(sql), "CWE-89"))
+            out.append(_span(node, f"{ast.unparse(node.func)}({node.args[0].id}, {_params_source(params)})",
+                             "CWE-89"))
+    return out
+
+
+def _path_guards(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> list[Edit]:
+    """``path = os.path.join(BASE, name)`` or ``path = BASE / name`` with a parameter of the function in it: a check
+    right after it that the resolved path stays under the resolved base (CWE-22)."""
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    out = []
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and _dotted(value.func) in ("os.path.join", "posixpath.join") \
+                and len(value.args) >= 2:
+            base, rest = value.args[0], value.args[1:]
+        elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
+            base, rest = value.left, [value.right]
+        else:
+            continue
+        if not any(isinstance(n, ast.Name) and n.id in params for r in rest for n in ast.walk(r)):
+            continue
+        name = node.targets[0].id
+        pad = " " * node.col_offset
+        guard = (f"{ast.unparse(node)}\n{pad}if not os.path.realpath(str({name})).startswith("
+                 f"os.path.realpath(str({ast.unparse(base)})) + os.sep):\n"
+                 f"{pad}    raise ValueError(\"path outside the allowed directory\")")
+        out.append(_span(node, guard, "CWE-22", ("os",)))
+    return out
 
 
 def _simple_swaps(node: ast.Call) -> Edit | None:
     name = _dotted(node.func)
     if name in ("pickle.loads", "marshal.loads", "cPickle.loads") and len(node.args) == 1:
         return _span(node, f"json.loads({ast.unparse(node.args[0])})", "CWE-502", ("json",))
+    if name in ("pickle.dumps", "marshal.dumps", "cPickle.dumps") and node.args:
+        return _span(node, f"json.dumps({ast.unparse(node.args[0])}).encode()", "CWE-502", ("json",))
     if name == "eval" and node.args:
         return _span(node, f"ast.literal_eval({ast.unparse(node.args[0])})", "CWE-94", ("ast",))
     if isinstance(node.func, ast.Attribute) and node.func.attr in ("extractall", "extract") \
@@ -221,6 +295,8 @@ def edits(text: str) -> list[Edit]:
         return []
     found: list[Edit] = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found += _sql_through_a_name(node) + _path_guards(node, text.splitlines())
         edit = None
         if isinstance(node, ast.Call):
             edit = _shell_call(node) or _sql_call(node) or _simple_swaps(node)
