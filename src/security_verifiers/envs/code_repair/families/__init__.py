@@ -41,6 +41,10 @@ MODULES = (
     "path_traversal",
     "archive_extraction",
     "unsafe_deserialization",
+    "ssrf",
+    "open_redirect",
+    "missing_authorization",
+    "hardcoded_credentials",
 )
 
 

@@ -1,0 +1,853 @@
+"""CWE-918, server-side request forgery: a program fetches a URL a user chose without keeping it off internal hosts.
+
+The sandbox has no network, so every program reaches HTTP through ``urllib.request.urlopen`` (kept as a module
+global ``opener``): the hidden tests replace it, before the program is imported, with a recording stub that
+answers canned pages and lists every URL asked for. They also put a small fake DNS in front of ``socket``'s
+resolver functions (known public names resolve to public addresses, a few internal-looking names to private
+ones, everything else goes to the real resolver, which knows literals and ``localhost`` only), so a fix that
+resolves names and checks the addresses works as it would in production.
+
+Variants:
+
+- ``webhook``: tenants subscribe endpoints to events; only the scheme of an endpoint is checked;
+- ``link_preview``: a chat unfurls URLs; IP literals are checked with ``ipaddress``, every name is let through
+  (decimal and hex forms of 127.0.0.1 and names resolving inside slip by);
+- ``avatar_import``: a picture is imported from a supported image host, checked with ``str.startswith``
+  (``https://host@169.254.169.254/`` passes);
+- ``media_proxy`` (OOD): the user gives only a *path*, joined to the media origin with ``urljoin``; a
+  scheme-relative or absolute "path" replaces the origin.
+
+The exploit probes ask for internal addresses with the run's canary in the path and return the URLs the stub
+saw; the reference fixes resolve the host and refuse non-global addresses, or compare the parsed host.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import json
+import random
+
+from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families.kit import (
+    NOUNS,
+    ORGS,
+    PEOPLE,
+    WORDS,
+    fill,
+    line_of,
+    location,
+    pick,
+    swap,
+)
+from security_verifiers.envs.code_repair.program import Detect, Location, Probe, Program
+
+SEEN_CANARY = Detect(kind="contains", text="{canary}")
+#: Public addresses the fake DNS gives the names programs may reach (the stub never connects anywhere).
+PUBLIC_IPS = ("93.184.215.14", "151.101.65.140", "104.16.132.229", "142.250.74.46", "185.199.108.153",
+              "13.107.42.14", "199.232.36.193", "172.217.16.78")
+PRIVATE_IPS = ("10.0.3.7", "10.12.0.40", "172.20.1.9", "192.168.10.23", "127.0.0.1")
+
+#: The head of every hidden test module of this family: the fake DNS and the recording HTTP stub. It is
+#: installed before the program is imported, so ``opener = urllib.request.urlopen`` binds the stub.
+_NET = '''
+import email.message
+import io
+import socket
+import urllib.request
+
+DNS = $dns
+PAGES = $pages
+SEEN = []
+SENT = []
+
+_real_getaddrinfo = socket.getaddrinfo
+_real_gethostbyname = socket.gethostbyname
+_real_gethostbyname_ex = socket.gethostbyname_ex
+
+
+def _name(host):
+    if isinstance(host, bytes):
+        host = host.decode()
+    return (host or "").lower().rstrip(".")
+
+
+def _getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
+    if _name(host) in DNS:
+        number = port if isinstance(port, int) else int(port) if str(port).isdigit() else 0
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (DNS[_name(host)], number))]
+    return _real_getaddrinfo(host, port, family, type, proto, flags)
+
+
+def _gethostbyname(host):
+    return DNS.get(_name(host)) or _real_gethostbyname(host)
+
+
+def _gethostbyname_ex(host):
+    if _name(host) in DNS:
+        return host, [], [DNS[_name(host)]]
+    return _real_gethostbyname_ex(host)
+
+
+class _Response(io.BytesIO):
+    def __init__(self, url, body, ctype):
+        super().__init__(body)
+        self.url = url
+        self.status = self.code = 200
+        self.headers = email.message.Message()
+        self.headers["Content-Type"] = ctype
+
+    def geturl(self):
+        return self.url
+
+    def getcode(self):
+        return self.status
+
+    def info(self):
+        return self.headers
+
+    def getheader(self, name, default=None):
+        return self.headers.get(name, default)
+
+
+def _urlopen(request, data=None, timeout=None, **kwargs):
+    if isinstance(request, str):
+        url, body, headers = request, data, {}
+    else:
+        url, body, headers = request.full_url, request.data, {k.lower(): v for k, v in request.header_items()}
+    SEEN.append(url)
+    SENT.append({"url": url, "body": body.decode() if isinstance(body, bytes) else body, "headers": headers})
+    content, ctype = PAGES.get(url, ("internal service", "text/plain"))
+    return _Response(url, content.encode("latin-1"), ctype)
+
+
+socket.getaddrinfo = _getaddrinfo
+socket.gethostbyname = _gethostbyname
+socket.gethostbyname_ex = _gethostbyname_ex
+urllib.request.urlopen = _urlopen
+'''
+
+#: The helper the reference fixes of ``webhook`` and ``link_preview`` add (resolve, then every address public).
+_PUBLIC_HELPER = '''
+def _public(host: str) -> bool:
+    """Whether ``host`` resolves, and only to public addresses."""
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return all(ipaddress.ip_address(info[4][0]).is_global for info in infos)
+'''
+
+
+def _net(dns: dict[str, str], pages: dict[str, tuple[str, str]]) -> str:
+    return fill(_NET, dns=repr(dns), pages=repr(pages))
+
+
+def _tests(dns: dict[str, str], pages: dict[str, tuple[str, str]], body: str, **values: object) -> str:
+    return _net(dns, pages) + "\n\n" + fill(body, **values)
+
+
+def _webhook(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg, mod = f"{org}_hooks", rng.choice(("delivery", "webhooks", "outbound"))
+    subscribe = rng.choice(("subscribe", "add_endpoint", "register_hook"))
+    publish = rng.choice(("publish", "dispatch", "deliver"))
+    event, other_event = pick(rng, ("invoice.paid", "order.shipped", "user.created", "ticket.closed",
+                                    "payment.failed", "build.finished"), 2)
+    hosts = pick(rng, ("hooks.slack.com", "hooks.zapier.com", "events.pagerduty.com", "discord.com",
+                       "api.opsgenie.com", "hooks.teams.microsoft.com"), 3)
+    urls = [f"https://{hosts[0]}/services/{rng.randint(1000, 9999)}/{rng.choice(WORDS)}",
+            f"https://{hosts[1]}/hooks/catch/{rng.randint(100, 999)}",
+            f"https://{hosts[2]}/integration/{rng.choice(WORDS)}/enqueue"]
+    secrets_ = [f"whsec_{rng.choice(WORDS)}{rng.randint(100, 999)}" for _ in range(2)]
+    payload = {"id": rng.randint(1000, 99999), rng.choice(NOUNS): rng.choice(WORDS)}
+    internal = f"{rng.choice(('jenkins', 'vault', 'grafana', 'kibana'))}.corp.{org}.net"
+    dns = {host: PUBLIC_IPS[k] for k, host in enumerate(hosts)} | {internal: rng.choice(PRIVATE_IPS[:4])}
+    timeout = rng.choice((3, 5, 10))
+    source = fill('''
+        """Outgoing webhooks of the $org platform.
+
+        Tenants subscribe an HTTP endpoint to an event; when the event happens it is POSTed there as JSON, signed
+        with the subscription's secret (HMAC-SHA256 of the body, hex, in the X-Signature header).
+        """
+
+        import hashlib
+        import hmac
+        import json
+        import sqlite3
+        import urllib.request
+        from urllib.parse import urlsplit
+
+        DB_PATH = ":memory:"
+        TIMEOUT_S = $timeout
+        opener = urllib.request.urlopen
+        _db = None
+
+
+        def db() -> sqlite3.Connection:
+            global _db
+            if _db is None:
+                _db = sqlite3.connect(DB_PATH)
+                _db.execute("CREATE TABLE IF NOT EXISTS hooks (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, "
+                            "event TEXT NOT NULL, url TEXT NOT NULL, secret TEXT NOT NULL)")
+            return _db
+
+
+        def $subscribe(tenant: str, event: str, url: str, secret: str) -> int:
+            """Subscribe the endpoint ``url`` to ``event`` for ``tenant``; returns the subscription's id."""
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"not an http(s) endpoint: {url}")
+            cursor = db().execute("INSERT INTO hooks (tenant, event, url, secret) VALUES (?, ?, ?, ?)",
+                                  (tenant, event, url, secret))
+            db().commit()
+            return cursor.lastrowid
+
+
+        def unsubscribe(tenant: str, hook_id: int) -> bool:
+            cursor = db().execute("DELETE FROM hooks WHERE id = ? AND tenant = ?", (hook_id, tenant))
+            db().commit()
+            return cursor.rowcount == 1
+
+
+        def subscriptions(tenant: str) -> list[dict]:
+            rows = db().execute("SELECT event, url FROM hooks WHERE tenant = ? ORDER BY id", (tenant,))
+            return [{"event": event, "url": url} for event, url in rows]
+
+
+        def signature(secret: str, body: bytes) -> str:
+            return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+        def $publish(tenant: str, event: str, data: dict) -> list[dict]:
+            """POST ``event`` to every endpoint of ``tenant`` subscribed to it, in subscription order."""
+            body = json.dumps({"event": event, "data": data}, sort_keys=True).encode()
+            rows = db().execute("SELECT url, secret FROM hooks WHERE tenant = ? AND event = ? ORDER BY id",
+                                (tenant, event)).fetchall()
+            results = []
+            for url, secret in rows:
+                request = urllib.request.Request(url, data=body, method="POST", headers={
+                    "Content-Type": "application/json", "X-Signature": signature(secret, body)})
+                try:
+                    with opener(request, timeout=TIMEOUT_S) as response:
+                        status = response.status
+                except OSError:
+                    status = 0
+                results.append({"url": url, "status": status})
+            return results
+        ''', org=org, timeout=timeout, subscribe=subscribe, publish=publish)
+    fixed = swap(source, "import json\n", "import ipaddress\nimport json\nimport socket\n")
+    fixed = swap(fixed, f"def {subscribe}(", _PUBLIC_HELPER.lstrip("\n") + f"\n\ndef {subscribe}(")
+    fixed = swap(fixed, 'if parts.scheme not in ("http", "https") or not parts.hostname:',
+                 'if parts.scheme not in ("http", "https") or not parts.hostname or not _public(parts.hostname):')
+    path = f"{pkg}/{mod}.py"
+    body = json.dumps({"event": event, "data": payload}, sort_keys=True)
+    sig = hmac.new(secrets_[0].encode(), body.encode(), hashlib.sha256).hexdigest()
+    tests = _tests(dns, {}, '''
+        import ${pkg}.${mod} as hooks
+
+        hooks.opener = _urlopen
+
+
+        def _fresh():
+            hooks._db = None
+            SEEN.clear()
+            SENT.clear()
+
+
+        def probe_deliver(ctx):
+            _fresh()
+            hooks.$subscribe("t-deliver", "$event", "$url0", "$secret0")
+            hooks.$subscribe("t-deliver", "$other_event", "$url2", "$secret1")
+            hooks.$subscribe("t-deliver", "$event", "$url1", "$secret1")
+            results = hooks.$publish("t-deliver", "$event", $payload)
+            return {"results": results, "seen": list(SEEN)}
+
+
+        def probe_signed(ctx):
+            _fresh()
+            hooks.$subscribe("t-signed", "$event", "$url0", "$secret0")
+            hooks.$publish("t-signed", "$event", $payload)
+            sent = SENT[-1]
+            return [sent["body"], sent["headers"].get("x-signature"), sent["headers"].get("content-type")]
+
+
+        def probe_listing(ctx):
+            _fresh()
+            hooks.$subscribe("t-list", "$event", "$url1", "$secret0")
+            hooks.$subscribe("t-list", "$other_event", "$url2", "$secret1")
+            hooks.$subscribe("t-elsewhere", "$event", "$url0", "$secret0")
+            return hooks.subscriptions("t-list")
+
+
+        def probe_scheme(ctx):
+            _fresh()
+            try:
+                hooks.$subscribe("t-scheme", "$event", "ftp://$host0/drop", "$secret0")
+            except ValueError:
+                return "refused"
+            return "accepted"
+
+
+        def probe_unsubscribe(ctx):
+            _fresh()
+            hook_id = hooks.$subscribe("t-unsub", "$event", "$url0", "$secret0")
+            first, second = hooks.unsubscribe("t-unsub", hook_id), hooks.unsubscribe("t-unsub", hook_id)
+            return [first, second, hooks.$publish("t-unsub", "$event", {}), list(SEEN)]
+
+
+        def _attempt(url):
+            _fresh()
+            try:
+                hooks.$subscribe("t-probe", "$event", url, "$secret1")
+                hooks.$publish("t-probe", "$event", {"id": 1})
+            except Exception:
+                pass
+            return list(SEEN)
+
+
+        def probe_metadata(ctx):
+            return _attempt("http://169.254.169.254/latest/meta-data/iam/" + ctx["canary"])
+
+
+        def probe_loopback_v6(ctx):
+            return _attempt("http://[::1]:$port/" + ctx["canary"])
+
+
+        def probe_internal_name(ctx):
+            return _attempt("https://$internal/api/" + ctx["canary"])
+        ''', pkg=pkg, mod=mod, subscribe=subscribe, publish=publish, event=event, other_event=other_event,
+        url0=urls[0], url1=urls[1], url2=urls[2], secret0=secrets_[0], secret1=secrets_[1], payload=repr(payload),
+        host0=hosts[0], internal=internal, port=rng.choice((2375, 6379, 8080, 9000)))
+    return Program(
+        family="ssrf", variant="webhook", domain="webhook delivery", cwe="CWE-918",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{subscribe}(tenant, event, url, secret)` registers a tenant's http(s) endpoint for an "
+                    f"event and `{publish}` POSTs each event, signed, to the subscribed endpoints (HTTP goes "
+                    "through the module's `opener`). Tenants enter their endpoint URLs in the dashboard.",
+        location=location({path: source}, path, 'if parts.scheme not in ("http", "https")'),
+        tests=tests,
+        probes=[Probe(id="deliver", kind="functional", expect={
+                    "results": [{"url": urls[0], "status": 200}, {"url": urls[1], "status": 200}],
+                    "seen": [urls[0], urls[1]]}),
+                Probe(id="signed", kind="functional", expect=[body, sig, "application/json"]),
+                Probe(id="listing", kind="functional", expect=[{"event": event, "url": urls[1]},
+                                                               {"event": other_event, "url": urls[2]}]),
+                Probe(id="scheme", kind="functional", expect="refused"),
+                Probe(id="unsubscribe", kind="functional", expect=[True, False, [], []]),
+                Probe(id="metadata", kind="exploit", detect=SEEN_CANARY),
+                Probe(id="loopback_v6", kind="exploit", detect=SEEN_CANARY),
+                Probe(id="internal_name", kind="exploit", detect=SEEN_CANARY)])
+
+
+def _page(title: str) -> str:
+    return f"<!doctype html><html><head><meta charset=utf-8><title>\n  {title}\n</title></head><body>...</body></html>"
+
+
+def _link_preview(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg, mod = f"{org}_chat", rng.choice(("unfurl", "previews", "links"))
+    fn = rng.choice(("unfurl", "previews_for", "link_cards"))
+    sites = pick(rng, ("en.wikipedia.org", "github.com", "www.bbc.co.uk", "docs.python.org", "news.ycombinator.com",
+                       "www.nytimes.com", "arstechnica.com"), 3)
+    words = pick(rng, WORDS, 6)
+    urls = [f"https://{sites[0]}/wiki/{words[0].title()}_{words[1]}",
+            f"https://{sites[1]}/{words[2]}/{words[3]}/pull/{rng.randint(10, 999)}",
+            f"http://{sites[2]}/{words[4]}-{rng.randint(100, 999)}.html"]
+    titles = [f"{words[0].title()} {words[1]} &amp; {words[5]} - {sites[0]}",
+              f"Pull request #{rng.randint(10, 99)}: fix {words[3]} &lt;{words[2]}&gt;", ""]
+    shown = [" ".join(t.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").split()) for t in titles]
+    pages = {url: (_page(t) if t else "<html><body>no title here</body></html>", "text/html")
+             for url, t in zip(urls, titles, strict=True)}
+    internal = f"{rng.choice(('grafana', 'consul', 'admin', 'etcd'))}.internal.{org}.net"
+    dns = {site: PUBLIC_IPS[k] for k, site in enumerate(sites)} | {internal: rng.choice(PRIVATE_IPS)}
+    max_bytes = rng.choice((32768, 65536, 131072))
+    source = fill('''
+        """Link previews for the $org chat: URLs in a message are unfurled into cards showing the page's title."""
+
+        import html
+        import ipaddress
+        import re
+        import urllib.request
+        from urllib.parse import urlsplit
+
+        opener = urllib.request.urlopen
+        MAX_BYTES = $max_bytes
+        BLOCKED_NAMES = {"localhost", "metadata.google.internal"}
+        _URL = re.compile(r"https?://[^\\s<>\\"']+")
+        _TITLE = re.compile(r"<title[^>]*>([^<]*)</title>", re.IGNORECASE)
+
+
+        def _reachable(host: str) -> bool:
+            """Whether previews may be fetched from ``host``."""
+            if host in BLOCKED_NAMES:
+                return False
+            try:
+                address = ipaddress.ip_address(host)
+            except ValueError:
+                return True
+            return not (address.is_private or address.is_loopback or address.is_link_local)
+
+
+        def fetch(url: str) -> str:
+            """The first MAX_BYTES of the page at ``url``, as text."""
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname or not _reachable(parts.hostname):
+                raise ValueError(f"cannot preview {url}")
+            with opener(url, timeout=3) as response:
+                return response.read(MAX_BYTES).decode("utf-8", "replace")
+
+
+        def title(page: str) -> str:
+            match = _TITLE.search(page)
+            return " ".join(html.unescape(match.group(1)).split()) if match else ""
+
+
+        def preview(url: str) -> dict:
+            return {"url": url, "site": urlsplit(url).hostname, "title": title(fetch(url))}
+
+
+        def $fn(message: str) -> list[dict]:
+            """Previews of the distinct URLs in a chat message, in order; URLs that cannot be previewed are left out."""
+            cards, done = [], set()
+            for url in _URL.findall(message):
+                url = url.rstrip(".,;:!?)")
+                if url in done:
+                    continue
+                done.add(url)
+                try:
+                    cards.append(preview(url))
+                except (ValueError, OSError):
+                    continue
+            return cards
+
+
+        def card_html(item: dict) -> str:
+            label = html.escape(item["title"] or item["site"])
+            return f'<a class="preview" href="{html.escape(item["url"])}">{label}</a>'
+        ''', org=org, max_bytes=max_bytes, fn=fn)
+    fixed = swap(source, "import re\n", "import re\nimport socket\n")
+    fixed = swap(fixed, '''
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return True
+        return not (address.is_private or address.is_loopback or address.is_link_local)''', '''
+        try:
+            infos = socket.getaddrinfo(host, None)
+        except OSError:
+            return False
+        return all(ipaddress.ip_address(info[4][0]).is_global for info in infos)''')
+    path = f"{pkg}/{mod}.py"
+    start = line_of(source, "address = ipaddress.ip_address(host)") - 1
+    message = f"see {urls[0]}, and {urls[2]} (also {urls[0]}) or ftp://{sites[1]}/x and {urls[1]}."
+    tests = _tests(dns, pages, '''
+        import ${pkg}.${mod} as chat
+
+        chat.opener = _urlopen
+
+
+        def probe_preview(ctx):
+            return chat.preview("$url0")
+
+
+        def probe_message(ctx):
+            return [[item["site"], item["title"]] for item in chat.$fn($message)]
+
+
+        def probe_card(ctx):
+            return [chat.card_html(chat.preview("$url1")), chat.card_html(chat.preview("$url2"))]
+
+
+        def probe_not_web(ctx):
+            try:
+                chat.fetch("file:///etc/passwd")
+            except ValueError:
+                return "refused"
+            return "fetched"
+
+
+        def probe_blocked(ctx):
+            SEEN.clear()
+            return [chat.$fn("http://localhost:8080/ and http://10.0.0.1/x"), list(SEEN)]
+
+
+        def _attempt(url):
+            SEEN.clear()
+            try:
+                chat.$fn("look: " + url + " !")
+                chat.preview(url)
+            except Exception:
+                pass
+            return list(SEEN)
+
+
+        def probe_decimal_ip(ctx):
+            return _attempt("http://2130706433/" + ctx["canary"])
+
+
+        def probe_hex_ip(ctx):
+            return _attempt("http://0x7f.0.0.1:$port/v1/kv/" + ctx["canary"])
+
+
+        def probe_internal_name(ctx):
+            return _attempt("http://$internal/d/" + ctx["canary"])
+        ''', pkg=pkg, mod=mod, fn=fn, url0=urls[0], url1=urls[1], url2=urls[2], message=repr(message),
+        internal=internal, port=rng.choice((8500, 2379, 8080)))
+    cards = [f'<a class="preview" href="{html.escape(urls[1])}">{html.escape(shown[1])}</a>',
+             f'<a class="preview" href="{html.escape(urls[2])}">{html.escape(sites[2])}</a>']
+    return Program(
+        family="ssrf", variant="link_preview", domain="chat link previews", cwe="CWE-918",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{fn}(message)` fetches the pages of the http(s) URLs in a chat message (through the "
+                    "module's `opener`) and returns a preview per URL with the page's title; URLs that cannot be "
+                    "previewed are left out. Anyone in a chat can post a message.",
+        location=Location(file=path, start=start, end=start + 4),
+        tests=tests,
+        probes=[Probe(id="preview", kind="functional", expect={"url": urls[0], "site": sites[0], "title": shown[0]}),
+                Probe(id="message", kind="functional", expect=[[sites[0], shown[0]], [sites[2], ""],
+                                                               [sites[1], shown[1]]]),
+                Probe(id="card", kind="functional", expect=cards),
+                Probe(id="not_web", kind="functional", expect="refused"),
+                Probe(id="blocked", kind="functional", expect=[[], []]),
+                Probe(id="decimal_ip", kind="exploit", detect=SEEN_CANARY),
+                Probe(id="hex_ip", kind="exploit", detect=SEEN_CANARY),
+                Probe(id="internal_name", kind="exploit", detect=SEEN_CANARY)])
+
+
+_PNG = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+_GIF = "GIF89a\x01\x00\x01\x00"
+
+
+def _avatar_import(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg, mod = f"{org}_profiles", rng.choice(("avatars", "pictures", "profile_image"))
+    fn = rng.choice(("import_avatar", "import_from_url", "fetch_avatar"))
+    hosts = pick(rng, ("secure.gravatar.com", "avatars.githubusercontent.com", "pbs.twimg.com",
+                       "cdn.discordapp.com", "lh3.googleusercontent.com"), 2)
+    user, other = pick(rng, PEOPLE, 2)
+    png = _PNG + rng.choice(WORDS) * 3
+    gif = _GIF + rng.choice(WORDS) * 2
+    urls = [f"https://{hosts[0]}/avatar/{hashlib.md5(user.encode()).hexdigest()}?s=200",
+            f"https://{hosts[1]}/u/{rng.randint(10000, 999999)}?v=4"]
+    pages = {urls[0]: (png, "image/png"), urls[1]: (gif, "image/gif"),
+             f"https://{hosts[1]}/about.html": ("<html>not an image</html>", "text/html")}
+    rebind = f"{hosts[1]}.{rng.choice(WORDS)}-cdn.net"
+    dns = {hosts[0]: PUBLIC_IPS[0], hosts[1]: PUBLIC_IPS[1], rebind: "127.0.0.1"}
+    png_name = f"{user}-{hashlib.sha256(png.encode('latin-1')).hexdigest()[:12]}.png"
+    gif_name = f"{user}-{hashlib.sha256(gif.encode('latin-1')).hexdigest()[:12]}.gif"
+    max_kb = rng.choice((512, 1024, 2048))
+    source = fill('''
+        """Profile pictures of $org accounts: users upload one, or import the picture they use on an image host."""
+
+        import hashlib
+        import re
+        import urllib.request
+        from pathlib import Path
+
+        opener = urllib.request.urlopen
+        AVATAR_DIR = Path("/srv/$org/avatars")
+        IMAGE_HOSTS = ("$host0", "$host1")
+        MAX_BYTES = $max_kb * 1024
+        _USER = re.compile(r"^[a-z][a-z0-9_]{1,31}$$")
+        _MAGIC = {b"\\x89PNG\\r\\n\\x1a\\n": "png", b"\\xff\\xd8\\xff": "jpg", b"GIF87a": "gif", b"GIF89a": "gif"}
+
+
+        def image_type(data: bytes) -> str:
+            for magic, kind in _MAGIC.items():
+                if data.startswith(magic):
+                    return kind
+            raise ValueError("not a PNG, JPEG or GIF image")
+
+
+        def save(user: str, data: bytes) -> str:
+            """Store ``data`` as the avatar of ``user``; returns its file name (user, content hash, type)."""
+            if not _USER.match(user):
+                raise ValueError(f"bad user name: {user!r}")
+            if len(data) > MAX_BYTES:
+                raise ValueError("image too large")
+            name = f"{user}-{hashlib.sha256(data).hexdigest()[:12]}.{image_type(data)}"
+            for old in AVATAR_DIR.glob(f"{user}-*"):
+                old.unlink()
+            (AVATAR_DIR / name).write_bytes(data)
+            return name
+
+
+        def _on_image_host(url: str) -> bool:
+            return any(url.startswith(f"https://{host}") for host in IMAGE_HOSTS)
+
+
+        def $fn(user: str, url: str) -> str:
+            """Fetch the picture at ``url`` (on one of IMAGE_HOSTS) and store it as the avatar of ``user``."""
+            if not _on_image_host(url):
+                raise ValueError("pictures can be imported from " + ", ".join(IMAGE_HOSTS) + " only")
+            with opener(url, timeout=5) as response:
+                data = response.read(MAX_BYTES + 1)
+            return save(user, data)
+
+
+        def current(user: str) -> str | None:
+            """The file name of the avatar of ``user``, if there is one."""
+            names = sorted(path.name for path in AVATAR_DIR.glob(f"{user}-*"))
+            return names[0] if names else None
+        ''', org=org, host0=hosts[0], host1=hosts[1], max_kb=max_kb, fn=fn)
+    fixed = swap(source, "from pathlib import Path\n", "from pathlib import Path\nfrom urllib.parse import urlsplit\n")
+    fixed = swap(fixed, '    return any(url.startswith(f"https://{host}") for host in IMAGE_HOSTS)',
+                 '    parts = urlsplit(url)\n    return parts.scheme == "https" and parts.hostname in IMAGE_HOSTS')
+    path = f"{pkg}/{mod}.py"
+    tests = _tests(dns, pages, '''
+        import os
+        from pathlib import Path
+
+        import ${pkg}.${mod} as avatars
+
+        avatars.opener = _urlopen
+
+
+        def _dir(name):
+            avatars.AVATAR_DIR = Path("/tmp/avatars-" + name)
+            os.makedirs(avatars.AVATAR_DIR, exist_ok=True)
+            for old in avatars.AVATAR_DIR.iterdir():
+                old.unlink()
+            SEEN.clear()
+
+
+        def probe_import(ctx):
+            _dir("import")
+            name = avatars.$fn("$user", "$url0")
+            return [name, avatars.current("$user"), sorted(p.name for p in avatars.AVATAR_DIR.iterdir())]
+
+
+        def probe_replace(ctx):
+            _dir("replace")
+            avatars.$fn("$user", "$url0")
+            avatars.$fn("$user", "$url1")
+            return [avatars.current("$user"), avatars.current("$other"), list(SEEN)]
+
+
+        def probe_other_host(ctx):
+            _dir("other")
+            try:
+                avatars.$fn("$user", "https://i.imgur.com/$word.png")
+            except ValueError:
+                return ["refused", list(SEEN)]
+            return ["imported", list(SEEN)]
+
+
+        def probe_not_image(ctx):
+            _dir("notimage")
+            try:
+                avatars.$fn("$user", "https://$host1/about.html")
+            except ValueError:
+                return ["refused", avatars.current("$user")]
+            return ["imported", avatars.current("$user")]
+
+
+        def _attempt(url):
+            _dir("probe")
+            try:
+                avatars.$fn("$other", url)
+            except Exception:
+                pass
+            return list(SEEN)
+
+
+        def probe_userinfo(ctx):
+            return _attempt("https://$host0@169.254.169.254/latest/meta-data/" + ctx["canary"])
+
+
+        def probe_port_userinfo(ctx):
+            return _attempt("https://$host1:443@[::1]:$port/" + ctx["canary"])
+
+
+        def probe_lookalike(ctx):
+            return _attempt("https://$rebind/" + ctx["canary"] + ".png")
+        ''', pkg=pkg, mod=mod, fn=fn, user=user, other=other, url0=urls[0], url1=urls[1], host0=hosts[0],
+        host1=hosts[1], word=rng.choice(WORDS), rebind=rebind, port=rng.choice((8080, 8443, 9090)))
+    return Program(
+        family="ssrf", variant="avatar_import", domain="profile picture import", cwe="CWE-918",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{fn}(user, url)` imports a user's profile picture from a URL on one of the supported image "
+                    "hosts (IMAGE_HOSTS, over https; HTTP goes through the module's `opener`) and stores it under "
+                    "AVATAR_DIR; users paste the URL in their profile settings.",
+        location=location({path: source}, path, "return any(url.startswith("),
+        tests=tests,
+        probes=[Probe(id="import", kind="functional", expect=[png_name, png_name, [png_name]]),
+                Probe(id="replace", kind="functional", expect=[gif_name, None, urls]),
+                Probe(id="other_host", kind="functional", expect=["refused", []]),
+                Probe(id="not_image", kind="functional", expect=["refused", None]),
+                Probe(id="userinfo", kind="exploit", detect=SEEN_CANARY),
+                Probe(id="port_userinfo", kind="exploit", detect=SEEN_CANARY),
+                Probe(id="lookalike", kind="exploit", detect=SEEN_CANARY)])
+
+
+def _media_proxy(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg, mod = f"{org}_storefront", rng.choice(("media", "image_proxy", "assets"))
+    fn = rng.choice(("fetch_image", "origin_bytes", "load_asset"))
+    prefix = rng.choice(("assets", "img", "media/v2", "static/products"))
+    origin_host = f"media.{org}-cdn.com"
+    origin = f"https://{origin_host}/{prefix}/"
+    skus = [f"{rng.choice(NOUNS)}-{rng.randint(1000, 9999)}" for _ in range(2)]
+    paths = [f"products/{skus[0]}.jpg", f"products/{skus[1]}/front.png", f"/{prefix}/banners/{rng.choice(WORDS)}.gif"]
+    urls = [origin + paths[0], origin + paths[1], f"https://{origin_host}{paths[2]}"]
+    bodies = [f"\xff\xd8\xff\xe0JFIF{rng.choice(WORDS) * rng.randint(2, 6)}",
+              _PNG + rng.choice(WORDS) * rng.randint(2, 6), _GIF + rng.choice(WORDS) * 2]
+    pages = {url: (data, "application/octet-stream") for url, data in zip(urls, bodies, strict=True)}
+    internal = f"{rng.choice(('elastic', 'redis', 'minio', 'admin'))}.{org}-internal.net"
+    dns = {origin_host: PUBLIC_IPS[2], internal: rng.choice(PRIVATE_IPS[:4])}
+    max_entries = rng.choice((128, 256, 512))
+
+    def etag(data: str) -> str:
+        return hashlib.sha256(data.encode("latin-1")).hexdigest()[:16]
+
+    source = fill('''
+        """Image proxy of the $org storefront.
+
+        Pages ask for product images by their path relative to the media origin; the proxy fetches each image from
+        the origin once, keeps it in memory and serves it from there.
+        """
+
+        import hashlib
+        import mimetypes
+        import urllib.request
+        from urllib.parse import urljoin
+
+        opener = urllib.request.urlopen
+        MEDIA_ORIGIN = "$origin"
+        MAX_ENTRIES = $max_entries
+        _cache: dict[str, bytes] = {}
+
+
+        def origin_url(path: str) -> str:
+            """The address on the media origin of the image at ``path``."""
+            return urljoin(MEDIA_ORIGIN, path)
+
+
+        def $fn(path: str) -> bytes:
+            url = origin_url(path)
+            if url not in _cache:
+                with opener(url, timeout=5) as response:
+                    data = response.read()
+                if len(_cache) >= MAX_ENTRIES:
+                    _cache.pop(next(iter(_cache)))
+                _cache[url] = data
+            return _cache[url]
+
+
+        def serve(path: str) -> dict:
+            """What the storefront sends for an image: its type, its size, and an ETag (SHA-256 prefix of the bytes)."""
+            data = $fn(path)
+            kind = mimetypes.guess_type(path)[0] or "application/octet-stream"
+            return {"type": kind, "length": len(data), "etag": hashlib.sha256(data).hexdigest()[:16]}
+
+
+        def cached() -> list[str]:
+            return sorted(_cache)
+
+
+        def purge(prefix: str = "") -> int:
+            """Drop the cached images whose origin address starts with MEDIA_ORIGIN + ``prefix``; returns how many."""
+            gone = [url for url in _cache if url.startswith(MEDIA_ORIGIN + prefix)]
+            for url in gone:
+                del _cache[url]
+            return len(gone)
+        ''', org=org, origin=origin, max_entries=max_entries, fn=fn)
+    fixed = swap(source, "from urllib.parse import urljoin\n", "from urllib.parse import urljoin, urlsplit\n")
+    fixed = swap(fixed, '''
+        """The address on the media origin of the image at ``path``."""
+        return urljoin(MEDIA_ORIGIN, path)''', '''
+        """The address on the media origin of the image at ``path``."""
+        url = urljoin(MEDIA_ORIGIN, path)
+        if urlsplit(url)[:2] != urlsplit(MEDIA_ORIGIN)[:2]:
+            raise ValueError(f"not an image path: {path}")
+        return url''')
+    path = f"{pkg}/{mod}.py"
+    tests = _tests(dns, pages, '''
+        import ${pkg}.${mod} as media
+
+        media.opener = _urlopen
+
+
+        def _fresh():
+            media._cache.clear()
+            SEEN.clear()
+
+
+        def probe_serve(ctx):
+            _fresh()
+            return [media.serve("$path0"), media.serve("$path1")]
+
+
+        def probe_cached_once(ctx):
+            _fresh()
+            first = media.$fn("$path0")
+            again = media.$fn("$path0")
+            return [first == again, len(first), list(SEEN), media.cached()]
+
+
+        def probe_absolute_path(ctx):
+            _fresh()
+            return [media.origin_url("$path2"), media.serve("$path2")["etag"]]
+
+
+        def probe_purge(ctx):
+            _fresh()
+            media.$fn("$path0")
+            media.$fn("$path1")
+            media.$fn("$path2")
+            return [media.purge("products/"), media.cached()]
+
+
+        def _attempt(path):
+            _fresh()
+            try:
+                media.serve(path)
+            except Exception:
+                pass
+            return list(SEEN)
+
+
+        def probe_scheme_relative(ctx):
+            return _attempt("//169.254.169.254/latest/meta-data/" + ctx["canary"] + ".png")
+
+
+        def probe_absolute_url(ctx):
+            return _attempt("http://127.0.0.1:$port/_cat/" + ctx["canary"])
+
+
+        def probe_internal_name(ctx):
+            return _attempt("https://$internal/" + ctx["canary"] + "/x.jpg")
+        ''', pkg=pkg, mod=mod, fn=fn, path0=paths[0], path1=paths[1], path2=paths[2], internal=internal,
+        port=rng.choice((6379, 9200, 9000)))
+    sizes = [len(b.encode("latin-1")) for b in bodies]
+    return Program(
+        family="ssrf", variant="media_proxy", domain="image proxy", cwe="CWE-918",
+        files={path: source}, fixed={path: fixed},
+        description=f"`serve(path)` returns the type, size and ETag of the product image at `path` (relative to "
+                    f"MEDIA_ORIGIN), fetched once from the media origin through the module's `opener` (`{fn}`) and "
+                    "cached. The path comes from the storefront's image URLs.",
+        location=location({path: source}, path, "return urljoin(MEDIA_ORIGIN, path)"),
+        tests=tests,
+        probes=[Probe(id="serve", kind="functional", expect=[
+                    {"type": "image/jpeg", "length": sizes[0], "etag": etag(bodies[0])},
+                    {"type": "image/png", "length": sizes[1], "etag": etag(bodies[1])}]),
+                Probe(id="cached_once", kind="functional", expect=[True, sizes[0], [urls[0]], [urls[0]]]),
+                Probe(id="absolute_path", kind="functional", expect=[urls[2], etag(bodies[2])]),
+                Probe(id="purge", kind="functional", expect=[2, [urls[2]]]),
+                Probe(id="scheme_relative", kind="exploit", detect=SEEN_CANARY),
+                Probe(id="absolute_url", kind="exploit", detect=SEEN_CANARY),
+                Probe(id="internal_name", kind="exploit", detect=SEEN_CANARY)])
+
+
+_BUILDERS = {"webhook": _webhook, "link_preview": _link_preview, "avatar_import": _avatar_import,
+             "media_proxy": _media_proxy}
+
+
+def build(rng: random.Random, variant: str) -> Program:
+    return _BUILDERS[variant](rng)
+
+
+FAMILY = Family(name="ssrf", cwe="CWE-918", title="Server-side request forgery",
+                variants=("webhook", "link_preview", "avatar_import"), ood_variants=("media_proxy",), build=build)
