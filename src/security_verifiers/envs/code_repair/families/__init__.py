@@ -37,6 +37,9 @@ class Family:
 #: The family modules, in the order they are listed.
 MODULES = (
     "command_injection",
+    "weak_password_hash",
+    "predictable_token",
+    "timing_unsafe_comparison",
 )
 
 
