@@ -45,6 +45,9 @@ MODULES = (
     "open_redirect",
     "missing_authorization",
     "hardcoded_credentials",
+    "weak_password_hash",
+    "predictable_token",
+    "timing_unsafe_comparison",
 )
 
 
