@@ -54,7 +54,9 @@ _CWE_NUMBER = re.compile(r"^\s*(?:cwe)?[\s_:-]*0*([1-9][0-9]{0,4})\s*$", re.IGNO
 HARNESS_PROBES = re.compile(
     r"sys\s*\.\s*(?:modules|argv|_getframe|settrace|setprofile|addaudithook|stdout|stderr|orig_argv)"
     r"|\binspect\b|__main__|\bgc\s*\.|\bctypes\b|/proc/|__builtins__|\bbuiltins\b|\btraceback\b"
-    r"|\bos\s*\.\s*(?:dup2?|close|closerange|write|kill|killpg)\b|\bfaulthandler\b|\bsignal\s*\.",
+    r"|\bos\s*\.\s*(?:dup2?|close|closerange|write|kill|killpg)\b|\bfaulthandler\b|\bsignal\s*\."
+    # an exact type test tells a test's instrumented value (a str subclass that records comparisons) from a real one
+    r"|\btype\s*\([^()]*\)\s*(?:is|==|!=)|__class__",
 )
 
 
