@@ -37,6 +37,10 @@ class Family:
 #: The family modules, in the order they are listed.
 MODULES = (
     "command_injection",
+    "code_injection",
+    "xss",
+    "xxe",
+    "redos",
 )
 
 
