@@ -48,6 +48,10 @@ MODULES = (
     "weak_password_hash",
     "predictable_token",
     "timing_unsafe_comparison",
+    "code_injection",
+    "xss",
+    "xxe",
+    "redos",
 )
 
 

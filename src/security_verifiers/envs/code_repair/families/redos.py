@@ -1,0 +1,564 @@
+"""CWE-1333, inefficient regular expression: a validator's pattern backtracks catastrophically on a near miss.
+
+Variants:
+
+- ``slug``: article slugs of a CMS on sqlite, ``^([a-z0-9]+-?)*[a-z0-9]+$``;
+- ``email``: a newsletter sign-up, ``^([a-zA-Z0-9]+[._+-]?)*[a-zA-Z0-9]+@...``;
+- ``version``: release versions of a plugin registry, ``^v?(\\d+\\.?)*\\d+(-...)?$``;
+- ``log_line`` (OOD): a log ingester whose line pattern ends in ``(?P<message>.*?)\\s*$``: polynomial
+  (quadratic) rather than exponential backtracking, on a line that even matches in the end.
+
+Each program checks a length cap before the pattern, and the exploit inputs stay under it (30 to 36 characters
+for the exponential patterns, under 64 KiB for the quadratic one), so the cap alone is no fix. The exploit probes
+run in a child the driver kills after a second (``Detect(kind="hang")``); the vulnerable patterns need far
+longer (measured: well over 10 s), the reference fix (an equivalent pattern without nested or overlapping
+quantifiers) microseconds. bandit has no test for this.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from typing import Any
+
+from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, fill, location, pick, swap
+from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+
+HANG = Detect(kind="hang", seconds=1.0)
+_ACCENTED = (("Café", "cafe"), ("Résumé", "resume"), ("Naïve", "naive"), ("Über", "uber"), ("Señor", "senor"))
+
+
+_ATTEMPT = '''
+def _attempt(call, *args):
+    try:
+        return call(*args)
+    except Exception as error:
+        return type(error).__name__
+'''
+
+
+# ---------------------------------------------------------------------------------------------------- slug
+
+def _slug(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg = f"{org}_cms"
+    valid_fn = rng.choice(("is_valid_slug", "valid_slug", "check_slug"))
+    suggest_fn = rng.choice(("suggest_slug", "slugify", "slug_for"))
+    accent, plain = rng.choice(_ACCENTED)
+    words = pick(rng, WORDS, 3)
+    year = rng.randint(2019, 2027)
+    title = f"{accent} {words[0].capitalize()}: {words[1]} & {words[2]}, {year}!"
+    suggestion = "-".join([plain, *words, str(year)])
+    long_slug = "-".join(pick(rng, WORDS, 8))[:60].strip("-")
+    samples = [suggestion, long_slug, f"{rng.choice(NOUNS)}s-{year}", "-leading", "trailing-", "double--hyphen",
+               "Upper-case", "with space", "ok", "a" * 81]
+    verdicts: list[Any] = [True, True, True, False, False, False, False, False, True, False]
+    n1, n2 = rng.randint(30, 36), rng.randint(15, 18)
+    source = fill('''
+        """Article addresses of the $org CMS: editors pick a slug, readers open /posts/<slug>."""
+
+        import re
+        import sqlite3
+        import unicodedata
+
+        SLUG = re.compile(r"^([a-z0-9]+-?)*[a-z0-9]+$$")
+        MAX_LENGTH = 80
+        _db = None
+
+
+        def db() -> sqlite3.Connection:
+            """The article table, made on first use."""
+            global _db
+            if _db is None:
+                _db = sqlite3.connect(":memory:")
+                _db.execute("CREATE TABLE articles (slug TEXT PRIMARY KEY, title TEXT NOT NULL)")
+            return _db
+
+
+        def $suggest_fn(title: str) -> str:
+            """A slug made from a title: its ASCII letters and digits in lower case, words joined by hyphens."""
+            text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode().lower()
+            return "-".join(re.findall(r"[a-z0-9]+", text))[:MAX_LENGTH].strip("-")
+
+
+        def $valid_fn(slug: str) -> bool:
+            """Whether slug is well formed: words of a-z and 0-9 joined by single hyphens, at most MAX_LENGTH long."""
+            return len(slug) <= MAX_LENGTH and SLUG.match(slug) is not None
+
+
+        def publish(slug: str, title: str) -> None:
+            """Store an article under the slug its editor chose."""
+            if not $valid_fn(slug):
+                raise ValueError(f"not a valid slug: {slug!r}")
+            with db():
+                db().execute("INSERT INTO articles VALUES (?, ?)", (slug, title))
+
+
+        def title_of(slug: str) -> str | None:
+            row = db().execute("SELECT title FROM articles WHERE slug = ?", (slug,)).fetchone()
+            return row[0] if row else None
+        ''', org=org, suggest_fn=suggest_fn, valid_fn=valid_fn)
+    fixed = swap(source, 'SLUG = re.compile(r"^([a-z0-9]+-?)*[a-z0-9]+$")',
+                 'SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")')
+    path = f"{pkg}/slugs.py"
+    tests = fill('''
+        import ${pkg}.slugs as slugs
+        $attempt
+
+
+        def probe_suggest(ctx):
+            return slugs.$suggest_fn($title)
+
+
+        def probe_valid(ctx):
+            return [slugs.$valid_fn(slug) for slug in $samples]
+
+
+        def probe_publish(ctx):
+            slugs._db = None
+            slugs.publish("$suggestion", $title)
+            return [slugs.title_of("$suggestion"), slugs.title_of("missing")]
+
+
+        def probe_refused(ctx):
+            slugs._db = None
+            try:
+                slugs.publish("Not A Slug", "x")
+            except ValueError:
+                return "refused"
+            return "published"
+
+
+        def probe_near_miss(ctx):
+            return _attempt(slugs.$valid_fn, "$payload1")
+
+
+        def probe_publish_near_miss(ctx):
+            slugs._db = None
+            return _attempt(slugs.publish, "$payload2", "A title")
+        ''', pkg=pkg, attempt=_ATTEMPT, suggest_fn=suggest_fn, valid_fn=valid_fn, title=repr(title),
+        samples=repr(samples), suggestion=suggestion, payload1="a" * n1 + "!", payload2="a1" * n2 + "--x")
+    return Program(
+        family="redos", variant="slug", domain="CMS article slugs", cwe="CWE-1333",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{valid_fn}(slug)` tells whether an editor's slug is well formed (words of a-z and 0-9 "
+                    f"joined by single hyphens, at most 80 characters); `publish` stores an article under a valid "
+                    f"slug and `{suggest_fn}` proposes one from a title.",
+        location=location({path: source}, path, "SLUG = re.compile("),
+        tests=tests,
+        probes=[Probe(id="suggest", kind="functional", expect=suggestion),
+                Probe(id="valid", kind="functional", expect=verdicts),
+                Probe(id="publish", kind="functional", expect=[title, None]),
+                Probe(id="refused", kind="functional", expect="refused"),
+                Probe(id="near_miss", kind="exploit", detect=HANG),
+                Probe(id="publish_near_miss", kind="exploit", detect=HANG)])
+
+
+# --------------------------------------------------------------------------------------------------- email
+
+def _email(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg = f"{org}_newsletter"
+    valid_fn = rng.choice(("is_valid_address", "valid_email", "acceptable_address"))
+    signup_fn = rng.choice(("sign_up", "subscribe", "register"))
+    person, other = pick(rng, PEOPLE, 2)
+    domain = f"{rng.choice(WORDS)}-{rng.choice(('mail', 'post', 'net'))}.example"
+    address = f"{person}.{rng.choice(WORDS)}+news@{domain}"
+    samples = [address, f"{other}@{org}.co.uk", f"{person}_{rng.randint(1, 99)}@{domain}",
+               f"{'-'.join(pick(rng, WORDS, 5))}@{org}.example", f"{person}@{domain}", f"{person}..x@{domain}",
+               f".{person}@{domain}", f"{person}@localhost", f"{person}@{domain}.x", "no-at-sign.example",
+               f"{person} {other}@{domain}"]
+    verdicts: list[Any] = [True, True, True, True, True, False, False, False, False, False, False]
+    mixed = f"  {other.capitalize()}@{domain.upper()} "
+    n1, n2 = rng.randint(30, 36), rng.randint(30, 34)
+    source = fill('''
+        """Newsletter of $org: visitors leave an address, confirm it from the mail we send, and are subscribed."""
+
+        import re
+        import secrets
+
+        ADDRESS = re.compile(r"^([a-zA-Z0-9]+[._+-]?)*[a-zA-Z0-9]+@([a-z0-9-]+\\.)+[a-z]{2,}$$")
+        MAX_ADDRESS = 254
+
+        pending: dict[str, str] = {}
+        subscribed: set[str] = set()
+
+
+        def normalize(address: str) -> str:
+            """The address without surrounding blanks and with its domain in lower case."""
+            local, at, domain = address.strip().rpartition("@")
+            return f"{local}@{domain.lower()}" if at else address.strip()
+
+
+        def $valid_fn(address: str) -> bool:
+            """Whether a (normalized) address is one we can mail to."""
+            return len(address) <= MAX_ADDRESS and ADDRESS.match(address) is not None
+
+
+        def $signup_fn(address: str) -> str:
+            """Start a subscription; returns the confirmation token that is mailed to the address."""
+            address = normalize(address)
+            if not $valid_fn(address):
+                raise ValueError("please enter a valid e-mail address")
+            token = secrets.token_urlsafe(16)
+            pending[token] = address
+            return token
+
+
+        def confirm(token: str) -> bool:
+            """Confirm a subscription with the token from the mail; False for an unknown or used token."""
+            address = pending.pop(token, None)
+            if address is None:
+                return False
+            subscribed.add(address)
+            return True
+
+
+        def subscribers() -> list[str]:
+            return sorted(subscribed)
+        ''', org=org, valid_fn=valid_fn, signup_fn=signup_fn)
+    fixed = swap(source, r'ADDRESS = re.compile(r"^([a-zA-Z0-9]+[._+-]?)*[a-zA-Z0-9]+@',
+                 r'ADDRESS = re.compile(r"^[a-zA-Z0-9]+(?:[._+-][a-zA-Z0-9]+)*@')
+    path = f"{pkg}/signup.py"
+    tests = fill('''
+        import ${pkg}.signup as signup
+        $attempt
+
+
+        def _reset():
+            signup.pending.clear()
+            signup.subscribed.clear()
+
+
+        def probe_valid(ctx):
+            return [signup.$valid_fn(address) for address in $samples]
+
+
+        def probe_flow(ctx):
+            _reset()
+            token = signup.$signup_fn($mixed)
+            return [len(token) >= 16, signup.confirm(token), signup.confirm(token), signup.subscribers()]
+
+
+        def probe_normalize(ctx):
+            return signup.normalize($mixed)
+
+
+        def probe_refused(ctx):
+            _reset()
+            try:
+                signup.$signup_fn("$person@localhost")
+            except ValueError as error:
+                return [str(error), signup.subscribers(), len(signup.pending)]
+            return "accepted"
+
+
+        def probe_no_domain(ctx):
+            _reset()
+            return _attempt(signup.$signup_fn, "$payload1")
+
+
+        def probe_no_tld(ctx):
+            return _attempt(signup.$valid_fn, "$payload2")
+        ''', pkg=pkg, attempt=_ATTEMPT, valid_fn=valid_fn, signup_fn=signup_fn, samples=repr(samples),
+        mixed=repr(mixed),
+        person=person, payload1="a" * n1 + "@", payload2=f"{person[0]}.{person[1:]}" + "x" * n2 + "@mail")
+    normalized = f"{other.capitalize()}@{domain}"
+    return Program(
+        family="redos", variant="email", domain="newsletter sign-up", cwe="CWE-1333",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{valid_fn}(address)` tells whether an e-mail address is acceptable (a local part of letters "
+                    "and digits with single . _ + - between them, @, a dotted lower-case domain); "
+                    f"`{signup_fn}(address)` normalizes and checks a visitor's address and returns a confirmation "
+                    "token, which `confirm` redeems once.",
+        location=location({path: source}, path, "ADDRESS = re.compile("),
+        tests=tests,
+        probes=[Probe(id="valid", kind="functional", expect=verdicts),
+                Probe(id="flow", kind="functional", expect=[True, True, False, [normalized]]),
+                Probe(id="normalize", kind="functional", expect=normalized),
+                Probe(id="refused", kind="functional", expect=["please enter a valid e-mail address", [], 0]),
+                Probe(id="no_domain", kind="exploit", detect=HANG),
+                Probe(id="no_tld", kind="exploit", detect=HANG)])
+
+
+# ------------------------------------------------------------------------------------------------- version
+
+def _version(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg = f"{org}_plugins"
+    parse_fn = rng.choice(("parse_version", "version_parts", "split_version"))
+    newest_fn = rng.choice(("newest", "latest_release", "pick_latest"))
+    major = rng.randint(1, 9)
+    releases: list[Any] = [f"{major}.{m}.{p}" for m in range(rng.randint(2, 3)) for p in range(rng.randint(1, 3))]
+    top = releases[-1]
+    pre = f"{major + 1}.0.0-rc.{rng.randint(1, 4)}"
+    candidates: list[Any] = [*releases, f"v{major}.{releases[-1].split('.')[1]}.{int(top.split('.')[2]) + 1}-beta", pre]
+    rng.shuffle(candidates)
+    plugin = f"{rng.choice(WORDS)}-{rng.choice(NOUNS)}"
+    n1, n2 = rng.randint(30, 36), rng.randint(30, 36)
+    source = fill('''
+        """Release registry for $org plugins: authors upload releases, clients install the newest one."""
+
+        import json
+        import re
+
+        VERSION = re.compile(r"^v?(\\d+\\.?)*\\d+(-[0-9A-Za-z.]+)?$$")
+        MAX_VERSION = 64
+
+
+        def $parse_fn(text: str) -> dict:
+            """The numbers and the pre-release tag of a version such as 2.10.1 or v1.4.0-rc.1."""
+            text = text.strip()
+            if len(text) > MAX_VERSION or not VERSION.match(text):
+                raise ValueError(f"not a version: {text!r}")
+            core, _, pre = text.removeprefix("v").partition("-")
+            return {"numbers": [int(part) for part in core.split(".")], "pre": pre or None}
+
+
+        def sort_key(text: str) -> tuple:
+            """Orders versions by their numbers; a pre-release comes before its release."""
+            parts = $parse_fn(text)
+            return parts["numbers"], parts["pre"] is None, parts["pre"] or ""
+
+
+        def $newest_fn(versions: list[str], pre_releases: bool = False) -> str | None:
+            """The newest of the versions (pre-releases only when asked for), None when there is none."""
+            chosen = [v for v in versions if pre_releases or $parse_fn(v)["pre"] is None]
+            return max(chosen, key=sort_key, default=None)
+
+
+        def upgrades(installed: str, versions: list[str]) -> list[str]:
+            """The releases newer than the installed version with its major number, oldest first."""
+            current, major = sort_key(installed), $parse_fn(installed)["numbers"][0]
+            found = []
+            for version in versions:
+                parts = $parse_fn(version)
+                if parts["pre"] is None and parts["numbers"][0] == major and sort_key(version) > current:
+                    found.append(version)
+            return sorted(found, key=sort_key)
+
+
+        def manifest(plugin: str, versions: list[str]) -> str:
+            """The JSON manifest clients download: every version, oldest first, and the newest release."""
+            ordered = sorted(versions, key=sort_key)
+            return json.dumps({"plugin": plugin, "versions": ordered, "latest": $newest_fn(versions)})
+        ''', org=org, parse_fn=parse_fn, newest_fn=newest_fn)
+    fixed = swap(source, r'VERSION = re.compile(r"^v?(\d+\.?)*\d+(-[0-9A-Za-z.]+)?$")',
+                 r'VERSION = re.compile(r"^v?\d+(?:\.\d+)*(-[0-9A-Za-z.]+)?$")')
+    path = f"{pkg}/versions.py"
+
+    def key(text: str) -> tuple:
+        core, _, tag = text.removeprefix("v").partition("-")
+        return [int(x) for x in core.split(".")], tag == "", tag
+
+    tests = fill('''
+        import json
+
+        import ${pkg}.versions as versions
+
+        CANDIDATES = $candidates
+
+
+        def _attempt(call, *args):
+            try:
+                return call(*args)
+            except Exception as error:
+                return type(error).__name__
+
+
+        def probe_parse(ctx):
+            return [versions.$parse_fn(text) for text in ("$top", " $pre ", "v12", "3.04.1")]
+
+
+        def probe_bad(ctx):
+            return [_attempt(versions.$parse_fn, text) for text in ("1..2", "1.2.", "latest", "1.2.3-", "-1")]
+
+
+        def probe_newest(ctx):
+            return [versions.$newest_fn(CANDIDATES), versions.$newest_fn(CANDIDATES, True), versions.$newest_fn([])]
+
+
+        def probe_manifest(ctx):
+            return json.loads(versions.manifest("$plugin", CANDIDATES))
+
+
+        def probe_upgrades(ctx):
+            return versions.upgrades("$first", CANDIDATES)
+
+
+        def probe_digits(ctx):
+            return _attempt(versions.$parse_fn, "$payload1")
+
+
+        def probe_empty_tag(ctx):
+            return _attempt(versions.$newest_fn, ["$top", "$payload2"])
+        ''', pkg=pkg, parse_fn=parse_fn, newest_fn=newest_fn, candidates=repr(candidates), top=top, pre=pre,
+        plugin=plugin, first=releases[0], payload1="1" * n1 + "!", payload2="v" + "2" * n2 + "-")
+    core, _, tag = pre.partition("-")
+    ordered: list[Any] = sorted(candidates, key=key)
+    return Program(
+        family="redos", variant="version", domain="plugin registry", cwe="CWE-1333",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{parse_fn}(text)` splits a release version (digits separated by single dots, an optional "
+                    "leading v and -tag) into its numbers and pre-release tag, raising ValueError otherwise; "
+                    f"`{newest_fn}` picks the newest of several and `manifest` lists them for clients. Authors type "
+                    "the versions when they upload a release.",
+        location=location({path: source}, path, "VERSION = re.compile("),
+        tests=tests,
+        probes=[Probe(id="parse", kind="functional",
+                      expect=[{"numbers": [int(x) for x in top.split(".")], "pre": None},
+                              {"numbers": [int(x) for x in core.split(".")], "pre": tag},
+                              {"numbers": [12], "pre": None}, {"numbers": [3, 4, 1], "pre": None}]),
+                Probe(id="bad", kind="functional", expect=["ValueError"] * 5),
+                Probe(id="newest", kind="functional",
+                      expect=[max(releases, key=key), max(candidates, key=key), None]),
+                Probe(id="manifest", kind="functional",
+                      expect={"plugin": plugin, "versions": ordered, "latest": max(releases, key=key)}),
+                Probe(id="upgrades", kind="functional", expect=releases[1:]),
+                Probe(id="digits", kind="exploit", detect=HANG),
+                Probe(id="empty_tag", kind="exploit", detect=HANG)])
+
+
+# ------------------------------------------------------------------------------------------ log_line (OOD)
+
+def _log_line(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg = f"{org}_ingest"
+    parse_fn = rng.choice(("parse_line", "record_of", "split_line"))
+    ingest_fn = rng.choice(("ingest", "summarize", "load_batch"))
+    sources = [f"{rng.choice(WORDS)}.{rng.choice(('api', 'worker', 'db', 'auth'))}" for _ in range(3)]
+    levels = ("DEBUG", "INFO", "WARNING", "ERROR")
+    records: list[Any] = []
+    for k in range(rng.randint(5, 9)):
+        ts = f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:{k:02d}:00Z"
+        message = " ".join(rng.choice(WORDS + NOUNS) for _ in range(rng.randint(1, 6)))
+        records.append({"ts": ts, "level": rng.choice(levels), "source": rng.choice(sources), "message": message})
+    lines = [f"{r['ts']} {r['level']}  {r['source']}: {r['message']}" + rng.choice(("", " ", "\t ", "   "))
+             for r in records]
+    bad = ["no structure here", f"{records[0]['ts']} NOTICE {sources[0]}: unknown level", ""]
+    n1, n2 = rng.randint(58_000, 63_000), rng.randint(29_000, 31_500)
+    source = fill('''
+        """Log ingestion for $org: services ship plain-text lines ("<time> <LEVEL> <source>: <message>"),
+        the ingester keeps them as structured records."""
+
+        import json
+        import re
+        from collections import Counter
+
+        LINE = re.compile(r"^(?P<ts>\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z?)\\s+(?P<level>[A-Z]+)\\s+(?P<source>[\\w.-]+):\\s+"
+                          r"(?P<message>.*?)\\s*$$")
+        LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+        MAX_LINE = 64 * 1024
+
+
+        def $parse_fn(line: str) -> dict | None:
+            """The fields of one log line, or None when it is not a well-formed line."""
+            if len(line) > MAX_LINE:
+                return None
+            match = LINE.match(line)
+            if match is None or match["level"] not in LEVELS:
+                return None
+            return match.groupdict()
+
+
+        def $ingest_fn(lines: list[str]) -> dict:
+            """Counts of a batch: accepted and rejected lines, accepted lines per level and per source."""
+            records = [record for record in map($parse_fn, lines) if record is not None]
+            return {"accepted": len(records), "rejected": len(lines) - len(records),
+                    "levels": dict(Counter(record["level"] for record in records)),
+                    "sources": dict(Counter(record["source"] for record in records))}
+
+
+        def first_error(lines: list[str]) -> dict | None:
+            """The first ERROR or CRITICAL record of a batch, for the alert mail."""
+            for record in filter(None, map($parse_fn, lines)):
+                if record["level"] in ("ERROR", "CRITICAL"):
+                    return record
+            return None
+
+
+        def to_json_lines(lines: list[str]) -> str:
+            """The well-formed lines as JSON lines, for the archive."""
+            records = (record for record in map($parse_fn, lines) if record is not None)
+            return "".join(json.dumps(record, sort_keys=True) + "\\n" for record in records)
+        ''', org=org, parse_fn=parse_fn, ingest_fn=ingest_fn)
+    fixed = swap(source, r'r"(?P<message>.*?)\s*$")', r'r"(?P<message>(?:.*\S)?)\s*$")')
+    path = f"{pkg}/lines.py"
+    accepted = [r for r in records if r["level"] in levels]
+    summary: dict[str, Any] = {"accepted": len(accepted), "rejected": len(bad),
+               "levels": dict(Counter(r["level"] for r in accepted)),
+               "sources": dict(Counter(r["source"] for r in accepted))}
+    head = f"{records[0]['ts']} INFO {sources[0]}: "
+    tests = fill('''
+        import ${pkg}.lines as lines
+
+        LINES = $lines
+        BAD = $bad
+
+
+        def _attempt(call, *args):
+            try:
+                return call(*args)
+            except Exception as error:
+                return type(error).__name__
+
+
+        def probe_parse(ctx):
+            return [lines.$parse_fn(line) for line in LINES[:3]]
+
+
+        def probe_bad(ctx):
+            return [lines.$parse_fn(line) for line in BAD]
+
+
+        def probe_batch(ctx):
+            return lines.$ingest_fn(LINES + BAD)
+
+
+        def probe_json_lines(ctx):
+            return lines.to_json_lines(BAD + LINES[-2:])
+
+
+        def probe_first_error(ctx):
+            return [lines.first_error(BAD + LINES), lines.first_error(BAD)]
+
+
+        def probe_spaces(ctx):
+            return _attempt(lines.$parse_fn, "${head}a" + " " * $n1 + "b")
+
+
+        def probe_tabs(ctx):
+            return _attempt(lines.$ingest_fn, ["${head}x" + " \\t" * $n2 + "."])
+        ''', pkg=pkg, parse_fn=parse_fn, ingest_fn=ingest_fn, lines=repr(lines), bad=repr(bad), head=head, n1=n1,
+        n2=n2)
+    return Program(
+        family="redos", variant="log_line", domain="log ingestion", cwe="CWE-1333",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{parse_fn}(line)` returns the fields (ts, level, source, message without trailing blanks) of "
+                    "a log line `<time> <LEVEL> <source>: <message>`, or None when the line is malformed or longer "
+                    f"than 64 KiB; `{ingest_fn}` counts a batch and `to_json_lines` archives it. Lines come from "
+                    "services over the network.",
+        location=location({path: source}, path, 'r"(?P<message>', extra_lines=0),
+        tests=tests,
+        probes=[Probe(id="parse", kind="functional", expect=records[:3]),
+                Probe(id="bad", kind="functional", expect=[None, None, None]),
+                Probe(id="batch", kind="functional", expect=summary),
+                Probe(id="json_lines", kind="functional",
+                      expect="".join(json.dumps(r, sort_keys=True) + "\n" for r in records[-2:])),
+                Probe(id="first_error", kind="functional",
+                      expect=[next((r for r in records if r["level"] == "ERROR"), None), None]),
+                Probe(id="spaces", kind="exploit", detect=HANG),
+                Probe(id="tabs", kind="exploit", detect=HANG)])
+
+
+_BUILDERS = {"slug": _slug, "email": _email, "version": _version, "log_line": _log_line}
+
+
+def build(rng: random.Random, variant: str) -> Program:
+    return _BUILDERS[variant](rng)
+
+
+FAMILY = Family(name="redos", cwe="CWE-1333", title="Inefficient regular expression (ReDoS)",
+                variants=("slug", "email", "version"), ood_variants=("log_line",), build=build)

@@ -1,0 +1,646 @@
+"""CWE-79, cross-site scripting: a program writes a user's text into HTML without escaping it.
+
+Variants:
+
+- ``comment_page``: blog comments from sqlite, the body rendered as paragraphs (text context; the author's name
+  is escaped, the body is not);
+- ``profile_card``: member cards of a directory, filled with ``str.format`` (attribute and text contexts);
+- ``search_page``: a results page that echoes the query with ``%`` formatting, into an input's value and a
+  heading (attribute and text contexts);
+- ``report_state`` (OOD): an admin report that embeds its data for the chart as ``json.dumps`` inside an
+  inline ``<script>`` (script context: ``</script>`` in a customer's name ends it; html.escape is no fix here).
+
+The exploit probes parse the page with ``html.parser`` and report what a browser would run: script bodies
+(``script:...``) and event-handler attributes (``tag[onerror]=...``); the payload carries the run's canary, so
+the canary shows there only when the markup got through. Functional probes pin the exact HTML for inputs
+without HTML-special characters (which both versions render alike).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import random
+from typing import Any
+
+from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, fill, location, pick, swap
+from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+
+SCRIPT = Detect(kind="contains", text="script:{canary}")
+
+
+def _handler(attribute: str) -> Detect:
+    return Detect(kind="contains", text=f"[{attribute}]={{canary}}")
+
+
+#: The part of every test module that finds active content in a page (standard library only).
+_ACTIVE = '''
+from html.parser import HTMLParser
+
+
+class _Active(HTMLParser):
+    """What a browser would run in a page: script bodies and event-handler or javascript: attributes."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.found = []
+        self.in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self.in_script = tag == "script"
+        for name, value in attrs:
+            if name.startswith("on") or (value or "").strip().lower().startswith("javascript:"):
+                self.found.append(f"{tag}[{name}]={value}")
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        self.in_script = False
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self.in_script = False
+
+    def handle_data(self, data):
+        if self.in_script:
+            self.found.append("script:" + data.strip())
+
+
+def active(render, *args):
+    """The active content of the page render(*args) returns (or the error it raised)."""
+    try:
+        page = render(*args)
+        parser = _Active()
+        parser.feed(page)
+        parser.close()
+    except Exception as error:
+        return type(error).__name__
+    return parser.found
+'''
+
+
+def _title(rng: random.Random, k: int = 2) -> str:
+    return " ".join(word.capitalize() for word in pick(rng, WORDS, k))
+
+
+# --------------------------------------------------------------------------------------------- comment_page
+
+def _comment_page(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg = f"{org}_blog"
+    add_fn = rng.choice(("add_comment", "post_comment", "save_comment"))
+    thread_fn = rng.choice(("render_thread", "comments_html", "thread_html"))
+    post = f"{rng.choice(WORDS)}-{rng.choice(NOUNS)}s"
+    day = datetime.date(2026, rng.randint(1, 12), rng.randint(1, 28))
+    comments = []
+    for k in range(rng.randint(2, 4)):
+        author = f"{rng.choice(PEOPLE).capitalize()} {rng.choice(WORDS).capitalize()}"
+        paragraphs = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 7))).capitalize() + "."
+                      for _ in range(rng.randint(1, 3))]
+        comments.append((author, "\n\n".join(paragraphs), (day + datetime.timedelta(days=k)).isoformat(),
+                         paragraphs))
+    source = fill('''
+        """Comment threads under the posts of the $org blog."""
+
+        import datetime
+        import html
+        import sqlite3
+
+        _db = None
+
+
+        def db() -> sqlite3.Connection:
+            """The comment store, made on first use."""
+            global _db
+            if _db is None:
+                _db = sqlite3.connect(":memory:")
+                _db.execute("CREATE TABLE comments (id INTEGER PRIMARY KEY, post TEXT, author TEXT, body TEXT, "
+                            "posted TEXT)")
+            return _db
+
+
+        def $add_fn(post: str, author: str, body: str, day: datetime.date) -> int:
+            """Store a reader's comment on a post; returns its id."""
+            if not body.strip() or not author.strip():
+                raise ValueError("a comment needs an author and a text")
+            cursor = db().execute("INSERT INTO comments (post, author, body, posted) VALUES (?, ?, ?, ?)",
+                                  (post, author.strip(), body, day.isoformat()))
+            db().commit()
+            return cursor.lastrowid
+
+
+        def paragraphs(text: str) -> str:
+            """A comment's text as HTML paragraphs: blank lines separate them."""
+            blocks = [block.strip() for block in text.split("\\n\\n") if block.strip()]
+            return "".join(f"<p>{block}</p>" for block in blocks)
+
+
+        def render_comment(author: str, body: str, posted: str) -> str:
+            return (f'<article class="comment"><header>{html.escape(author)} <time>{posted}</time></header>'
+                    f"{paragraphs(body)}</article>")
+
+
+        def $thread_fn(post: str) -> str:
+            """The HTML of a post's comment thread, oldest comment first."""
+            rows = db().execute("SELECT author, body, posted FROM comments WHERE post = ? ORDER BY id",
+                                (post,)).fetchall()
+            items = "".join(render_comment(*row) for row in rows)
+            return f'<section class="comments" data-count="{len(rows)}">{items}</section>'
+        ''', org=org, add_fn=add_fn, thread_fn=thread_fn)
+    fixed = swap(source, 'return "".join(f"<p>{block}</p>" for block in blocks)',
+                 'return "".join(f"<p>{html.escape(block)}</p>" for block in blocks)')
+    path = f"{pkg}/comments.py"
+    tests = fill('''
+        import datetime
+
+        import ${pkg}.comments as comments
+        $active
+
+        COMMENTS = $comments
+
+
+        def _fresh():
+            comments._db = None
+            for author, body, posted in COMMENTS:
+                comments.$add_fn("$post", author, body, datetime.date.fromisoformat(posted))
+
+
+        def _page_with(body):
+            _fresh()
+            comments.$add_fn("$post", "$author", body, datetime.date(2026, 1, 2))
+            return comments.$thread_fn("$post")
+
+
+        def probe_thread(ctx):
+            _fresh()
+            return comments.$thread_fn("$post")
+
+
+        def probe_other_post(ctx):
+            _fresh()
+            comments.$add_fn("elsewhere", "$author", "Hello there", datetime.date(2026, 2, 3))
+            return comments.$thread_fn("elsewhere")
+
+
+        def probe_paragraphs(ctx):
+            return comments.paragraphs("First part\\n\\n\\nSecond part\\n\\n")
+
+
+        def probe_empty(ctx):
+            try:
+                comments.$add_fn("$post", "$author", "   ", datetime.date(2026, 1, 1))
+            except ValueError:
+                return "refused"
+            return "stored"
+
+
+        def probe_script(ctx):
+            return active(_page_with, "Great post!<script>" + ctx["canary"] + "</script>")
+
+
+        def probe_image(ctx):
+            return active(_page_with, "See <img src=x onerror=" + ctx["canary"] + ">\\n\\nthanks")
+
+
+        def probe_svg(ctx):
+            return active(_page_with, "Nice\\n\\n<svg onload=" + ctx["canary"] + ">")
+        ''', pkg=pkg, active=_ACTIVE, comments=repr([c[:3] for c in comments]), add_fn=add_fn,
+        thread_fn=thread_fn, post=post, author=comments[0][0])
+    items = "".join(f'<article class="comment"><header>{author} <time>{posted}</time></header>'
+                    + "".join(f"<p>{p}</p>" for p in paras) + "</article>" for author, _, posted, paras in comments)
+    return Program(
+        family="xss", variant="comment_page", domain="blog comments", cwe="CWE-79",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{add_fn}` stores a reader's comment on a post; `{thread_fn}(post)` returns the HTML of the "
+                    "post's comment thread, each comment's text as paragraphs separated by blank lines. Readers "
+                    "write comments in a plain text box.",
+        location=location({path: source}, path, 'return "".join(f"<p>{block}</p>"'),
+        tests=tests,
+        probes=[Probe(id="thread", kind="functional",
+                      expect=f'<section class="comments" data-count="{len(comments)}">{items}</section>'),
+                Probe(id="other_post", kind="functional",
+                      expect=f'<section class="comments" data-count="1"><article class="comment"><header>'
+                             f'{comments[0][0]} <time>2026-02-03</time></header><p>Hello there</p></article>'
+                             "</section>"),
+                Probe(id="paragraphs", kind="functional", expect="<p>First part</p><p>Second part</p>"),
+                Probe(id="empty", kind="functional", expect="refused"),
+                Probe(id="script", kind="exploit", detect=SCRIPT),
+                Probe(id="image", kind="exploit", detect=_handler("onerror")),
+                Probe(id="svg", kind="exploit", detect=_handler("onload"))])
+
+
+# --------------------------------------------------------------------------------------------- profile_card
+
+def _profile_card(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg = f"{org}_people"
+    card_fn = rng.choice(("card", "member_card", "profile_html"))
+    list_fn = rng.choice(("directory", "team_page", "people_page"))
+    teams = pick(rng, ("Sales", "Platform", "Finance", "Support", "Design", "Research"), 2)
+    titles = ("Account Manager", "Staff Engineer", "Controller", "Support Lead", "Product Designer", "Analyst")
+    members = []
+    for k, first in enumerate(pick(rng, PEOPLE, 4)):
+        last = rng.choice(WORDS).capitalize()
+        members.append({"handle": f"{first}_{k}", "name": f"{first.capitalize()} {last}",
+                        "email": f"{first}.{last.lower()}@{org}.example", "title": rng.choice(titles),
+                        "team": teams[k % 2]})
+    source = fill('''
+        """The member directory of $org: the people page shows a card for every member."""
+
+        import hashlib
+        import re
+
+        HANDLE = re.compile(r"[a-z0-9_]{3,24}")
+        CARD = ('<div class="card" id="member-{handle}">'
+                '<img class="avatar" src="https://avatars.$org.example/{digest}?s=64" alt="{name}">'
+                '<a href="/people/{handle}" title="{title}">{name}</a>'
+                '<span class="team">{team}</span></div>')
+
+
+        def avatar_digest(email: str) -> str:
+            """The avatar service's key for an e-mail address."""
+            return hashlib.sha256(email.strip().lower().encode()).hexdigest()
+
+
+        def $card_fn(member: dict) -> str:
+            """One member's card; name, title and team are what members typed into their profile."""
+            if not HANDLE.fullmatch(member["handle"]):
+                raise ValueError(f"bad handle: {member['handle']!r}")
+            return CARD.format(handle=member["handle"], digest=avatar_digest(member["email"]),
+                               name=member["name"], title=member["title"], team=member["team"])
+
+
+        def $list_fn(members: list[dict], team: str | None = None) -> str:
+            """The cards of all members (or of one team), ordered by name."""
+            chosen = [m for m in members if team is None or m["team"] == team]
+            cards = "".join($card_fn(m) for m in sorted(chosen, key=lambda m: m["name"].lower()))
+            return f'<section class="directory" data-team="{team or "all"}">{cards}</section>'
+
+
+        def matching(members: list[dict], text: str) -> list[str]:
+            """Handles of the members whose name or title contains text (any case), for the filter box."""
+            needle = text.strip().lower()
+            return [m["handle"] for m in members if needle in m["name"].lower() or needle in m["title"].lower()]
+
+
+        def team_sizes(members: list[dict]) -> dict[str, int]:
+            """How many members each team has."""
+            counts: dict[str, int] = {}
+            for member in members:
+                counts[member["team"]] = counts.get(member["team"], 0) + 1
+            return dict(sorted(counts.items()))
+        ''', org=org, card_fn=card_fn, list_fn=list_fn)
+    fixed = swap(source, 'name=member["name"], title=member["title"], team=member["team"])',
+                 'name=html.escape(member["name"]), title=html.escape(member["title"]),\n'
+                 '                       team=html.escape(member["team"]))')
+    fixed = swap(fixed, "import hashlib\n", "import hashlib\nimport html\n")
+    path = f"{pkg}/directory.py"
+
+    def card(m: dict) -> str:
+        digest = hashlib.sha256(m["email"].strip().lower().encode()).hexdigest()
+        return (f'<div class="card" id="member-{m["handle"]}">'
+                f'<img class="avatar" src="https://avatars.{org}.example/{digest}?s=64" alt="{m["name"]}">'
+                f'<a href="/people/{m["handle"]}" title="{m["title"]}">{m["name"]}</a>'
+                f'<span class="team">{m["team"]}</span></div>')
+
+    def page(team: str | None) -> str:
+        chosen = sorted((m for m in members if team is None or m["team"] == team), key=lambda m: m["name"].lower())
+        return f'<section class="directory" data-team="{team or "all"}">' + "".join(map(card, chosen)) + \
+            "</section>"
+
+    needle = rng.choice(members)["title"].split()[-1]
+    sizes: dict[str, Any] = {t: sum(m["team"] == t for m in members) for t in sorted(teams)}
+    tests = fill('''
+        import ${pkg}.directory as directory
+        $active
+
+        MEMBERS = $members
+
+
+        def _edited(**fields):
+            return [dict(MEMBERS[0], **fields)] + MEMBERS[1:]
+
+
+        def probe_card(ctx):
+            return directory.$card_fn(MEMBERS[1])
+
+
+        def probe_all(ctx):
+            return directory.$list_fn(MEMBERS)
+
+
+        def probe_team(ctx):
+            return directory.$list_fn(MEMBERS, "$team")
+
+
+        def probe_filter(ctx):
+            return [directory.matching(MEMBERS, "  $needle "), directory.team_sizes(MEMBERS)]
+
+
+        def probe_bad_handle(ctx):
+            try:
+                directory.$card_fn(dict(MEMBERS[0], handle="no spaces"))
+            except ValueError:
+                return "refused"
+            return "rendered"
+
+
+        def probe_name(ctx):
+            return active(directory.$list_fn, _edited(name='"><script>' + ctx["canary"] + "</script>"))
+
+
+        def probe_title(ctx):
+            return active(directory.$list_fn, _edited(title='Lead" onmouseover="' + ctx["canary"]))
+
+
+        def probe_team_name(ctx):
+            return active(directory.$card_fn, dict(MEMBERS[2], team="<img src=x onerror=" + ctx["canary"] + ">"))
+        ''', pkg=pkg, active=_ACTIVE, members=repr(members), card_fn=card_fn, list_fn=list_fn, team=teams[1],
+        needle=needle.upper())
+    return Program(
+        family="xss", variant="profile_card", domain="member directory", cwe="CWE-79",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{card_fn}(member)` returns the HTML card of a member (avatar, name linking to the profile, "
+                    f"job title, team); `{list_fn}(members, team)` returns the directory page of all members or of "
+                    "one team, ordered by name. Members edit their name, title and team in their profile.",
+        location=location({path: source}, path, "return CARD.format(", extra_lines=1),
+        tests=tests,
+        probes=[Probe(id="card", kind="functional", expect=card(members[1])),
+                Probe(id="all", kind="functional", expect=page(None)),
+                Probe(id="team", kind="functional", expect=page(teams[1])),
+                Probe(id="bad_handle", kind="functional", expect="refused"),
+                Probe(id="filter", kind="functional",
+                      expect=[[m["handle"] for m in members if needle.lower() in m["name"].lower()
+                               or needle.lower() in m["title"].lower()], sizes]),
+                Probe(id="name", kind="exploit", detect=SCRIPT),
+                Probe(id="title", kind="exploit", detect=_handler("onmouseover")),
+                Probe(id="team_name", kind="exploit", detect=_handler("onerror"))])
+
+
+# ---------------------------------------------------------------------------------------------- search_page
+
+def _search_page(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg = f"{org}_shop"
+    page_fn = rng.choice(("results_page", "search_page", "render_results"))
+    search_fn = rng.choice(("search", "find_products", "lookup"))
+    kinds = pick(rng, ("Lamp", "Chair", "Desk", "Shelf", "Rug", "Mirror", "Stool"), 3)
+    products = sorted({f"{rng.choice(WORDS).capitalize()} {rng.choice(kinds)}": rng.randint(500, 49999)
+                       for _ in range(rng.randint(6, 9))}.items())
+    term = rng.choice(sorted({name.split()[1] for name, _ in products}))
+    source = fill('''
+        """Product search of the $org shop: /search?q=... renders the results page."""
+
+        import html
+        import sqlite3
+
+        PRODUCTS = $products
+        PAGE = """<!doctype html>
+        <title>Search - $org shop</title>
+        <form action="/search"><input name="q" value="%(query)s"><button>Search</button></form>
+        <h1>%(count)d results for %(query)s</h1>
+        <ul class="results">%(items)s</ul>"""
+        _db = None
+
+
+        def catalog() -> sqlite3.Connection:
+            """The product table, loaded on first use."""
+            global _db
+            if _db is None:
+                _db = sqlite3.connect(":memory:")
+                _db.execute("CREATE TABLE products (name TEXT PRIMARY KEY, cents INTEGER NOT NULL)")
+                _db.executemany("INSERT INTO products VALUES (?, ?)", PRODUCTS)
+            return _db
+
+
+        def $search_fn(query: str, limit: int = 20) -> list[tuple[str, int]]:
+            """Products whose name contains query (any case), by name."""
+            rows = catalog().execute("SELECT name, cents FROM products WHERE name LIKE ? ORDER BY name LIMIT ?",
+                                     ("%" + query + "%", limit))
+            return rows.fetchall()
+
+
+        def _item(name: str, cents: int) -> str:
+            return '<li>%s <span class="price">%d.%02d</span></li>' % (html.escape(name), cents // 100, cents % 100)
+
+
+        def $page_fn(query: str) -> str:
+            """The results page for what a shopper typed into the search box."""
+            query = " ".join(query.split())
+            rows = $search_fn(query) if query else []
+            return PAGE % {"query": query, "count": len(rows), "items": "".join(_item(*row) for row in rows)}
+        ''', org=org, products="[\n" + "".join(f"    {p!r},\n" for p in products) + "]", search_fn=search_fn,
+        page_fn=page_fn)
+    fixed = swap(source, 'return PAGE % {"query": query, "count"',
+                 'return PAGE % {"query": html.escape(query), "count"')
+    path = f"{pkg}/search.py"
+
+    def page(query: str) -> str:
+        query = " ".join(query.split())
+        rows = [p for p in products if query.lower() in p[0].lower()] if query else []
+        items = "".join(f'<li>{name} <span class="price">{cents // 100}.{cents % 100:02d}</span></li>'
+                        for name, cents in rows)
+        return (f'<!doctype html>\n<title>Search - {org} shop</title>\n<form action="/search"><input name="q" '
+                f'value="{query}"><button>Search</button></form>\n<h1>{len(rows)} results for {query}</h1>\n'
+                f'<ul class="results">{items}</ul>')
+
+    lower = f"  {term.lower()} "
+    missing = f"{rng.choice(WORDS)} sofa"
+    tests = fill('''
+        import ${pkg}.search as search
+        $active
+
+
+        def probe_results(ctx):
+            return search.$page_fn("$lower")
+
+
+        def probe_none(ctx):
+            return search.$page_fn("$missing")
+
+
+        def probe_empty(ctx):
+            return search.$page_fn("")
+
+
+        def probe_rows(ctx):
+            return [list(row) for row in search.$search_fn("$term", limit=2)]
+
+
+        def probe_script(ctx):
+            return active(search.$page_fn, "<script>" + ctx["canary"] + "</script>")
+
+
+        def probe_attribute(ctx):
+            return active(search.$page_fn, '$term" autofocus onfocus="' + ctx["canary"])
+
+
+        def probe_svg(ctx):
+            return active(search.$page_fn, "$term <svg onload=" + ctx["canary"] + ">")
+        ''', pkg=pkg, active=_ACTIVE, page_fn=page_fn, search_fn=search_fn, lower=lower, missing=missing, term=term)
+    matching: list[Any] = [list(p) for p in products if term.lower() in p[0].lower()]
+    return Program(
+        family="xss", variant="search_page", domain="shop search", cwe="CWE-79",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{page_fn}(query)` returns the HTML results page for a shopper's search: the search box "
+                    "filled with the query (whitespace collapsed), a heading with the number of results and the "
+                    f"query, and the matching products with their prices; `{search_fn}` finds them.",
+        location=location({path: source}, path, 'return PAGE % {"query": query'),
+        tests=tests,
+        probes=[Probe(id="results", kind="functional", expect=page(lower)),
+                Probe(id="none", kind="functional", expect=page(missing)),
+                Probe(id="empty", kind="functional", expect=page("")),
+                Probe(id="rows", kind="functional", expect=matching[:2]),
+                Probe(id="script", kind="exploit", detect=SCRIPT),
+                Probe(id="attribute", kind="exploit", detect=_handler("onfocus")),
+                Probe(id="svg", kind="exploit", detect=_handler("onload"))])
+
+
+# -------------------------------------------------------------------------------------- report_state (OOD)
+
+def _report_state(rng: random.Random) -> Program:
+    org = pick(rng, ORGS)[0]
+    pkg = f"{org}_admin"
+    render_fn = rng.choice(("render_report", "report_page", "revenue_page"))
+    top_fn = rng.choice(("top_customers", "ranking", "best_customers"))
+    customers = [f"{rng.choice(WORDS).capitalize()} {rng.choice(('Ltd', 'GmbH', 'Inc', 'BV', 'AB'))}"
+                 for _ in range(6)]
+    customers = sorted(set(customers))
+    orders: list[dict[str, Any]] = [{"customer": rng.choice(customers), "amount": rng.randint(10, 900)}
+                                    for _ in range(rng.randint(8, 14))]
+    title = f"Top customers {rng.choice(('Q1', 'Q2', 'Q3', 'Q4'))} {rng.randint(2024, 2026)}"
+    size = rng.choice((3, 4, 5))
+    source = fill('''
+        """Admin reports of $org: the revenue page draws its chart client-side from data embedded in the page."""
+
+        import csv
+        import html
+        import io
+        import json
+
+        TOP = $size
+
+
+        def $top_fn(orders: list[dict], n: int = TOP) -> list[dict]:
+            """The n customers with the highest revenue (ties by name), with their revenue."""
+            totals: dict[str, int] = {}
+            for order in orders:
+                totals[order["customer"]] = totals.get(order["customer"], 0) + order["amount"]
+            ranked = sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:n]
+            return [{"customer": name, "revenue": revenue} for name, revenue in ranked]
+
+
+        def report_state(title: str, orders: list[dict]) -> dict:
+            """What the chart script needs: the title, the ranking and the number of orders."""
+            return {"title": title, "rows": $top_fn(orders), "orders": len(orders)}
+
+
+        def $render_fn(title: str, orders: list[dict]) -> str:
+            """The report page; customer names are the names customers registered with."""
+            state = json.dumps(report_state(title, orders), sort_keys=True)
+            head = f"<!doctype html><html><head><title>{html.escape(title)}</title></head>"
+            body = (f'<body><h1>{html.escape(title)}</h1><div id="chart"></div>'
+                    f"<script>window.REPORT = {state};</script>"
+                    '<script src="/static/report.js"></script></body></html>')
+            return head + body
+
+
+        def revenue_csv(orders: list[dict]) -> str:
+            """The whole ranking as CSV, for the export button."""
+            out = io.StringIO()
+            writer = csv.writer(out, lineterminator="\\n")
+            writer.writerow(["rank", "customer", "revenue"])
+            for rank, row in enumerate($top_fn(orders, n=len(orders)), start=1):
+                writer.writerow([rank, row["customer"], row["revenue"]])
+            return out.getvalue()
+        ''', org=org, size=size, top_fn=top_fn, render_fn=render_fn)
+    fixed = swap(source, "state = json.dumps(report_state(title, orders), sort_keys=True)\n",
+                 "state = json.dumps(report_state(title, orders), sort_keys=True)\n"
+                 '    state = state.replace("<", "\\\\u003c").replace(">", "\\\\u003e").replace("&", "\\\\u0026")\n')
+    path = f"{pkg}/reports.py"
+    totals: dict[str, int] = {}
+    for order in orders:
+        totals[order["customer"]] = totals.get(order["customer"], 0) + order["amount"]
+    ranked: list[Any] = [{"customer": c, "revenue": r}
+                         for c, r in sorted(totals.items(), key=lambda i: (-i[1], i[0]))[:size]]
+    state = {"title": title, "rows": ranked, "orders": len(orders)}
+    expect_page = (f"<!doctype html><html><head><title>{title}</title></head><body><h1>{title}</h1>"
+                   f'<div id="chart"></div><script>window.REPORT = {json.dumps(state, sort_keys=True)};</script>'
+                   '<script src="/static/report.js"></script></body></html>')
+    odd = f"{rng.choice(WORDS).capitalize()} & Sons <{rng.choice(('UK', 'EU', 'US'))}>"
+    odd_orders = orders + [{"customer": odd, "amount": 100_000}]
+    odd_state: dict[str, Any] = {"title": title, "rows": [{"customer": odd, "revenue": 100_000}, *ranked][:size],
+                 "orders": len(odd_orders)}
+    tests = fill('''
+        import json
+
+        import ${pkg}.reports as reports
+        $active
+
+        ORDERS = $orders
+
+
+        def _with_customer(name):
+            return ORDERS + [{"customer": name, "amount": 100000}]
+
+
+        def _embedded(page):
+            return json.loads(page.split("window.REPORT = ", 1)[1].split(";</script>", 1)[0])
+
+
+        def probe_page(ctx):
+            return reports.$render_fn("$title", ORDERS)
+
+
+        def probe_ranking(ctx):
+            return reports.$top_fn(ORDERS, 2)
+
+
+        def probe_export(ctx):
+            return reports.revenue_csv(ORDERS)
+
+
+        def probe_embedded(ctx):
+            return _embedded(reports.$render_fn("$title", _with_customer($odd)))
+
+
+        def probe_script(ctx):
+            customer = "</script><script>" + ctx["canary"] + "</script>"
+            return active(reports.$render_fn, "$title", _with_customer(customer))
+
+
+        def probe_image(ctx):
+            customer = "</SCRIPT><img src=x onerror=" + ctx["canary"] + ">"
+            return active(reports.$render_fn, "$title", _with_customer(customer))
+        ''', pkg=pkg, active=_ACTIVE, orders=repr(orders), render_fn=render_fn, top_fn=top_fn, title=title,
+        odd=repr(odd))
+    return Program(
+        family="xss", variant="report_state", domain="admin reports", cwe="CWE-79",
+        files={path: source}, fixed={path: fixed},
+        description=f"`{render_fn}(title, orders)` returns the HTML of the revenue report; the page's chart script "
+                    "reads the report data (title, top customers by revenue, number of orders) from "
+                    f"`window.REPORT`, which must hold exactly `report_state(title, orders)`. `{top_fn}` ranks the "
+                    "customers.",
+        location=location({path: source}, path, "state = json.dumps(", extra_lines=3),
+        tests=tests,
+        probes=[Probe(id="page", kind="functional", expect=expect_page),
+                Probe(id="ranking", kind="functional", expect=ranked[:2]),
+                Probe(id="embedded", kind="functional", expect=odd_state),
+                Probe(id="export", kind="functional", expect="rank,customer,revenue\n" + "".join(
+                    f"{k},{c},{r}\n" for k, (c, r) in enumerate(sorted(totals.items(), key=lambda i: (-i[1], i[0])),
+                                                                 start=1))),
+                Probe(id="script", kind="exploit", detect=SCRIPT),
+                Probe(id="image", kind="exploit", detect=_handler("onerror"))])
+
+
+_BUILDERS = {"comment_page": _comment_page, "profile_card": _profile_card, "search_page": _search_page,
+             "report_state": _report_state}
+
+
+def build(rng: random.Random, variant: str) -> Program:
+    return _BUILDERS[variant](rng)
+
+
+FAMILY = Family(name="xss", cwe="CWE-79", title="Cross-site scripting",
+                variants=("comment_page", "profile_card", "search_page"), ood_variants=("report_state",), build=build)
