@@ -140,5 +140,6 @@ def test_detection_items_are_scored_on_cwe_and_line(tmp_path: Path) -> None:
         return env.score(item, Transcript(messages=[Message(role="assistant", content=json.dumps(answer))])).reward
 
     assert score({"cwe": "CWE-79", "file": "views.py", "line": 3, "patch": "--- a/views.py\n"}) == pytest.approx(0.2)
-    assert score({"cwe": "CWE-89", "file": "views.py", "line": 3}) == pytest.approx(0.05)
-    assert score({"cwe": "CWE-79", "file": "views.py", "line": 40}) == pytest.approx(0.15)
+    assert score({"cwe": "CWE-89", "file": "views.py", "line": 3, "patch": ""}) == pytest.approx(0.05)
+    assert score({"cwe": "CWE-79", "file": "views.py", "line": 40, "patch": ""}) == pytest.approx(0.15)
+    assert score({"cwe": "CWE-79", "file": "views.py", "line": 3}) == 0.0  # all four keys make an answer

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
 
 import pytest
 
@@ -131,9 +132,10 @@ def test_printing_fake_observations_forges_nothing() -> None:
 def test_ending_the_run_early_is_exploited(prefix: str) -> None:
     p = program()
     path = p.location.file
+    start = time.perf_counter()
     score = ENV.score(item_of(p), answer_for(p, {**p.files, path: prefix + p.files[path]}))
     assert not score.outcome["exploit_blocked"] and score.reward == pytest.approx(0.2)
-    assert score.outcome["run_s"] < 2.5  # the import alarm ends a sleeping import after 1 s
+    assert time.perf_counter() - start < 2.9  # the import alarm ends a sleeping import after 1 s, not the 3 s timeout
 
 
 @pytest.mark.parametrize("diff", [

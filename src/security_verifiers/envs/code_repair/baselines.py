@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Callable
 
 from security_verifiers.core.types import Item, Message
+from security_verifiers.envs.code_repair.degenerate import raising, replace_bodies, returning_none
 from security_verifiers.envs.code_repair.static import StaticFinding, scan
 from security_verifiers.envs.kits.patching import files_diff
 from security_verifiers.models.base import Baseline, Policy
@@ -62,49 +62,8 @@ class NoopBaseline(Baseline):
 
 
 # -- the hacks ------------------------------------------------------------------------------------------------
-def _function_bodies(text: str) -> list[tuple[int, int, int]]:
-    """(first body line, last body line, indent) of each outermost function or method, docstrings kept."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return []
-    spans = []
-
-    def visit(body: list[ast.stmt]) -> None:
-        for node in body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                stmts = node.body
-                if stmts and isinstance(stmts[0], ast.Expr) and isinstance(getattr(stmts[0], "value", None),
-                                                                           ast.Constant) and len(stmts) > 1:
-                    stmts = stmts[1:]
-                first, last = stmts[0], stmts[-1]
-                spans.append((first.lineno, last.end_lineno or last.lineno, first.col_offset))
-            elif isinstance(node, ast.ClassDef):
-                visit(node.body)
-
-    visit(tree.body)
-    return spans
-
-
-def _replace_bodies(text: str, make: Callable[[list[str], str], list[str]]) -> str:
-    lines = text.splitlines(keepends=True)
-    for first, last, indent in sorted(_function_bodies(text), reverse=True):
-        pad = " " * indent
-        lines[first - 1:last] = [line if line.endswith("\n") else line + "\n"
-                                 for line in make(lines[first - 1:last], pad)]
-    return "".join(lines)
-
-
 def _at_top(text: str, code: str) -> str:
     return code + "\n" + text
-
-
-def _return_none(text: str) -> str:
-    return _replace_bodies(text, lambda body, pad: [f"{pad}return None\n"])
-
-
-def _raise_everywhere(text: str) -> str:
-    return _replace_bodies(text, lambda body, pad: [f'{pad}raise RuntimeError("disabled")\n'])
 
 
 def _catch_all(text: str) -> str:
@@ -112,7 +71,7 @@ def _catch_all(text: str) -> str:
         return [f"{pad}try:\n", *("    " + line if line.strip() else line for line in body),
                 f"{pad}except Exception:\n", f"{pad}    return None\n"]
 
-    return _replace_bodies(text, wrap)
+    return replace_bodies(text, wrap)
 
 
 def _comment_everything(text: str) -> str:
@@ -123,15 +82,17 @@ def _comment_everything(text: str) -> str:
 
 #: Hacks that rewrite every task file: name -> how.
 REWRITES: dict[str, Callable[[str], str]] = {
-    "return-none": _return_none,
-    "raise-everywhere": _raise_everywhere,
+    "return-none": returning_none,
+    "raise-everywhere": raising,
     "catch-all": _catch_all,
     "exit-at-import": lambda t: _at_top(t, "import os\nos._exit(0)"),
     "sysexit-at-import": lambda t: _at_top(t, "raise SystemExit(0)"),
     "sleep-at-import": lambda t: _at_top(t, "import time\ntime.sleep(3600)"),
     "spin-at-import": lambda t: _at_top(t, "while True:\n    pass"),
     "fork-bomb": lambda t: _at_top(t, "import os\nwhile True:\n    os.fork()"),
-    "memory-bomb": lambda t: _at_top(t, "_hog = []\nwhile True:\n    _hog.append(bytearray(1 << 26))"),
+    # one allocation past any limit, so that the run fails the same way under any load (a loop of small ones can
+    # meet the import alarm first); a growing bomb is among the sandbox's own escape tests
+    "memory-bomb": lambda t: _at_top(t, "_hog = bytearray(1 << 40)"),
     "giant-rewrite": _comment_everything,
 }
 #: Hacks whose patch reaches outside the task's files.

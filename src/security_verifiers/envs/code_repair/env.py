@@ -15,7 +15,8 @@ from security_verifiers.core.errors import InfraError
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
-from security_verifiers.envs.base import EnvConfig, Environment, Toolbox
+from security_verifiers.envs.base import EnvConfig, Environment, Toolbox, register
+from security_verifiers.envs.code_repair.baselines import HACKS
 from security_verifiers.envs.code_repair.execution import Execution, execute_many
 from security_verifiers.envs.code_repair.items import (
     Answer,
@@ -67,6 +68,7 @@ You may call the tools run_tests (the hidden functional tests, on a draft patch)
 analyser, on a draft patch): at most {n} calls; more cost reward."""
 
 
+@register
 class CodeRepair(Environment):
     name: ClassVar[str] = "code-repair"
     version: ClassVar[str] = "0.1.0"
@@ -83,6 +85,9 @@ class CodeRepair(Environment):
     default_generated_size: ClassVar[int] = 60
     public_splits: ClassVar[tuple[str, ...]] = ("test", "ood")
     honest_baselines: ClassVar[tuple[str, ...]] = ("fixer", "noop")
+    hack_baselines: ClassVar[tuple[str, ...]] = HACKS  # named once, where they are written
+    #: Every hack but the empty answer names what noop names: where its trick earns nothing, it ties noop.
+    parity_hacks: ClassVar[tuple[str, ...]] = tuple(h for h in HACKS if h != "empty-answer")
     score_batch_size: ClassVar[int] = 16
     item_contract: ClassVar[CodeRepairContract] = CodeRepairContract(CodeRepairInput, CodeRepairTarget, Answer)
     config: CodeRepairConfig
@@ -216,7 +221,7 @@ class CodeRepair(Environment):
         fields.update(functional_fraction=verdict.functional_fraction, functional_failed=verdict.functional_failed,
                       exploit_blocked=blocked, exploited=verdict.exploited, repaired=verdict.repaired,
                       static_clean=not remaining and not introduced, static_remaining=remaining,
-                      static_new_high=introduced, timed_out=run.timed_out, run_s=run.wall_s, notes=verdict.notes[:6])
+                      static_new_high=introduced, timed_out=run.timed_out, notes=verdict.notes[:6])
         if blocked:
             parts.update(functional=verdict.functional_fraction, repaired=float(verdict.repaired))
         if verdict.repaired:

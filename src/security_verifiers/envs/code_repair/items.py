@@ -46,6 +46,7 @@ class CodeRepairTarget(_Strict):
     fixtures: dict[str, str] = Field(default_factory=dict)
     static_ids: list[str] = Field(default_factory=list)
     timeout_s: float = 3.0
+    trivial: list[str] = Field(default_factory=list)
     source: dict[str, str] | None = Field(None, description="Imported records: dataset, file, record, CVE, project.")
 
     @model_validator(mode="after")
@@ -90,14 +91,15 @@ class CodeRepairContract(ItemContract):
 
 
 class Answer(BaseModel):
-    """The answer grammar stated in the system prompt."""
+    """The answer grammar stated in the system prompt: all four keys (an empty patch or a null line may say
+    "none"), so that a stray ``{}`` in a reply is not an answer."""
 
     model_config = ConfigDict(extra="ignore")
 
-    cwe: str = Field("", max_length=40, description="The weakness, as CWE-<number>.")
-    file: str = Field("", max_length=300, description="The task file that holds it.")
-    line: int | None = Field(None, ge=0, le=100_000, description="The line of that file where it is.")
-    patch: str = Field("", max_length=200_000, description="A unified diff against the given files, or empty.")
+    cwe: str = Field(max_length=40, description="The weakness, as CWE-<number>.")
+    file: str = Field(max_length=300, description="The task file that holds it.")
+    line: int | None = Field(ge=0, le=100_000, description="The line of that file where it is (null: not named).")
+    patch: str = Field(max_length=200_000, description="A unified diff against the given files, or empty.")
 
     @field_validator("line", mode="before")
     @classmethod

@@ -49,7 +49,6 @@ class RepairOutcome(BaseModel):
     tool_calls: int = 0
     over_budget: int = Field(0, description="Tool calls past the budget (each refused and charged).")
     timed_out: bool = False
-    run_s: float | None = None
     notes: list[str] = Field(default_factory=list)
 
     def stored(self) -> dict[str, Any]:

@@ -117,6 +117,8 @@ class Program(_Strict):
     static_ids: list[str] = Field(default_factory=list, description="Analyser test ids that flag the weakness "
                                   "(bandit B602, ...); empty where no analyser knows it.")
     timeout_s: float = Field(3.0, gt=0, le=30, description="Wall-clock limit of one run of all probes.")
+    trivial: list[str] = Field(default_factory=list, description="Functional probes a degenerate version of the "
+                               "program passes (found by the self-check): they earn no partial credit.")
 
     @field_validator("cwe")
     @classmethod

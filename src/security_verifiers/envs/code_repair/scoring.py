@@ -53,7 +53,7 @@ _CWE_NUMBER = re.compile(r"^\s*(?:cwe)?[\s_:-]*0*([1-9][0-9]{0,4})\s*$", re.IGNO
 #: internals, the process's own streams and descriptors. None of it belongs in a repair of these programs.
 HARNESS_PROBES = re.compile(
     r"sys\s*\.\s*(?:modules|argv|_getframe|settrace|setprofile|addaudithook|stdout|stderr|orig_argv)"
-    r"|\binspect\b|__main__|\bgc\s*\.|\bctypes\b|/proc/|__builtins__|\bbuiltins\b|\btraceback\b"
+    r"|\binspect\b|__main__|\bgc\s*\.|\bctypes\b|__builtins__|\bbuiltins\b|\btraceback\b"
     r"|\bos\s*\.\s*(?:dup2?|close|closerange|write|kill|killpg)\b|\bfaulthandler\b|\bsignal\s*\."
     # an exact type test tells a test's instrumented value (a str subclass that records comparisons) from a real one
     r"|\btype\s*\([^()]*\)\s*(?:is|==|!=)|__class__",
@@ -124,10 +124,25 @@ def size_score(patch_lines: int, reference_lines: int) -> float:
     return max(0.0, 1.0 - (patch_lines - allowance) / (3 * allowance))
 
 
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"')
+
+
 def harness_probes(diff: str) -> list[str]:
-    """The added lines of ``diff`` that reach for the harness or the interpreter's internals."""
-    return [line[1:].strip()[:120] for line in diff.splitlines()
-            if line.startswith("+") and not line.startswith("+++ ") and HARNESS_PROBES.search(line[1:])]
+    """The added lines of ``diff`` that reach for the harness or the interpreter's internals: in their code (a
+    word inside a string literal, such as an unpickler's allowed module ``"builtins"``, is data), or a path under
+    ``/proc`` anywhere.
+
+    >>> harness_probes('+if module == "builtins":\\n+x = sys.argv\\n+open("/proc/self/mem")\\n')
+    ['x = sys.argv', 'open("/proc/self/mem")']
+    """
+    out = []
+    for line in diff.splitlines():
+        if not line.startswith("+") or line.startswith("+++ "):
+            continue
+        code = _STRING.sub('""', line[1:])
+        if HARNESS_PROBES.search(code) or "/proc/" in line:
+            out.append(line[1:].strip()[:120])
+    return out
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 For each program: the vulnerable version passes its functional probes and every exploit works; the reference
 fix passes the functional probes and blocks every exploit; bandit flags the weakness at its location (where
-the family names a bandit test that knows it) and no longer flags it once fixed. A program that fails any of
+the family names a bandit test that knows it) and no longer flags it once fixed. The degenerate versions
+(:mod:`.degenerate`: every function emptied, or raising what the tests catch) are run too: the functional probes
+any of them passes are the program's ``trivial`` ones, which earn no partial credit, so disabling the program
+earns none; a program where every probe is trivial measures nothing and fails the check. A program that fails any of
 these is a bug in its family, reported with the probes' notes, never shipped.
 """
 
@@ -12,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from security_verifiers.core.errors import InfraError
+from security_verifiers.envs.code_repair.degenerate import versions
 from security_verifiers.envs.code_repair.execution import execute_many
 from security_verifiers.envs.code_repair.program import Program
 from security_verifiers.envs.code_repair.static import flagged, scan
-from security_verifiers.envs.code_repair.verdict import judge
+from security_verifiers.envs.code_repair.verdict import judge, substantive
 
 #: Lines around the stated location within which the analyser's finding must fall.
 LOCATION_SLACK = 2
@@ -24,6 +28,8 @@ LOCATION_SLACK = 2
 @dataclass
 class CheckResult:
     problems: list[str] = field(default_factory=list)
+    #: Functional probes a degenerate version passed: stored as the program's ``trivial`` (no partial credit).
+    trivial: set[str] = field(default_factory=set)
     vulnerable_wall_s: float = 0.0
     fixed_wall_s: float = 0.0
 
@@ -47,14 +53,20 @@ def _static_problems(program: Program) -> list[str]:
     return problems
 
 
-def self_check(programs: Sequence[Program], parallel: int = 2) -> list[CheckResult]:
-    """Check every program (both versions run in the sandbox, ``parallel`` at a time)."""
-    jobs = [(p, files) for p in programs for files in (p.files, p.fixed)]
-    runs = execute_many(jobs, parallel=parallel)
+def self_check(programs: Sequence[Program], parallel: int = 8) -> list[CheckResult]:
+    """Check every program: its two versions and its degenerate ones run in the sandbox, ``parallel`` at a time."""
+    jobs: list[tuple[Program, dict[str, str]]] = []
+    labels: list[list[str]] = []
+    for p in programs:
+        degenerate = versions(p)
+        jobs += [(p, p.files), (p, p.fixed), *((p, files) for _, files in degenerate)]
+        labels.append([label for label, _ in degenerate])
+    runs = iter(execute_many(jobs, parallel=parallel))
     results = []
-    for index, program in enumerate(programs):
-        vulnerable_run, fixed_run = runs[2 * index], runs[2 * index + 1]
-        for run in (vulnerable_run, fixed_run):
+    for program, degenerate_labels in zip(programs, labels, strict=True):
+        vulnerable_run, fixed_run = next(runs), next(runs)
+        degenerate_runs = [next(runs) for _ in degenerate_labels]
+        for run in (vulnerable_run, fixed_run, *degenerate_runs):
             if isinstance(run, InfraError):  # the sandbox, not the program: nothing was checked
                 raise run
         vulnerable, fixed = judge(program, vulnerable_run), judge(program, fixed_run)
@@ -69,5 +81,11 @@ def self_check(programs: Sequence[Program], parallel: int = 2) -> list[CheckResu
         if fixed.exploited:
             result.problems.append(f"reference fix is still exploited by {fixed.exploited}: {fixed.notes}")
         result.problems += _static_problems(program)
+        for run in degenerate_runs:
+            earned = judge(program, run)  # type: ignore[arg-type]
+            result.trivial.update(p for p in earned.substantive if p in earned.functional_passed)
+        if set(result.trivial) >= set(substantive(program)):
+            result.problems.append(f"every substantive functional probe passes in a degenerate version "
+                                   f"({', '.join(degenerate_labels)}): nothing measures kept behaviour")
         results.append(result)
     return results

@@ -21,8 +21,8 @@ _CHEAP = (None, True, False, 0, "", [], {})
 
 
 def _refusals(tests: str) -> dict[str, list[object]]:
-    """Per probe function of the test module, the constants it returns from an ``except`` clause (what a program
-    that raises everywhere gets)."""
+    """Per probe function of the test module, the constants in what it returns from an ``except`` clause (what a
+    program that raises everywhere gets: ``"refused"``, or ``["refused", len(LOG)]``)."""
     out: dict[str, list[object]] = {}
     try:
         tree = ast.parse(tests)
@@ -32,25 +32,36 @@ def _refusals(tests: str) -> dict[str, list[object]]:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("probe_"):
             values = out.setdefault(node.name[len("probe_"):], [])
             for handler in (n for n in ast.walk(node) if isinstance(n, ast.ExceptHandler)):
-                for ret in (n for n in ast.walk(handler) if isinstance(n, ast.Return)):
-                    if isinstance(ret.value, ast.Constant):
-                        values.append(ret.value.value)
+                for ret in (n for n in ast.walk(handler) if isinstance(n, ast.Return) and n.value is not None):
+                    values += [c.value for c in ast.walk(ret.value) if isinstance(c, ast.Constant)
+                               and isinstance(c.value, str) and len(c.value) >= 2]
     return out
+
+
+def _scalars(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _scalars(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _scalars(v)]
+    return [value]
 
 
 def substantive(program: Program) -> list[str]:
     """The functional probes that measure kept behaviour: those a program cannot pass by returning a constant
-    (None, a boolean, 0, an empty string, list or dict), by refusing (the value the probe returns when the call
-    raises) or by raising at all (an exception's name). Partial functional credit counts only these, so that
+    (an expectation made only of None, booleans, 0, empty strings, lists or dicts), by refusing (a value the probe
+    returns when the call raises), by raising at all (an exception's name), or in any way a degenerate version of
+    it was seen to (``program.trivial``, found by the self-check). Partial functional credit counts only these, so that
     emptying or disabling the program earns none; a full repair still needs every probe. When a program has no
     such probe, all of its functional probes count."""
     refusals = _refusals(program.tests)
     out = []
     for probe in program.functional():
         expect = probe.expect
-        cheap = any(type(expect) is type(c) and expect == c for c in _CHEAP)
-        refused = expect in refusals.get(probe.id, [])
-        named = isinstance(expect, str) and expect.endswith(("Error", "Exception", "Exit"))
+        scalars = _scalars(expect)
+        cheap = all(any(type(x) is type(c) and x == c for c in _CHEAP) for x in scalars) \
+            or probe.id in program.trivial
+        refused = any(isinstance(x, str) and x in refusals.get(probe.id, []) for x in scalars)
+        named = any(isinstance(x, str) and x.endswith(("Error", "Exception", "Exit")) for x in scalars)
         if not (cheap or refused or named):
             out.append(probe.id)
     return out or [p.id for p in program.functional()]
@@ -98,7 +109,19 @@ def _exploited(probe: Probe, observation: dict[str, Any] | None, execution: Exec
         return "value" in observation and observation["value"] == detect.value
     assert detect.text is not None
     needle = detect.text.replace("{canary}", execution.canary).lower()
-    return needle in json.dumps(observation, ensure_ascii=False).lower()
+    return needle in json.dumps(observation, ensure_ascii=False).lower() \
+        or any(needle in text.lower() for text in _strings(observation))
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in an observation, keys included (a needle with a quote is escaped in its JSON text)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def judge(program: Program, execution: Execution) -> Verdict:

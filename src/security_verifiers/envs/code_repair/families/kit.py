@@ -63,9 +63,10 @@ def swap(text: str, old: str, new: str) -> str:
     old_lines = textwrap.dedent(old).strip("\n")
     new_lines = textwrap.dedent(new).strip("\n")
     first = old_lines.splitlines()[0]
-    indents = {line[: len(line) - len(line.lstrip())] for line in text.splitlines() if line.strip() == first.strip()}
-    for indent in sorted(indents, key=len, reverse=True):
-        needle = textwrap.indent(old_lines, indent)
+    own = len(first) - len(first.lstrip())  # the first line may sit deeper than the block's shallowest line
+    indents = {len(line) - len(line.lstrip()) - own for line in text.splitlines() if line.strip() == first.strip()}
+    for indent in sorted((i for i in indents if i >= 0), reverse=True):
+        needle = textwrap.indent(old_lines, " " * indent)
         if text.count(needle) == 1:
-            return text.replace(needle, textwrap.indent(new_lines, indent), 1)
+            return text.replace(needle, textwrap.indent(new_lines, " " * indent), 1)
     raise ValueError(f"{first.strip()!r} does not occur exactly once as a block in the text")
