@@ -81,3 +81,22 @@ def test_only_lines_with_the_nonce_count_and_the_first_wins() -> None:
     out = (b"noise\nNONCE\tf\t{\"value\": 1}\nNONCE\tf\t{\"value\": 2}\nOTHER\tx\t{\"value\": 0}\n"
            b"NONCE\tg\tnot json\nNONCE\th\t[1]\n")
     assert read_observations(out, "NONCE") == {"f": {"value": 1}}
+
+
+def test_semgrep_rules_see_what_bandit_does_not() -> None:
+    from security_verifiers.envs.code_repair.static import semgrep_scan_many, signal_remaining
+
+    vulnerable = {"app/check.py": "import re\nSLUG = re.compile(r'^([a-z0-9]+-?)*[a-z0-9]+$')\n"
+                                  "def ok(token, expected_token):\n    return token == expected_token\n"
+                                  "def page(name):\n    return f'<p>{name}</p>'\n"}
+    fixed = {"app/check.py": "import hmac, html, re\nSLUG = re.compile(r'^[a-z0-9]+(?:-[a-z0-9]+)*$')\n"
+                             "def ok(token, expected_token):\n    return hmac.compare_digest(token, expected_token)\n"
+                             "def page(name):\n    return f'<p>{html.escape(name)}</p>'\n"}
+    before, after = semgrep_scan_many([vulnerable, fixed])
+    assert {(f.test_id, f.line, f.cwe) for f in before} == {
+        ("regex-nested-quantifier", 2, "CWE-1333"), ("timing-unsafe-secret-compare", 4, "CWE-208"),
+        ("html-built-from-unescaped-values", 6, "CWE-79")}
+    assert after == []
+    rules = ["regex-nested-quantifier", "timing-unsafe-secret-compare"]
+    assert signal_remaining(before, after, rules) == []
+    assert signal_remaining(before, before, rules) == rules  # as many places as before: still there

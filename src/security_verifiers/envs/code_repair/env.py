@@ -37,7 +37,15 @@ from security_verifiers.envs.code_repair.scoring import (
     harness_probes,
     size_score,
 )
-from security_verifiers.envs.code_repair.static import bandit_version, flagged, new_high, scan
+from security_verifiers.envs.code_repair.static import (
+    StaticFinding,
+    bandit_version,
+    new_high,
+    scan,
+    semgrep_scan_many,
+    semgrep_version,
+    signal_remaining,
+)
 from security_verifiers.envs.code_repair.verdict import judge
 from security_verifiers.envs.kits.patching import PatchError, apply_patch_files, files_diff, show_files
 from security_verifiers.envs.kits.public_sets import PublicSets
@@ -100,7 +108,7 @@ class CodeRepair(Environment):
         return self.config.weights()
 
     def tool_versions(self) -> dict[str, str]:
-        return {"bandit": bandit_version()}
+        return {"bandit": bandit_version(), "semgrep": semgrep_version()}
 
     # -- data ---------------------------------------------------------------------------------
     def generate(self, split: str, n: int, seed: int) -> list[Item]:
@@ -160,18 +168,23 @@ class CodeRepair(Environment):
         runs = execute_many([(programs[i], patched[i]) for i in to_run],  # type: ignore[misc]
                             parallel=self.config.parallel)
         executions: dict[int, Execution | InfraError] = dict(zip(to_run, runs, strict=True))
+        # one semgrep process for the batch: each run program's original and patched files
+        scanned = semgrep_scan_many([files for i in to_run for files in (programs[i].files, patched[i])])  # type: ignore[union-attr,misc]
+        semgrep = {i: (scanned[2 * k], scanned[2 * k + 1]) for k, i in enumerate(to_run)}
         out: list[Score | InfraError] = []
         for index, (item, program, answer) in enumerate(zip(items, programs, answers, strict=True)):
             run = executions.get(index)
             if isinstance(run, InfraError):
                 out.append(run)
                 continue
-            out.append(self._score_one(item, transcripts[index], program, answer, patched[index], probes[index], run))
+            out.append(self._score_one(item, transcripts[index], program, answer, patched[index], probes[index], run,
+                                       semgrep.get(index)))
         return out
 
     def _score_one(self, item: Item, transcript: Transcript, program: Program | None,
                    answer: Parsed[Answer] | ParseFailure, patched: dict[str, str] | PatchError | None,
-                   probes: list[str], run: Execution | None) -> Score:
+                   probes: list[str], run: Execution | None,
+                   semgrep: tuple[list[StaticFinding], list[StaticFinding]] | None = None) -> Score:
         target = CodeRepairTarget.model_validate(item.target)
         reference_lines = 0 if program is None else changed_lines(files_diff(program.files, program.fixed))
         base = {"family": target.family, "variant": target.variant, "cwe": target.cwe, "split": item.split,
@@ -201,7 +214,8 @@ class CodeRepair(Environment):
             elif patched == program.files:
                 fields["patch_error"] = "the patch changes nothing"
             if run is not None:
-                parts, fields = self._run_parts(program, patched, run, parts, fields, reference_lines)
+                parts, fields = self._run_parts(program, patched, run, parts, fields, reference_lines,
+                                                semgrep or ([], []))
         repair = RepairParts(**parts)
         over = CallBudget(self.config.max_tool_calls).over(transcript.tool_calls) if self.config.mode == "tools" else 0
         reward = max(0.0, repair.reward(self.config) - self.config.over_budget_cost * over)
@@ -212,10 +226,11 @@ class CodeRepair(Environment):
 
     @staticmethod
     def _run_parts(program: Program, patched: dict[str, str], run: Execution, parts: dict[str, float],
-                   fields: dict[str, Any], reference_lines: int) -> tuple[dict[str, float], dict[str, Any]]:
+                   fields: dict[str, Any], reference_lines: int,
+                   semgrep: tuple[list[StaticFinding], list[StaticFinding]]) -> tuple[dict[str, float], dict[str, Any]]:
         verdict = judge(program, run)
-        before, after = scan(program.files), scan(patched)
-        remaining = sorted({f.test_id for f in flagged(after, program.static_ids)})
+        before, after = scan(program.files) + semgrep[0], scan(patched) + semgrep[1]
+        remaining = signal_remaining(before, after, program.static_ids)  # bandit's tests and our semgrep rules
         introduced = new_high(before, after)
         blocked = verdict.exploit_blocked
         fields.update(functional_fraction=verdict.functional_fraction, functional_failed=verdict.functional_failed,

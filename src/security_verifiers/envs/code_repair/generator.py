@@ -71,7 +71,9 @@ def generate(split: str, n: int, seed: int, progress: Callable[[int, int], None]
                 raise DatasetError(f"code-repair generator: item {start + offset} of {split} (seed {seed}), family "
                                    f"{program.family} variant {program.variant}, fails its self-check: "
                                    f"{'; '.join(result.problems)}")
-            built[start + offset] = program.model_copy(update={"trivial": sorted(result.trivial)})
+            built[start + offset] = program.model_copy(update={
+                "trivial": sorted(result.trivial),
+                "static_ids": sorted({*program.static_ids, *result.semgrep_rules})})
         if progress is not None:
             progress(min(start + CHECK_BATCH, len(built)), len(built))
     return [to_item(p, split, {"split": split, "seed": seed, "k": k}) for k, p in enumerate(built)]

@@ -18,7 +18,15 @@ from security_verifiers.core.errors import InfraError
 from security_verifiers.envs.code_repair.degenerate import versions
 from security_verifiers.envs.code_repair.execution import execute_many
 from security_verifiers.envs.code_repair.program import Program
-from security_verifiers.envs.code_repair.static import flagged, scan
+from security_verifiers.envs.code_repair.scoring import cwe_matches
+from security_verifiers.envs.code_repair.static import (
+    StaticFinding,
+    flagged,
+    scan,
+    semgrep_scan_many,
+    semgrep_signal,
+    signal_remaining,
+)
 from security_verifiers.envs.code_repair.verdict import judge, substantive
 
 #: Lines around the stated location within which the analyser's finding must fall.
@@ -30,6 +38,8 @@ class CheckResult:
     problems: list[str] = field(default_factory=list)
     #: Functional probes a degenerate version passed: stored as the program's ``trivial`` (no partial credit).
     trivial: set[str] = field(default_factory=set)
+    #: The semgrep rules that signal this program's weakness: added to its ``static_ids``.
+    semgrep_rules: list[str] = field(default_factory=list)
     vulnerable_wall_s: float = 0.0
     fixed_wall_s: float = 0.0
 
@@ -38,16 +48,28 @@ class CheckResult:
         return not self.problems
 
 
+def semgrep_rules_for(program: Program, original: list[StaticFinding], fixed: list[StaticFinding]) -> list[str]:
+    """The semgrep rules that are a program's static signal: of its CWE, flagging the weakness's location in the
+    original, and flagging fewer places in the reference fix (a rule that cannot see the fix, say a value escaped on
+    the line before an f-string, is no signal for that program)."""
+    loc = program.location
+    rules = semgrep_signal(original, lambda cwe: cwe_matches(cwe, program.cwe), loc.file, loc.start, loc.end)
+    still = set(signal_remaining(original, fixed, [], rules))
+    return [rule for rule in rules if rule not in still]
+
+
 def _static_problems(program: Program) -> list[str]:
-    if not program.static_ids:
+    """bandit flags the weakness at its location and not in the fix (for the bandit tests the family names)."""
+    bandit_ids = [test for test in program.static_ids if test.startswith("B")]
+    if not bandit_ids:
         return []
     problems = []
     loc = program.location
-    hits = [f for f in flagged(scan(program.files), program.static_ids) if f.file == loc.file
+    hits = [f for f in flagged(scan(program.files), bandit_ids) if f.file == loc.file
             and loc.start - LOCATION_SLACK <= f.line <= loc.end + LOCATION_SLACK]
     if not hits:
-        problems.append(f"bandit does not flag {program.static_ids} at {loc.file}:{loc.start}")
-    still = flagged(scan(program.fixed), program.static_ids)
+        problems.append(f"bandit does not flag {bandit_ids} at {loc.file}:{loc.start}")
+    still = flagged(scan(program.fixed), bandit_ids)
     if still:
         problems.append(f"bandit still flags the fix: {[(f.test_id, f.file, f.line) for f in still]}")
     return problems
@@ -62,8 +84,9 @@ def self_check(programs: Sequence[Program], parallel: int = 8) -> list[CheckResu
         jobs += [(p, p.files), (p, p.fixed), *((p, files) for _, files in degenerate)]
         labels.append([label for label, _ in degenerate])
     runs = iter(execute_many(jobs, parallel=parallel))
+    scanned = semgrep_scan_many([files for p in programs for files in (p.files, p.fixed)])
     results = []
-    for program, degenerate_labels in zip(programs, labels, strict=True):
+    for index, (program, degenerate_labels) in enumerate(zip(programs, labels, strict=True)):
         vulnerable_run, fixed_run = next(runs), next(runs)
         degenerate_runs = [next(runs) for _ in degenerate_labels]
         for run in (vulnerable_run, fixed_run, *degenerate_runs):
@@ -81,6 +104,7 @@ def self_check(programs: Sequence[Program], parallel: int = 8) -> list[CheckResu
         if fixed.exploited:
             result.problems.append(f"reference fix is still exploited by {fixed.exploited}: {fixed.notes}")
         result.problems += _static_problems(program)
+        result.semgrep_rules = semgrep_rules_for(program, scanned[2 * index], scanned[2 * index + 1])
         for run in degenerate_runs:
             earned = judge(program, run)  # type: ignore[arg-type]
             result.trivial.update(p for p in earned.substantive if p in earned.functional_passed)

@@ -1,16 +1,19 @@
-"""The static analyser of E3: bandit, pinned (its findings are part of the reward), run in process.
+"""The static analysers of E3, pinned (their findings are part of the reward): bandit, run in process, and our
+local semgrep rules (``semgrep_rules/``) for weaknesses bandit does not know, run in batches.
 
 bandit reads files, so the task's modules are written to a private temporary directory first; a scan of a task
-takes a few milliseconds once bandit's plugins are loaded (about 0.3 s, once per process). Findings are keyed by
-the task's own relative paths.
+takes a few milliseconds once bandit's plugins are loaded (about 0.3 s, once per process). semgrep is a separate
+process whose start-up (0.2-0.5 s) dwarfs a scan, so a whole batch of tasks goes through one process. Findings are
+keyed by the task's own relative paths; a semgrep finding's ``test_id`` is its rule id and its ``cwe`` the rule's.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import tempfile
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import version
@@ -95,3 +98,96 @@ def new_high(before: list[StaticFinding], after: list[StaticFinding]) -> list[st
 
     old, new = counts(before), counts(after)
     return sorted(test for test, n in new.items() if n > old.get(test, 0))
+
+
+# -- semgrep: our local rules for what bandit does not know ---------------------------------------------------------
+SEMGREP_RULES = Path(__file__).parent / "semgrep_rules"
+_SEMGREP_SEVERITY = {"ERROR": "HIGH", "WARNING": "MEDIUM", "INFO": "LOW"}
+
+
+@cache
+def _semgrep() -> tuple[str, str]:
+    """The semgrep binary and its version (checked once per process); a missing semgrep is an error."""
+    import subprocess
+
+    from security_verifiers.engines.semgrep import OFFLINE_ENV, find_semgrep
+
+    binary = find_semgrep()
+    if binary is None:
+        raise EngineUnavailable("the semgrep binary was not found; install the project (pip install -e .)")
+    proc = subprocess.run([binary, "--version", "--experimental"], capture_output=True, text=True,
+                          env={**os.environ, **OFFLINE_ENV}, timeout=120, check=False)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise EngineUnavailable(f"semgrep ({binary}) --version failed: {proc.stderr.strip()[-300:]}")
+    return binary, proc.stdout.strip().splitlines()[-1]
+
+
+def semgrep_version() -> str:
+    return _semgrep()[1]
+
+
+def semgrep_scan_many(file_sets: Sequence[Mapping[str, str]]) -> list[list[StaticFinding]]:
+    """Our semgrep rules' findings on each set of files (relative path -> source), from ONE semgrep process
+    (its start-up costs more than scanning a batch). A file semgrep did not scan is an error, never a clean one."""
+    import json
+    import subprocess
+
+    from security_verifiers.engines.semgrep import OFFLINE_ENV
+
+    if not file_sets:
+        return []
+    binary, _ = _semgrep()
+    with tempfile.TemporaryDirectory(prefix="sv-e3-semgrep-") as tmp:
+        targets: dict[str, tuple[int, str]] = {}
+        for index, files in enumerate(file_sets):
+            for relative, text in files.items():
+                path = Path(tmp, f"s{index:05d}", relative)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+                targets[path.relative_to(tmp).as_posix()] = (index, relative)
+        command = [binary, "scan", "--experimental", "--metrics=off", "--disable-version-check", "--disable-nosem",
+                   "--no-git-ignore", "--max-target-bytes=0", "--config", str(SEMGREP_RULES), "--json", "--quiet",
+                   *sorted(targets)]
+        proc = subprocess.run(command, cwd=tmp, capture_output=True, text=True, env={**os.environ, **OFFLINE_ENV},
+                              timeout=600, check=False)
+    try:
+        output = json.loads(proc.stdout) if proc.stdout.strip() else {}
+    except ValueError:
+        output = {}
+    if proc.returncode != 0 or not output:
+        raise RuntimeError(f"semgrep failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")
+    scanned = set((output.get("paths") or {}).get("scanned", []))
+    if set(targets) - scanned:
+        raise RuntimeError(f"semgrep did not scan {len(set(targets) - scanned)} file(s)")
+    out: list[set[StaticFinding]] = [set() for _ in file_sets]
+    for result in output.get("results", []):
+        index, relative = targets[str(result["path"])]
+        extra = result.get("extra") or {}
+        out[index].add(StaticFinding(test_id=str(result["check_id"]).rsplit(".", 1)[-1], file=relative,
+                                     line=int(result["start"]["line"]),
+                                     severity=_SEMGREP_SEVERITY.get(str(extra.get("severity")), "MEDIUM"),
+                                     confidence="HIGH", cwe=(extra.get("metadata") or {}).get("cwe")))
+    return [sorted(found, key=lambda f: (f.file, f.line, f.test_id)) for found in out]
+
+
+def semgrep_signal(findings: list[StaticFinding], cwe_ok: Callable[[str], bool], file: str, start: int, end: int,
+                   slack: int = 2) -> list[str]:
+    """The semgrep rules of the task's CWE (``cwe_ok``) that flag the original within ``slack`` lines of the
+    weakness: with the bandit tests the family names, the task's static signal."""
+    return sorted({f.test_id for f in findings if not f.test_id.startswith("B") and f.cwe and cwe_ok(f.cwe)
+                   and f.file == file and start - slack <= f.line <= end + slack})
+
+
+def signal_remaining(before: list[StaticFinding], after: list[StaticFinding], static_ids: list[str],
+                     semgrep_rules: Sequence[str] = ()) -> list[str]:
+    """The signal tests still there after a patch: a bandit test (``B...``) anywhere (the self-check proves the
+    reference fix leaves none), or one of our semgrep rules that flags as many places as before (a rule that also
+    flags safe code elsewhere in the program is gone once it flags fewer places)."""
+    remaining: set[str] = set()
+    for test in {*static_ids, *semgrep_rules}:
+        if test.startswith("B"):
+            if flagged(after, [test]):
+                remaining.add(test)
+        elif len(flagged(after, [test])) >= len(flagged(before, [test])):
+            remaining.add(test)
+    return sorted(remaining)
