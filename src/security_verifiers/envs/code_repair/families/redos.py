@@ -346,6 +346,7 @@ def _version(rng: random.Random) -> Program:
 
         import json
         import random
+        import xml.etree.ElementTree as ET
 
         from $pkg import versions
 
@@ -362,6 +363,15 @@ def _version(rng: random.Random) -> Program:
             """Where a client fetches a release: every mirror, in a random order that spreads the load."""
             versions.$parse_fn(version)
             return [f"{mirror}/{plugin}/{version}.zip" for mirror in random.sample(MIRRORS, len(MIRRORS))]
+
+
+        def appcast(plugin: str, releases: list[str]) -> str:
+            """The XML update feed older clients poll: one item per release, newest first (no pre-releases)."""
+            feed = ET.Element("feed", plugin=plugin)
+            for version in sorted(releases, key=versions.sort_key, reverse=True):
+                if versions.$parse_fn(version)["pre"] is None:
+                    ET.SubElement(feed, "item", version=version)
+            return ET.tostring(feed, encoding="unicode")
         ''', org=org, pkg=pkg, parse_fn=parse_fn, newest_fn=newest_fn, mirrors=repr(mirrors))
     fixed = swap(source, r'VERSION = re.compile(r"^v?(\d+\.?)*\d+(-[0-9A-Za-z.]+)?$")',
                  r'VERSION = re.compile(r"^v?\d+(?:\.\d+)*(-[0-9A-Za-z.]+)?$")')
@@ -408,6 +418,10 @@ def _version(rng: random.Random) -> Program:
             return [sorted(urls), _attempt(registry.download_urls, "$plugin", "1.x")]
 
 
+        def probe_appcast(ctx):
+            return registry.appcast("$plugin", CANDIDATES)
+
+
         def probe_upgrades(ctx):
             return versions.upgrades("$first", CANDIDATES)
 
@@ -444,6 +458,8 @@ def _version(rng: random.Random) -> Program:
                 Probe(id="upgrades", kind="functional", expect=releases[1:]),
                 Probe(id="downloads", kind="functional",
                       expect=[sorted(f"{m}/{plugin}/{top}.zip" for m in mirrors), "ValueError"]),
+                Probe(id="appcast", kind="functional", expect=f'<feed plugin="{plugin}">' + "".join(
+                    f'<item version="{v}" />' for v in sorted(releases, key=key, reverse=True)) + "</feed>"),
                 Probe(id="digits", kind="exploit", detect=HANG),
                 Probe(id="empty_tag", kind="exploit", detect=HANG)])
 
