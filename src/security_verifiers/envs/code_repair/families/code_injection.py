@@ -57,10 +57,7 @@ def _calculator(rng: random.Random) -> Program:
     source = fill('''
         """Amount fields of the $org invoicing app accept small formulas ("3 * 19.99", "max(120, 4 * 25)")."""
 
-        import json
-
         FUNCTIONS = {"abs": abs, "max": max, "min": min, "round": round}
-        TAX_RATES = $rates
 
 
         def $calc(expression: str) -> float:
@@ -69,11 +66,22 @@ def _calculator(rng: random.Random) -> Program:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"not an amount: {value!r}")
             return round(float(value), 2)
+        ''', org=org, calc=calc)
+    invoices_src = fill('''
+        """Invoices of the $org invoicing app, built from amount fields as users typed them."""
+
+        import json
+        from string import Template
+
+        from $pkg import formulas
+
+        TAX_RATES = $rates
+        SUMMARY = Template("net $${net} + tax $${tax} = $${gross} ($${region})")
 
 
         def line_total(quantity: str, unit_price: str) -> float:
             """One invoice line: quantity times unit price, both as typed."""
-            return round($calc(quantity) * $calc(unit_price), 2)
+            return round(formulas.$calc(quantity) * formulas.$calc(unit_price), 2)
 
 
         def totals(lines: list[dict], region: str) -> dict:
@@ -83,6 +91,12 @@ def _calculator(rng: random.Random) -> Program:
             net = round(sum(line_total(line["quantity"], line["price"]) for line in lines), 2)
             tax = round(net * TAX_RATES[region], 2)
             return {"net": net, "tax": tax, "gross": round(net + tax, 2)}
+
+
+        def summary(lines: list[dict], region: str) -> str:
+            """The one-line summary under an invoice."""
+            amounts = {key: f"{value:.2f}" for key, value in totals(lines, region).items()}
+            return SUMMARY.substitute(amounts, region=region.upper())
 
 
         def draft(lines: list[dict], region: str) -> str:
@@ -96,7 +110,7 @@ def _calculator(rng: random.Random) -> Program:
                 raise ValueError("parts must be at least 1")
             share, rest = divmod(round(total * 100), parts)
             return [(share + (1 if k < rest else 0)) / 100 for k in range(parts)]
-        ''', split=split_fn, org=org, calc=calc, rates=repr(regions))
+        ''', split=split_fn, org=org, pkg=pkg, calc=calc, rates=repr(regions))
     fixed = swap(source, '''
         def $calc(expression: str) -> float:
             """The value of a formula typed into an amount field, rounded to cents."""
@@ -125,8 +139,8 @@ def _calculator(rng: random.Random) -> Program:
             """The value of a formula typed into an amount field, rounded to cents."""
             value = _arithmetic(ast.parse(expression, mode="eval").body)
         '''.replace("$calc", calc))
-    fixed = swap(fixed, "import json\n", "import ast\nimport json\nimport operator\n")
-    path = f"{pkg}/amounts.py"
+    fixed = swap(fixed, "FUNCTIONS = {", "import ast\nimport operator\n\nFUNCTIONS = {")
+    path, invoices_path = f"{pkg}/formulas.py", f"{pkg}/invoices.py"
     lines = [{"quantity": f"{qty}", "price": f"{price}"}, {"quantity": "1", "price": f"{price} + {extra}"}]
     l1, l2 = round(round(float(qty), 2) * price, 2), round(1.0 * round(float(price + extra), 2), 2)
     net = round(l1 + l2, 2)
@@ -136,7 +150,8 @@ def _calculator(rng: random.Random) -> Program:
     tests = fill('''
         import json
 
-        import ${pkg}.amounts as amounts
+        import ${pkg}.formulas as amounts
+        import ${pkg}.invoices as invoices
 
 
         def _attempt(expression):
@@ -156,15 +171,19 @@ def _calculator(rng: random.Random) -> Program:
 
 
         def probe_totals(ctx):
-            return amounts.totals($lines, "$region")
+            return invoices.totals($lines, "$region")
+
+
+        def probe_summary(ctx):
+            return invoices.summary($lines, "$region")
 
 
         def probe_draft(ctx):
-            return json.loads(amounts.draft($lines, "$region"))["totals"]
+            return json.loads(invoices.draft($lines, "$region"))["totals"]
 
 
         def probe_split(ctx):
-            return amounts.$split(amounts.$calc("$price + $extra"), $parts)
+            return invoices.$split(amounts.$calc("$price + $extra"), $parts)
 
 
         def probe_not_amount(ctx):
@@ -186,10 +205,11 @@ def _calculator(rng: random.Random) -> Program:
     share, rest = divmod(round(round(float(price + extra), 2) * 100), parts)
     return Program(
         family="code_injection", variant="calculator", domain="invoicing", cwe="CWE-94",
-        files={path: source}, fixed={path: fixed},
+        files={path: source, invoices_path: invoices_src}, fixed={path: fixed, invoices_path: invoices_src},
         description=f"`{calc}(expression)` returns the value, rounded to cents, of the formula a user typed into "
                     "an amount field: numbers, + - * / // % ** and parentheses, and abs/max/min/round; anything "
-                    "that is not a number raises ValueError. `totals` and `draft` build invoices from such fields.",
+                    "that is not a number raises ValueError. `totals`, `summary` and `draft` of the invoices module "
+                    "build invoices from such fields.",
         location=location({path: source}, path, "value = eval("),
         tests=tests,
         probes=[Probe(id="formula", kind="functional", expect=round(float(qty * price), 2)),
@@ -198,6 +218,8 @@ def _calculator(rng: random.Random) -> Program:
                               round(float(-(extra - 2 ** 3) % 7), 2)]),
                 Probe(id="totals", kind="functional", expect=expect_totals),
                 Probe(id="draft", kind="functional", expect=expect_totals),
+                Probe(id="summary", kind="functional",
+                      expect=f"net {net:.2f} + tax {tax:.2f} = {net + tax:.2f} ({region.upper()})"),
                 Probe(id="not_amount", kind="functional", expect="refused"),
                 Probe(id="split", kind="functional",
                       expect=[(share + (1 if k < rest else 0)) / 100 for k in range(parts)]),
@@ -263,11 +285,23 @@ def _alert_rules(rng: random.Random) -> Program:
     hits = sorted((r for r in rules if r[3]), key=lambda r: (r[2] != "critical", r[0]))
     host = f"{rng.choice(WORDS)}-{rng.randint(1, 40):02d}"
     source = fill('''
-        """Alert rules of the $org monitoring service: operators write conditions over a host's metrics,
+        """Conditions of the $org monitoring service's alert rules: operators write them over a host's metrics,
         e.g. ``cpu > 90 and load > 4``; the rule editor previews a condition's value on a sample."""
 
+
+        def $check(condition: str, metrics: dict[str, float]):
+            """The value of a condition for one sample of metrics (names are metric names)."""
+            return eval(condition, {}, dict(metrics))
+        ''', org=org, check=check)
+    rules_src = fill('''
+        """Alert rules of the $org monitoring service: a named condition and a severity each."""
+
+        import pickle
         import sqlite3
+        import time
         from dataclasses import dataclass
+
+        from $pkg import conditions
 
 
         @dataclass
@@ -278,43 +312,53 @@ def _alert_rules(rng: random.Random) -> Program:
 
 
         RULES: dict[str, Rule] = {}
+        #: The rule editor's undo stack: pickled copies of RULES before each change.
+        _undo: list[bytes] = []
 
 
         def add_rule(name: str, condition: str, severity: str = "warning") -> None:
             if not name.isidentifier() or severity not in ("warning", "critical"):
                 raise ValueError("a rule needs an identifier as name and a known severity")
+            _undo.append(pickle.dumps(RULES))
             RULES[name] = Rule(name, condition, severity)
 
 
-        def $check(condition: str, metrics: dict[str, float]):
-            """The value of a condition for one sample of metrics (names are metric names)."""
-            return eval(condition, {}, dict(metrics))
+        def undo() -> bool:
+            """Take back the last change of the rules; False when there is nothing to take back."""
+            if not _undo:
+                return False
+            previous = pickle.loads(_undo.pop())
+            RULES.clear()
+            RULES.update(previous)
+            return True
 
 
         def firing(metrics: dict[str, float]) -> list[str]:
             """The rules whose condition holds for the sample: critical ones first, then by name."""
-            hits = [rule for rule in RULES.values() if $check(rule.condition, metrics)]
+            hits = [rule for rule in RULES.values() if conditions.$check(rule.condition, metrics)]
             return [rule.name for rule in sorted(hits, key=lambda rule: (rule.severity != "critical", rule.name))]
 
 
         def record(db: sqlite3.Connection, host: str, metrics: dict[str, float]) -> int:
             """Store one alert row per firing rule for host; returns how many there were."""
-            db.execute("CREATE TABLE IF NOT EXISTS alerts (host TEXT, rule TEXT, severity TEXT)")
+            db.execute("CREATE TABLE IF NOT EXISTS alerts (host TEXT, rule TEXT, severity TEXT, raised REAL)")
             names = firing(metrics)
-            db.executemany("INSERT INTO alerts VALUES (?, ?, ?)",
-                           [(host, name, RULES[name].severity) for name in names])
+            now = time.time()
+            db.executemany("INSERT INTO alerts VALUES (?, ?, ?, ?)",
+                           [(host, name, RULES[name].severity, now) for name in names])
             db.commit()
             return len(names)
-        ''', org=org, check=check)
-    fixed = swap(source, "            return eval(condition, {}, dict(metrics))",
-                 "            return _value(ast.parse(condition, mode=\"eval\").body, dict(metrics))")
-    fixed = swap(fixed, "import sqlite3\n", "import ast\nimport operator\nimport sqlite3\n")
-    fixed = swap(fixed, "RULES: dict[str, Rule] = {}\n", "RULES: dict[str, Rule] = {}\n" + _CONDITION_EVALUATOR)
-    path = f"{pkg}/rules.py"
+        ''', org=org, pkg=pkg, check=check)
+    fixed = swap(source, "    return eval(condition, {}, dict(metrics))",
+                 "    return _value(ast.parse(condition, mode=\"eval\").body, dict(metrics))")
+    preview = 'the rule editor previews a condition\'s value on a sample."""\n'
+    fixed = swap(fixed, preview, preview + "\nimport ast\nimport operator\n" + _CONDITION_EVALUATOR)
+    path, rules_path = f"{pkg}/conditions.py", f"{pkg}/rules.py"
     relative, secret = _secret(rng)
     tests = fill('''
         import sqlite3
 
+        import ${pkg}.conditions as conditions
         import ${pkg}.rules as rules
 
         SAMPLE = $sample
@@ -328,17 +372,22 @@ def _alert_rules(rng: random.Random) -> Program:
 
         def _attempt(condition):
             try:
-                return rules.$check(condition, SAMPLE)
+                return conditions.$check(condition, SAMPLE)
             except Exception as error:
                 return type(error).__name__
 
 
         def probe_preview(ctx):
-            return [rules.$check(condition, SAMPLE) for _, condition, _ in $rules]
+            return [conditions.$check(condition, SAMPLE) for _, condition, _ in $rules]
 
 
         def probe_arithmetic(ctx):
-            return rules.$check("$a * 2 - $c", SAMPLE)
+            return conditions.$check("$a * 2 - $c", SAMPLE)
+
+
+        def probe_undo(ctx):
+            _load()
+            return [rules.undo(), rules.firing(SAMPLE)]
 
 
         def probe_firing(ctx):
@@ -373,16 +422,18 @@ def _alert_rules(rng: random.Random) -> Program:
     expect_record: list[Any] = [len(hits), sorted([host, r[0], r[2]] for r in hits)]
     return Program(
         family="code_injection", variant="alert_rules", domain="monitoring alert rules", cwe="CWE-94",
-        files={path: source}, fixed={path: fixed},
+        files={path: source, rules_path: rules_src}, fixed={path: fixed, rules_path: rules_src},
         description=f"`{check}(condition, metrics)` returns the value of an alert condition (numbers, metric names, "
                     "arithmetic, comparisons, and/or/not) for a sample of metrics; `firing` lists the rules whose "
-                    "condition holds and `record` stores them. Operators write the conditions in a web editor.",
+                    "condition holds, `record` stores them and `undo` takes back the last change of the rules. "
+                    "Operators write the conditions in a web editor.",
         location=location({path: source}, path, "return eval("),
         tests=tests,
         probes=[Probe(id="preview", kind="functional", expect=[r[3] for r in rules]),
                 Probe(id="arithmetic", kind="functional", expect=sample[a] * 2 - sample[c]),
                 Probe(id="firing", kind="functional", expect=[r[0] for r in hits]),
                 Probe(id="record", kind="functional", expect=expect_record),
+                Probe(id="undo", kind="functional", expect=[True, [r[0] for r in hits if r[0] != rules[-1][0]]]),
                 Probe(id="read_secret", kind="exploit", detect=LEAK),
                 Probe(id="no_builtins", kind="exploit", detect=LEAK),
                 Probe(id="rule_command", kind="exploit", detect=MARKER)],

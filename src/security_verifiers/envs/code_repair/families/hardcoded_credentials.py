@@ -64,16 +64,14 @@ def _smtp_alerts(rng: random.Random) -> Program:
     host, port = f"relay{rng.randint(1, 4)}.{org}.com", rng.choice((25, 587, 2525))
     checks = {f"{rng.choice(WORDS)}-{kind}": status for kind, status in
               zip(("api", "db", "queue"), ("ok", rng.choice(("critical", "warning")), "critical"), strict=True)}
-    source = fill('''
-        """Alert mail of the $org monitoring: failing checks are mailed to the on-call list through the company relay.
+    config_src = fill('''
+        """Settings of the $org monitoring's alert mail.
 
         The relay and its account are configured in the environment (${prefix}_HOST, _PORT, _USER, and
         ${prefix}_RECIPIENTS), read whenever a mail is sent.
         """
 
         import os
-        import smtplib
-        from email.message import EmailMessage
 
 
         def settings() -> dict:
@@ -83,6 +81,17 @@ def _smtp_alerts(rng: random.Random) -> Program:
                 "user": os.environ.get("${prefix}_USER", "monitoring@$org.com"),
                 "recipients": [a.strip() for a in os.environ.get("${prefix}_RECIPIENTS", "").split(",") if a.strip()],
             }
+        ''', org=org, prefix=prefix)
+    source = fill('''
+        """Alert mail of the $org monitoring: failing checks are mailed to the on-call list through the relay."""
+
+        import smtplib
+        from email.message import EmailMessage
+        from string import Template
+
+        from $pkg import config
+
+        BODY = Template("Check $$check is $$status.\\n\\n$$detail")
 
 
         def compose(check: str, status: str, detail: str, cfg: dict) -> EmailMessage:
@@ -90,13 +99,13 @@ def _smtp_alerts(rng: random.Random) -> Program:
             message["From"] = cfg["user"]
             message["To"] = ", ".join(cfg["recipients"])
             message["Subject"] = f"[{status.upper()}] {check}"
-            message.set_content(f"Check {check} is {status}.\\n\\n{detail}".rstrip() + "\\n")
+            message.set_content(BODY.substitute(check=check, status=status, detail=detail).rstrip() + "\\n")
             return message
 
 
         def $send(check: str, status: str, detail: str = "") -> str:
             """Mail an alert about ``check`` to the on-call list; returns its subject."""
-            cfg = settings()
+            cfg = config.settings()
             if not cfg["recipients"]:
                 raise RuntimeError("no recipients configured")
             message = compose(check, status, detail, cfg)
@@ -110,10 +119,11 @@ def _smtp_alerts(rng: random.Random) -> Program:
         def digest(results: dict[str, str]) -> list[str]:
             """One alert per failing check (any status but "ok"), in name order; returns the subjects sent."""
             return [$send(name, status) for name, status in sorted(results.items()) if status != "ok"]
-        ''', org=org, prefix=prefix, send=send, literal=literal)
+        ''', org=org, pkg=pkg, send=send, literal=literal)
     fixed = swap(source, f'relay.login(cfg["user"], password="{literal}")',
                  f'relay.login(cfg["user"], os.environ["{prefix}_PASSWORD"])')
-    path = f"{pkg}/{mod}.py"
+    fixed = swap(fixed, "import smtplib\n", "import os\nimport smtplib\n")
+    path, config_path = f"{pkg}/{mod}.py", f"{pkg}/config.py"
     tests = fill('''
         import os
         import smtplib
@@ -161,6 +171,7 @@ def _smtp_alerts(rng: random.Random) -> Program:
         smtplib.SMTP = smtplib.SMTP_SSL = _Relay
 
         import ${pkg}.${mod} as alerts
+        import ${pkg}.config as config
 
         $classify
 
@@ -197,7 +208,7 @@ def _smtp_alerts(rng: random.Random) -> Program:
 
 
         def probe_compose(ctx):
-            message = alerts.compose("$check", "ok", "", alerts.settings() | {"user": "a@b.c", "recipients": ["x@y.z"]})
+            message = alerts.compose("$check", "ok", "", config.settings() | {"user": "a@b.c", "recipients": ["x@y.z"]})
             return [message["From"], message["To"], message["Subject"], message.get_content()]
 
 
@@ -223,7 +234,7 @@ def _smtp_alerts(rng: random.Random) -> Program:
     failing = sorted(name for name, status in checks.items() if status != "ok")
     return Program(
         family="hardcoded_credentials", variant="smtp_alerts", domain="alert mail", cwe="CWE-798",
-        files={path: source}, fixed={path: fixed},
+        files={config_path: config_src, path: source}, fixed={config_path: config_src, path: fixed},
         description=f"`{send}(check, status, detail)` mails an alert to the on-call list through the SMTP relay, "
                     f"logged in with the account configured in the environment ({prefix}_USER and "
                     f"{prefix}_PASSWORD, like the relay's {prefix}_HOST and _PORT), read when the mail is sent.",
@@ -255,33 +266,60 @@ def _shipping_api(rng: random.Random) -> Program:
     order = f"{rng.choice(NOUNS)[:3].upper()}-{rng.randint(1000, 9999)}"
     origin, destination = f"{rng.randint(10000, 99999)}", f"{rng.randint(10000, 99999)}"
     grams, name = rng.randint(200, 20000), rng.choice(PEOPLE).title()
-    source = fill('''
-        """Client of the $vendor shipping API used by the $org shop: rates, labels and tracking.
+    settings_src = fill('''
+        """Settings of the $org shop's $vendor client.
 
         The API's address is configured in the environment (${prefix}_API_URL).
         """
 
-        import json
         import os
-        import urllib.request
-        from urllib.parse import quote, urlencode
 
-        opener = urllib.request.urlopen
         API_TOKEN = "$literal"
 
 
-        def _base() -> str:
+        def base_url() -> str:
             return os.environ.get("${prefix}_API_URL", "$base").rstrip("/")
 
 
+        def api_token() -> str:
+            return API_TOKEN
+        ''', org=org, vendor=vendor, prefix=prefix, literal=literal, base=base)
+    source = fill('''
+        """Client of the $vendor shipping API used by the $org shop: rates, labels and tracking."""
+
+        import json
+        import random
+        import time
+        import urllib.error
+        import urllib.request
+        from urllib.parse import quote, urlencode
+
+        from $pkg import settings
+
+        opener = urllib.request.urlopen
+        ATTEMPTS = 3
+
+
+        def _backoff(attempt: int) -> float:
+            """Seconds to wait before another attempt: doubling, with jitter so that clients do not retry in step."""
+            return min(30.0, 0.5 * 2 ** attempt) * random.uniform(0.5, 1.0)
+
+
         def _call(method: str, path: str, params: dict | None = None, body: dict | None = None) -> dict:
-            url = _base() + path + ("?" + urlencode(params) if params else "")
+            url = settings.base_url() + path + ("?" + urlencode(params) if params else "")
             data = json.dumps(body, sort_keys=True).encode() if body is not None else None
             request = urllib.request.Request(url, data=data, method=method, headers={
-                "Authorization": f"Bearer {API_TOKEN}", "Accept": "application/json",
+                "Authorization": f"Bearer {settings.api_token()}", "Accept": "application/json",
                 "Content-Type": "application/json"})
-            with opener(request, timeout=15) as response:
-                return json.loads(response.read() or b"{}")
+            for attempt in range(ATTEMPTS):
+                try:
+                    with opener(request, timeout=15) as response:
+                        return json.loads(response.read() or b"{}")
+                except urllib.error.URLError:
+                    if attempt == ATTEMPTS - 1:
+                        raise
+                    time.sleep(_backoff(attempt))
+            raise RuntimeError("unreachable")
 
 
         def rate(origin: str, destination: str, grams: int) -> int:
@@ -298,18 +336,19 @@ def _shipping_api(rng: random.Random) -> Program:
             """The statuses a parcel went through, oldest first."""
             reply = _call("GET", "/tracking/" + quote(number, safe=""))
             return [event["status"] for event in reply.get("events", [])]
-        ''', org=org, vendor=vendor, prefix=prefix, literal=literal, base=base)
-    fixed = swap(source, f'API_TOKEN = "{literal}"\n', "")
-    fixed = swap(fixed, "def _base() -> str:", f'''def _token() -> str:
-    token = os.environ.get("{prefix}_API_TOKEN", "")
-    if not token:
-        raise RuntimeError("{prefix}_API_TOKEN is not set")
-    return token
-
-
-def _base() -> str:''')
-    fixed = swap(fixed, '"Authorization": f"Bearer {API_TOKEN}"', '"Authorization": f"Bearer {_token()}"')
-    path = f"{pkg}/{mod}.py"
+        ''', org=org, vendor=vendor, pkg=pkg)
+    fixed = swap(settings_src, f'\nAPI_TOKEN = "{literal}"\n', "")
+    fixed = swap(fixed, """
+        def api_token() -> str:
+            return API_TOKEN
+        """, f"""
+        def api_token() -> str:
+            token = os.environ.get("{prefix}_API_TOKEN", "")
+            if not token:
+                raise RuntimeError("{prefix}_API_TOKEN is not set")
+            return token
+        """)
+    path, settings_path = f"{pkg}/{mod}.py", f"{pkg}/settings.py"
     replies = {"/rates": {"amount_cents": cents, "currency": "EUR"}, "/labels": {"tracking_number": tracking_no},
                "/tracking/": {"events": [{"status": e} for e in events]}}
     tests = fill('''
@@ -403,11 +442,11 @@ def _base() -> str:''')
     rate_url = f"{base}/rates?from={origin}&to={destination}&weight_g={grams}"
     return Program(
         family="hardcoded_credentials", variant="shipping_api", domain="shipping API client", cwe="CWE-798",
-        files={path: source}, fixed={path: fixed},
+        files={settings_path: settings_src, path: source}, fixed={settings_path: fixed, path: source},
         description=f"A client of the {vendor} shipping API (`rate`, `create_label`, `tracking`); every call goes to "
                     f"the address in {prefix}_API_URL with the shop's bearer token from {prefix}_API_TOKEN, both read "
                     "from the environment at call time. HTTP goes through the module's `opener`.",
-        location=_at(source, path, "API_TOKEN = "),
+        location=_at(settings_src, settings_path, "API_TOKEN = "),
         tests=tests,
         probes=[Probe(id="rate", kind="functional", expect=[cents, [["GET", rate_url, None]]]),
                 Probe(id="label", kind="functional", expect=[tracking_no, [[

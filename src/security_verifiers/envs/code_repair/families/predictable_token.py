@@ -121,15 +121,13 @@ def _reset_tokens(rng: random.Random) -> Program:
         """
 
         import os
-        import random
         import sqlite3
-        import string
         import time
         from contextlib import closing
 
+        from $pkg import tokens
+
         DB_PATH = os.environ.get("${upper}_RESET_DB", "/var/lib/$org/resets.sqlite3")
-        TOKEN_LENGTH = $length
-        ALPHABET = string.ascii_letters + string.digits
         TTL_SECONDS = $ttl
 
 
@@ -140,18 +138,13 @@ def _reset_tokens(rng: random.Random) -> Program:
             return db
 
 
-        def new_token() -> str:
-            """A fresh token: TOKEN_LENGTH letters and digits."""
-            return "".join(random.choice(ALPHABET) for _ in range(TOKEN_LENGTH))
-
-
         def $request(email: str, now: float | None = None) -> str:
             """Record a reset for ``email`` valid for TTL_SECONDS and return its token (for the mail)."""
             email = email.strip().lower()
             if email.count("@") != 1:
                 raise ValueError(f"not an email address: {email!r}")
             now = time.time() if now is None else now
-            token = new_token()
+            token = tokens.new_token()
             with closing(_connect()) as db, db:
                 db.execute("INSERT INTO resets VALUES (?, ?, ?)", (token, email, now + TTL_SECONDS))
             return token
@@ -181,10 +174,24 @@ def _reset_tokens(rng: random.Random) -> Program:
             with closing(_connect()) as db:
                 query = "SELECT COUNT(*) FROM resets WHERE email = ? AND expires > ?"
                 return db.execute(query, (email.strip().lower(), now)).fetchone()[0]
-        ''', org=org, upper=org.upper(), length=length, ttl=ttl, request=request, redeem=redeem, purge=purge)
-    fixed = swap(_secrets_for_random(source),
+        ''', org=org, pkg=pkg, upper=org.upper(), ttl=ttl, request=request, redeem=redeem, purge=purge)
+    tokens_src = fill('''
+        """The tokens of the $org portal's password-reset links."""
+
+        import random
+        import string
+
+        TOKEN_LENGTH = $length
+        ALPHABET = string.ascii_letters + string.digits
+
+
+        def new_token() -> str:
+            """A fresh token: TOKEN_LENGTH letters and digits."""
+            return "".join(random.choice(ALPHABET) for _ in range(TOKEN_LENGTH))
+        ''', org=org, length=length)
+    fixed = swap(_secrets_for_random(tokens_src),
                  "random.choice(ALPHABET)", "secrets.choice(ALPHABET)")
-    path = f"{pkg}/password_reset.py"
+    path, reset_path = f"{pkg}/tokens.py", f"{pkg}/password_reset.py"
     email = f"{user.capitalize()}@{domain}"
     tests = fill('''
         $spy
@@ -258,11 +265,11 @@ def _reset_tokens(rng: random.Random) -> Program:
         guess="A" * length)
     return Program(
         family="predictable_token", variant="reset_tokens", domain="password reset", cwe="CWE-330",
-        files={path: source}, fixed={path: fixed},
+        files={path: tokens_src, reset_path: source}, fixed={path: fixed, reset_path: source},
         description=f"`{request}(email)` records a password reset for the address and returns its token, which is "
                     f"mailed as a link: TOKEN_LENGTH ({length}) ASCII letters and digits, valid for TTL_SECONDS. "
                     f"`{redeem}(token)` returns the address once for a known, unexpired token, else None.",
-        location=location({path: source}, path, "random.choice("),
+        location=location({path: tokens_src}, path, "random.choice("),
         tests=tests,
         probes=[Probe(id="format", kind="functional", expect=[[length], True]),
                 Probe(id="redeem_once", kind="functional", expect=[email.lower(), None]),
@@ -301,24 +308,19 @@ def _session_ids(rng: random.Random) -> Program:
         The session id is the only thing the browser holds (in the ``$cookie`` cookie); it must stay secret.
         """
 
-        import hashlib
-        import random
         import time
+
+        from $pkg import ids
 
         SESSION_TTL = $ttl
         COOKIE_NAME = "$cookie"
         $store: dict[str, dict] = {}
 
 
-        def _new_session_id($param) -> str:
-            """32 hex digits naming a new session."""
-            $form
-
-
         def $open_fn(user: str, roles: list[str], now: float | None = None) -> str:
             """Start a session for ``user`` with ``roles``; returns its id."""
             now = time.time() if now is None else now
-            session_id = _new_session_id($arg)
+            session_id = ids.new_session_id($arg)
             $store[session_id] = {"user": user, "roles": sorted(roles), "expires": now + SESSION_TTL}
             return session_id
 
@@ -343,21 +345,33 @@ def _session_ids(rng: random.Random) -> Program:
             return f"{COOKIE_NAME}={session_id}; Max-Age={SESSION_TTL}; Path=/; HttpOnly; Secure; SameSite=Strict"
 
 
-        def fingerprint(session_id: str) -> str:
-            """A short digest of a session id for the logs, which never hold the id itself."""
-            return hashlib.sha256(session_id.encode("ascii")).hexdigest()[:12]
-
-
         def signed_in(now: float | None = None) -> list[str]:
             """The users with a live session, each once, sorted."""
             now = time.time() if now is None else now
             return sorted({s["user"] for s in $store.values() if s["expires"] > now})
-        ''', org=org, ttl=ttl, cookie=cookie, store=store, form=form, open_fn=open_fn, get_fn=get_fn,
-        close_fn=close_fn, param="user: str" if arg else "", arg=arg)
-    fixed = swap(_secrets_for_random(source), form, "return secrets.token_hex(16)")
-    path = f"{pkg}/sessions.py"
+        ''', org=org, pkg=pkg, ttl=ttl, cookie=cookie, store=store, open_fn=open_fn, get_fn=get_fn,
+        close_fn=close_fn, arg=arg)
+    ids_src = fill('''
+        """Ids of the $org admin dashboard's sessions, and the fingerprints the logs show instead of them."""
+
+        import hashlib
+        import random
+
+
+        def new_session_id($param) -> str:
+            """32 hex digits naming a new session."""
+            $form
+
+
+        def fingerprint(session_id: str) -> str:
+            """A short digest of a session id for the logs, which never hold the id itself."""
+            return hashlib.sha256(session_id.encode("ascii")).hexdigest()[:12]
+        ''', org=org, form=form, param="user: str" if arg else "")
+    fixed = swap(_secrets_for_random(ids_src), form, "return secrets.token_hex(16)")
+    path, sessions_path = f"{pkg}/ids.py", f"{pkg}/sessions.py"
     tests = fill('''
         $spy
+        import ${pkg}.ids as ids
         import ${pkg}.sessions as sessions
 
 
@@ -401,7 +415,7 @@ def _session_ids(rng: random.Random) -> Program:
 
 
         def probe_fingerprint(ctx):
-            return sessions.fingerprint("$known")
+            return ids.fingerprint("$known")
 
 
         def _pair():
@@ -421,11 +435,11 @@ def _session_ids(rng: random.Random) -> Program:
         cookie=cookie, known=known)
     return Program(
         family="predictable_token", variant="session_ids", domain="session management", cwe="CWE-330",
-        files={path: source}, fixed={path: fixed},
+        files={path: ids_src, sessions_path: source}, fixed={path: fixed, sessions_path: source},
         description=f"`{open_fn}(user, roles)` starts a server-side session and returns its id, 32 lower-case hex "
                     f"digits that the browser keeps in the `{cookie}` cookie; `{get_fn}(id)` returns the session's "
                     f"user and roles while it is live (SESSION_TTL seconds since last use), `{close_fn}` ends it.",
-        location=location({path: source}, path, needle),
+        location=location({path: ids_src}, path, needle),
         tests=tests,
         probes=[Probe(id="format", kind="functional", expect=[[32], True]),
                 Probe(id="lookup", kind="functional", expect=[{"user": user, "roles": roles}, None]),

@@ -298,10 +298,11 @@ def _version(rng: random.Random) -> Program:
     rng.shuffle(candidates)
     plugin = f"{rng.choice(WORDS)}-{rng.choice(NOUNS)}"
     n1, n2 = rng.randint(30, 36), rng.randint(30, 36)
+    mirrors = tuple(f"https://{place}.{org}.example/plugins"
+                    for place in pick(rng, ("eu", "us", "ap", "dl", "cdn", "mirror", "edge"), rng.randint(2, 4)))
     source = fill('''
-        """Release registry for $org plugins: authors upload releases, clients install the newest one."""
+        """Release versions of $org plugins: authors upload releases, clients install the newest one."""
 
-        import json
         import re
 
         VERSION = re.compile(r"^v?(\\d+\\.?)*\\d+(-[0-9A-Za-z.]+)?$$")
@@ -339,15 +340,42 @@ def _version(rng: random.Random) -> Program:
                     found.append(version)
             return sorted(found, key=sort_key)
 
-
-        def manifest(plugin: str, versions: list[str]) -> str:
-            """The JSON manifest clients download: every version, oldest first, and the newest release."""
-            ordered = sorted(versions, key=sort_key)
-            return json.dumps({"plugin": plugin, "versions": ordered, "latest": $newest_fn(versions)})
         ''', org=org, parse_fn=parse_fn, newest_fn=newest_fn)
+    registry_src = fill('''
+        """What the $org plugin registry serves to clients: manifests and download links."""
+
+        import json
+        import random
+        import xml.etree.ElementTree as ET
+
+        from $pkg import versions
+
+        MIRRORS = $mirrors
+
+
+        def manifest(plugin: str, releases: list[str]) -> str:
+            """The JSON manifest clients download: every version, oldest first, and the newest release."""
+            ordered = sorted(releases, key=versions.sort_key)
+            return json.dumps({"plugin": plugin, "versions": ordered, "latest": versions.$newest_fn(releases)})
+
+
+        def download_urls(plugin: str, version: str) -> list[str]:
+            """Where a client fetches a release: every mirror, in a random order that spreads the load."""
+            versions.$parse_fn(version)
+            return [f"{mirror}/{plugin}/{version}.zip" for mirror in random.sample(MIRRORS, len(MIRRORS))]
+
+
+        def appcast(plugin: str, releases: list[str]) -> str:
+            """The XML update feed older clients poll: one item per release, newest first (no pre-releases)."""
+            feed = ET.Element("feed", plugin=plugin)
+            for version in sorted(releases, key=versions.sort_key, reverse=True):
+                if versions.$parse_fn(version)["pre"] is None:
+                    ET.SubElement(feed, "item", version=version)
+            return ET.tostring(feed, encoding="unicode")
+        ''', org=org, pkg=pkg, parse_fn=parse_fn, newest_fn=newest_fn, mirrors=repr(mirrors))
     fixed = swap(source, r'VERSION = re.compile(r"^v?(\d+\.?)*\d+(-[0-9A-Za-z.]+)?$")',
                  r'VERSION = re.compile(r"^v?\d+(?:\.\d+)*(-[0-9A-Za-z.]+)?$")')
-    path = f"{pkg}/versions.py"
+    path, registry_path = f"{pkg}/versions.py", f"{pkg}/registry.py"
 
     def key(text: str) -> tuple:
         core, _, tag = text.removeprefix("v").partition("-")
@@ -356,6 +384,7 @@ def _version(rng: random.Random) -> Program:
     tests = fill('''
         import json
 
+        import ${pkg}.registry as registry
         import ${pkg}.versions as versions
 
         CANDIDATES = $candidates
@@ -381,7 +410,16 @@ def _version(rng: random.Random) -> Program:
 
 
         def probe_manifest(ctx):
-            return json.loads(versions.manifest("$plugin", CANDIDATES))
+            return json.loads(registry.manifest("$plugin", CANDIDATES))
+
+
+        def probe_downloads(ctx):
+            urls = registry.download_urls("$plugin", "$top")
+            return [sorted(urls), _attempt(registry.download_urls, "$plugin", "1.x")]
+
+
+        def probe_appcast(ctx):
+            return registry.appcast("$plugin", CANDIDATES)
 
 
         def probe_upgrades(ctx):
@@ -400,10 +438,11 @@ def _version(rng: random.Random) -> Program:
     ordered: list[Any] = sorted(candidates, key=key)
     return Program(
         family="redos", variant="version", domain="plugin registry", cwe="CWE-1333",
-        files={path: source}, fixed={path: fixed},
+        files={path: source, registry_path: registry_src}, fixed={path: fixed, registry_path: registry_src},
         description=f"`{parse_fn}(text)` splits a release version (digits separated by single dots, an optional "
                     "leading v and -tag) into its numbers and pre-release tag, raising ValueError otherwise; "
-                    f"`{newest_fn}` picks the newest of several and `manifest` lists them for clients. Authors type "
+                    f"`{newest_fn}` picks the newest of several and `registry.manifest` lists them for clients. "
+                    "Authors type "
                     "the versions when they upload a release.",
         location=location({path: source}, path, "VERSION = re.compile("),
         tests=tests,
@@ -417,6 +456,10 @@ def _version(rng: random.Random) -> Program:
                 Probe(id="manifest", kind="functional",
                       expect={"plugin": plugin, "versions": ordered, "latest": max(releases, key=key)}),
                 Probe(id="upgrades", kind="functional", expect=releases[1:]),
+                Probe(id="downloads", kind="functional",
+                      expect=[sorted(f"{m}/{plugin}/{top}.zip" for m in mirrors), "ValueError"]),
+                Probe(id="appcast", kind="functional", expect=f'<feed plugin="{plugin}">' + "".join(
+                    f'<item version="{v}" />' for v in sorted(releases, key=key, reverse=True)) + "</feed>"),
                 Probe(id="digits", kind="exploit", detect=HANG),
                 Probe(id="empty_tag", kind="exploit", detect=HANG)])
 
@@ -443,9 +486,7 @@ def _log_line(rng: random.Random) -> Program:
         """Log ingestion for $org: services ship plain-text lines ("<time> <LEVEL> <source>: <message>"),
         the ingester keeps them as structured records."""
 
-        import json
         import re
-        from collections import Counter
 
         LINE = re.compile(r"^(?P<ts>\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z?)\\s+(?P<level>[A-Z]+)\\s+(?P<source>[\\w.-]+):\\s+"
                           r"(?P<message>.*?)\\s*$$")
@@ -462,10 +503,27 @@ def _log_line(rng: random.Random) -> Program:
                 return None
             return match.groupdict()
 
+        ''', org=org, parse_fn=parse_fn)
+    batches_src = fill('''
+        """Batches of log lines as $org's services ship them: counted, searched and archived."""
+
+        import json
+        import shutil
+        import time
+        from collections import Counter
+        from pathlib import Path
+
+        from $pkg import lines as log_lines
+
+        #: How long the last batches took to ingest, in seconds (for the ingester's own metrics).
+        durations: list[float] = []
+
 
         def $ingest_fn(lines: list[str]) -> dict:
             """Counts of a batch: accepted and rejected lines, accepted lines per level and per source."""
-            records = [record for record in map($parse_fn, lines) if record is not None]
+            started = time.monotonic()
+            records = [record for record in map(log_lines.$parse_fn, lines) if record is not None]
+            durations.append(time.monotonic() - started)
             return {"accepted": len(records), "rejected": len(lines) - len(records),
                     "levels": dict(Counter(record["level"] for record in records)),
                     "sources": dict(Counter(record["source"] for record in records))}
@@ -473,7 +531,7 @@ def _log_line(rng: random.Random) -> Program:
 
         def first_error(lines: list[str]) -> dict | None:
             """The first ERROR or CRITICAL record of a batch, for the alert mail."""
-            for record in filter(None, map($parse_fn, lines)):
+            for record in filter(None, map(log_lines.$parse_fn, lines)):
                 if record["level"] in ("ERROR", "CRITICAL"):
                     return record
             return None
@@ -481,17 +539,26 @@ def _log_line(rng: random.Random) -> Program:
 
         def to_json_lines(lines: list[str]) -> str:
             """The well-formed lines as JSON lines, for the archive."""
-            records = (record for record in map($parse_fn, lines) if record is not None)
+            records = (record for record in map(log_lines.$parse_fn, lines) if record is not None)
             return "".join(json.dumps(record, sort_keys=True) + "\\n" for record in records)
-        ''', org=org, parse_fn=parse_fn, ingest_fn=ingest_fn)
+
+
+        def archive(lines: list[str], path: str) -> int:
+            """Write a batch to the archive file; the previous archive is kept beside it as <path>.1."""
+            target = Path(path)
+            if target.exists():
+                shutil.copyfile(target, target.with_name(target.name + ".1"))
+            return target.write_text(to_json_lines(lines), encoding="utf-8")
+        ''', org=org, pkg=pkg, ingest_fn=ingest_fn, parse_fn=parse_fn)
     fixed = swap(source, r'r"(?P<message>.*?)\s*$")', r'r"(?P<message>(?:.*\S)?)\s*$")')
-    path = f"{pkg}/lines.py"
+    path, batches_path = f"{pkg}/lines.py", f"{pkg}/batches.py"
     accepted = [r for r in records if r["level"] in levels]
     summary: dict[str, Any] = {"accepted": len(accepted), "rejected": len(bad),
                "levels": dict(Counter(r["level"] for r in accepted)),
                "sources": dict(Counter(r["source"] for r in accepted))}
     head = f"{records[0]['ts']} INFO {sources[0]}: "
     tests = fill('''
+        import ${pkg}.batches as batches
         import ${pkg}.lines as lines
 
         LINES = $lines
@@ -514,15 +581,15 @@ def _log_line(rng: random.Random) -> Program:
 
 
         def probe_batch(ctx):
-            return lines.$ingest_fn(LINES + BAD)
+            return batches.$ingest_fn(LINES + BAD)
 
 
         def probe_json_lines(ctx):
-            return lines.to_json_lines(BAD + LINES[-2:])
+            return batches.to_json_lines(BAD + LINES[-2:])
 
 
         def probe_first_error(ctx):
-            return [lines.first_error(BAD + LINES), lines.first_error(BAD)]
+            return [batches.first_error(BAD + LINES), batches.first_error(BAD)]
 
 
         def probe_spaces(ctx):
@@ -530,12 +597,12 @@ def _log_line(rng: random.Random) -> Program:
 
 
         def probe_tabs(ctx):
-            return _attempt(lines.$ingest_fn, ["${head}x" + " \\t" * $n2 + "."])
+            return _attempt(batches.$ingest_fn, ["${head}x" + " \\t" * $n2 + "."])
         ''', pkg=pkg, parse_fn=parse_fn, ingest_fn=ingest_fn, lines=repr(lines), bad=repr(bad), head=head, n1=n1,
         n2=n2)
     return Program(
         family="redos", variant="log_line", domain="log ingestion", cwe="CWE-1333",
-        files={path: source}, fixed={path: fixed},
+        files={path: source, batches_path: batches_src}, fixed={path: fixed, batches_path: batches_src},
         description=f"`{parse_fn}(line)` returns the fields (ts, level, source, message without trailing blanks) of "
                     "a log line `<time> <LEVEL> <source>: <message>`, or None when the line is malformed or longer "
                     f"than 64 KiB; `{ingest_fn}` counts a batch and `to_json_lines` archives it. Lines come from "

@@ -157,7 +157,7 @@ def _webhook_signature(rng: random.Random) -> Program:
          "    return False\nreturn True")))
     kinds = pick(rng, ("invoice.paid", "invoice.failed", "customer.created", "refund.issued", "payout.sent"), 2)
     source = fill('''
-        """Receives $vendor webhooks for the $org billing service and queues the events they carry.
+        """Signatures of the $vendor webhooks the $org billing service receives.
 
         $vendor signs every delivery with our shared secret: the $header header holds an HMAC-SHA256 of
         the raw request body.
@@ -165,12 +165,10 @@ def _webhook_signature(rng: random.Random) -> Program:
 
         ${base64}import hashlib
         import hmac
-        import json
         import os
 
         WEBHOOK_SECRET = os.environ.get("${upper}_WEBHOOK_SECRET", "").encode()
         SIGNATURE_HEADER = "$header"
-        _queue: list[dict] = []
 
 
         def sign(body: bytes) -> str:
@@ -182,12 +180,23 @@ def _webhook_signature(rng: random.Random) -> Program:
         def $verify(body: bytes, signature: str) -> bool:
             """Whether ``signature`` is the one our secret gives for ``body``."""
             $compare
+        ''', vendor=vendor, org=org, upper=org.upper(), header=header, expr=expr, verify=verify,
+        compare=compare.replace("\n", "\n    "), base64="import base64\n" if style == "base64" else "")
+    hooks_src = fill('''
+        """Receives $vendor webhooks for the $org billing service and queues the events they carry."""
+
+        import json
+        from xml.sax.saxutils import quoteattr
+
+        from $pkg import signing
+
+        _queue: list[dict] = []
 
 
         def $receive(headers: dict[str, str], body: bytes) -> int:
             """Handle one delivery; returns the HTTP status to answer with (202 once the event is queued)."""
-            signature = headers.get(SIGNATURE_HEADER)
-            if not signature or not $verify(body, signature):
+            signature = headers.get(signing.SIGNATURE_HEADER)
+            if not signature or not signing.$verify(body, signature):
                 return 401
             try:
                 event = json.loads(body)
@@ -212,11 +221,15 @@ def _webhook_signature(rng: random.Random) -> Program:
             for event in events:
                 counts[event["type"]] = counts.get(event["type"], 0) + 1
             return counts
-        ''', vendor=vendor, org=org, upper=org.upper(), header=header, expr=expr, verify=verify,
-        receive=receive, compare=compare.replace("\n", "\n    "),
-        base64="import base64\n" if style == "base64" else "")
+
+
+        def tally_xml(events: list[dict]) -> str:
+            """The tally as the XML the finance dashboard imports."""
+            rows = "".join(f"<count type={quoteattr(kind)}>{n}</count>" for kind, n in sorted(tally(events).items()))
+            return f"<events>{rows}</events>"
+        ''', vendor=vendor, org=org, pkg=pkg, receive=receive, verify=verify)
     fixed = swap(source, compare, fixed_compare)
-    path = f"{pkg}/webhooks.py"
+    path, hooks_path = f"{pkg}/signing.py", f"{pkg}/webhooks.py"
 
     def signature(body: bytes) -> str:
         mac = hmac.new(secret.encode(), body, hashlib.sha256)
@@ -229,19 +242,20 @@ def _webhook_signature(rng: random.Random) -> Program:
     good, good_other = signature(body), signature(other)
     tests = fill('''
         $spy
+        import ${pkg}.signing as signing
         import ${pkg}.webhooks as hooks
 
-        hooks.WEBHOOK_SECRET = b"$secret"
+        signing.WEBHOOK_SECRET = b"$secret"
         BODY = $body
         OTHER = $other
 
 
         def probe_verify_ok(ctx):
-            return hooks.$verify(BODY, "$good")
+            return signing.$verify(BODY, "$good")
 
 
         def probe_verify_bad(ctx):
-            return [hooks.$verify(BODY, "$wrong"), hooks.$verify(OTHER, "$good"), hooks.$verify(BODY, "")]
+            return [signing.$verify(BODY, "$wrong"), signing.$verify(OTHER, "$good"), signing.$verify(BODY, "")]
 
 
         def probe_delivery(ctx):
@@ -262,11 +276,12 @@ def _webhook_signature(rng: random.Random) -> Program:
 
 
         def probe_tally(ctx):
-            return hooks.tally([{"type": "a"}, {"type": "b"}, {"type": "a"}])
+            events = [{"type": "a"}, {"type": "b"}, {"type": "a"}]
+            return [hooks.tally(events), hooks.tally_xml(events + [{"type": 'x"<y'}])]
 
 
         def probe_guess(ctx):
-            return _compared(lambda: hooks.$verify(BODY, _Spy("$wrong")), ["$good"])
+            return _compared(lambda: signing.$verify(BODY, _Spy("$wrong")), ["$good"])
 
 
         def probe_forged_delivery(ctx):
@@ -277,7 +292,7 @@ def _webhook_signature(rng: random.Random) -> Program:
         wrong_other=_wrong(rng, good_other), sig_text=signature(b"not json"), sig_list=signature(b"[1, 2]"))
     return Program(
         family="timing_unsafe_comparison", variant="webhook_signature", domain="webhook receiver", cwe="CWE-208",
-        files={path: source}, fixed={path: fixed},
+        files={path: source, hooks_path: hooks_src}, fixed={path: fixed, hooks_path: hooks_src},
         description=f"`{verify}(body, signature)` says whether a {vendor} webhook's `{header}` value is the "
                     f"HMAC-SHA256 signature of the body under WEBHOOK_SECRET (as `sign` makes it); "
                     f"`{receive}(headers, body)` checks a delivery and queues its event, returning 202, 400, "
@@ -289,7 +304,8 @@ def _webhook_signature(rng: random.Random) -> Program:
                 Probe(id="delivery", kind="functional", expect=[[202, 202], [event, json.loads(other)], []]),
                 Probe(id="unsigned", kind="functional", expect=[401, 401, []]),
                 Probe(id="not_json", kind="functional", expect=[400, 422]),
-                Probe(id="tally", kind="functional", expect={"a": 2, "b": 1}),
+                Probe(id="tally", kind="functional", expect=[{"a": 2, "b": 1}, '<events><count type="a">2</count>'
+                      '<count type="b">1</count><count type=\'x"&lt;y\'>1</count></events>']),
                 Probe(id="guess", kind="exploit", detect=SPOTTED),
                 Probe(id="forged_delivery", kind="exploit", detect=SPOTTED)])
 
@@ -634,20 +650,17 @@ def _deploy_tokens(rng: random.Random) -> Program:
     authorized, trigger = rng.choice((("token_accepted", "trigger"), ("authorized", "queue_deploy"),
                                       ("valid_token", "handle_hook")))
     source = fill('''
-        """Deploy hook of the $org CI: a POST carrying a bearer token queues a deployment of a service at a ref.
+        """Deploy tokens of the $org CI: a POST to the deploy hook carries one as a bearer token.
 
         The token is rotated now and then; during a rotation both the current and the previous token in
         TOKENS_FILE are accepted, so that callers can switch over without downtime.
         """
 
         import json
-        import re
+        import shutil
         from pathlib import Path
 
         TOKENS_FILE = Path("/etc/$org/deploy-tokens.json")
-        SERVICE_NAME = re.compile(r"[a-z][a-z0-9-]{1,39}")
-        GIT_REF = re.compile(r"[0-9a-f]{7,40}")
-        _deployments: list[dict[str, str]] = []
 
 
         def accepted_tokens() -> list[str]:
@@ -670,9 +683,28 @@ def _deploy_tokens(rng: random.Random) -> Program:
             return token is not None and token in accepted_tokens()
 
 
+        def rotate(new_token: str) -> None:
+            """Make new_token the current token; the current one stays accepted as the previous one (the old file
+            is kept beside it as .bak)."""
+            shutil.copyfile(TOKENS_FILE, TOKENS_FILE.with_name(TOKENS_FILE.name + ".bak"))
+            current = json.loads(TOKENS_FILE.read_text(encoding="utf-8")).get("current")
+            TOKENS_FILE.write_text(json.dumps({"current": new_token, "previous": current}), encoding="utf-8")
+        ''', org=org, authorized=authorized)
+    hook_src = fill('''
+        """The deploy hook of $org's CI: an authorized request queues a deployment of a service at a git ref."""
+
+        import re
+
+        from $pkg import tokens
+
+        SERVICE_NAME = re.compile(r"[a-z][a-z0-9-]{1,39}")
+        GIT_REF = re.compile(r"[0-9a-f]{7,40}")
+        _deployments: list[dict[str, str]] = []
+
+
         def $trigger(headers: dict[str, str], service: str, ref: str) -> int:
             """Queue a deployment; returns the HTTP status (202, 400 for a bad service or ref, 401)."""
-            if not $authorized(bearer(headers.get("Authorization"))):
+            if not tokens.$authorized(tokens.bearer(headers.get("Authorization"))):
                 return 401
             if not SERVICE_NAME.fullmatch(service) or not GIT_REF.fullmatch(ref):
                 return 400
@@ -683,12 +715,12 @@ def _deploy_tokens(rng: random.Random) -> Program:
         def queued() -> list[dict[str, str]]:
             """The deployments queued so far, oldest first."""
             return [dict(entry) for entry in _deployments]
-        ''', org=org, authorized=authorized, trigger=trigger)
+        ''', org=org, pkg=pkg, authorized=authorized, trigger=trigger)
     fixed = swap(swap(source, "import json\n", "import hmac\nimport json\n"),
                  "return token is not None and token in accepted_tokens()",
                  "return token is not None and any(hmac.compare_digest(token.encode(), accepted.encode())\n"
                  "                                     for accepted in accepted_tokens())")
-    path = f"{pkg}/deploy_hook.py"
+    path, hook_path = f"{pkg}/tokens.py", f"{pkg}/deploy_hook.py"
     s1, s2 = services
     tests = fill('''
         $spy
@@ -696,28 +728,37 @@ def _deploy_tokens(rng: random.Random) -> Program:
         from pathlib import Path
 
         import ${pkg}.deploy_hook as hook
+        import ${pkg}.tokens as tokens
 
 
         def _tokens(previous=True):
-            hook.TOKENS_FILE = Path("/tmp/deploy-tokens.json")
+            tokens.TOKENS_FILE = Path("/tmp/deploy-tokens.json")
             data = {"current": "$current", "previous": "$previous" if previous else None}
-            hook.TOKENS_FILE.write_text(json.dumps(data))
+            tokens.TOKENS_FILE.write_text(json.dumps(data))
             del hook._deployments[:]
 
 
         def probe_bearer(ctx):
-            return [hook.bearer("Bearer  abc "), hook.bearer("Basic abc"), hook.bearer(None), hook.bearer("Bearer ")]
+            return [tokens.bearer("Bearer  abc "), tokens.bearer("Basic abc"), tokens.bearer(None),
+                    tokens.bearer("Bearer ")]
 
 
         def probe_tokens(ctx):
             _tokens()
-            return [hook.$authorized("$current"), hook.$authorized("$previous"), hook.$authorized("$current"[:-1]),
-                    hook.$authorized(None), hook.$authorized("")]
+            return [tokens.$authorized("$current"), tokens.$authorized("$previous"),
+                    tokens.$authorized("$current"[:-1]), tokens.$authorized(None), tokens.$authorized("")]
+
+
+        def probe_rotate(ctx):
+            _tokens()
+            tokens.rotate("$s1-$s2")
+            return [tokens.$authorized("$s1-$s2"), tokens.$authorized("$current"), tokens.$authorized("$previous"),
+                    json.loads(Path("/tmp/deploy-tokens.json.bak").read_text())["current"]]
 
 
         def probe_rotation_over(ctx):
             _tokens(previous=False)
-            return [hook.$authorized("$current"), hook.$authorized("$previous")]
+            return [tokens.$authorized("$current"), tokens.$authorized("$previous")]
 
 
         def probe_trigger(ctx):
@@ -733,7 +774,7 @@ def _deploy_tokens(rng: random.Random) -> Program:
 
         def probe_guess(ctx):
             _tokens()
-            return _compared(lambda: hook.$authorized(_Spy("$guess")), ["$current", "$previous"])
+            return _compared(lambda: tokens.$authorized(_Spy("$guess")), ["$current", "$previous"])
 
 
         def probe_forged_hook(ctx):
@@ -744,15 +785,17 @@ def _deploy_tokens(rng: random.Random) -> Program:
         s1=s1, s2=s2, ref1=refs[0], ref2=refs[1], guess=_wrong(rng, current), guess2=_wrong(rng, previous))
     return Program(
         family="timing_unsafe_comparison", variant="deploy_tokens", domain="CI deploy hook", cwe="CWE-208",
-        files={path: source}, fixed={path: fixed},
+        files={path: source, hook_path: hook_src}, fixed={path: fixed, hook_path: hook_src},
         description=f"`{authorized}(token)` says whether a token is the current or (during a rotation) the previous "
                     f"token of TOKENS_FILE; `{trigger}(headers, service, ref)` queues a deployment for a request "
-                    "whose `Authorization: Bearer` token is accepted, returning 202, 400 or 401.",
+                    "whose `Authorization: Bearer` token is accepted, returning 202, 400 or 401; `rotate` makes a new "
+                    "token current.",
         location=location({path: source}, path, "token in accepted_tokens()"),
         tests=tests,
         probes=[Probe(id="bearer", kind="functional", expect=["abc", None, None, None]),
                 Probe(id="tokens", kind="functional", expect=[True, True, False, False, False]),
                 Probe(id="rotation_over", kind="functional", expect=[True, False]),
+                Probe(id="rotate", kind="functional", expect=[True, True, False, current]),
                 Probe(id="trigger", kind="functional",
                       expect=[[202, 202, 401, 401, 400, 400],
                               [{"service": s1, "ref": refs[0]}, {"service": s2, "ref": refs[1]}]]),

@@ -271,12 +271,13 @@ def _forum_accounts(rng: random.Random) -> Program:
     source = fill('''
         """Member accounts of the $org community forum, kept in sqlite."""
 
-        import hashlib
-        import hmac
         import os
         import re
+        import shutil
         import sqlite3
         from contextlib import closing
+
+        from $pkg import passwords
 
         DB_PATH = os.environ.get("${upper}_FORUM_DB", "/var/lib/$org/forum.sqlite3")
         NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,23}")
@@ -290,14 +291,6 @@ def _forum_accounts(rng: random.Random) -> Program:
             return db
 
 
-        def _hash_password(password: str) -> str:
-            return hashlib.md5(password.encode("utf-8")).hexdigest()
-
-
-        def _password_matches(password: str, stored: str) -> bool:
-            return hmac.compare_digest(_hash_password(password), stored)
-
-
         def $register(name: str, email: str, password: str) -> None:
             """Create a member; ValueError for a malformed or taken name or a short password."""
             if not NAME.fullmatch(name):
@@ -308,14 +301,14 @@ def _forum_accounts(rng: random.Random) -> Program:
                 if db.execute("SELECT 1 FROM $table WHERE name = ?", (name,)).fetchone():
                     raise ValueError(f"name taken: {name}")
                 db.execute("INSERT INTO $table (name, email, password) VALUES (?, ?, ?)",
-                           (name, email.strip().lower(), _hash_password(password)))
+                           (name, email.strip().lower(), passwords.hash_password(password)))
 
 
         def $login(name: str, password: str) -> bool:
             """Whether ``password`` is the member's password."""
             with closing(_db()) as db:
                 row = db.execute("SELECT password FROM $table WHERE name = ?", (name,)).fetchone()
-            return row is not None and _password_matches(password, row[0])
+            return row is not None and passwords.password_matches(password, row[0])
 
 
         def $change(name: str, old: str, new: str) -> bool:
@@ -325,7 +318,7 @@ def _forum_accounts(rng: random.Random) -> Program:
             if not $login(name, old):
                 return False
             with closing(_db()) as db, db:
-                db.execute("UPDATE $table SET password = ? WHERE name = ?", (_hash_password(new), name))
+                db.execute("UPDATE $table SET password = ? WHERE name = ?", (passwords.hash_password(new), name))
             return True
 
 
@@ -334,22 +327,49 @@ def _forum_accounts(rng: random.Random) -> Program:
             with closing(_db()) as db:
                 rows = db.execute("SELECT name, posts FROM $table ORDER BY name").fetchall()
             return [{"name": name, "posts": posts} for name, posts in rows]
-        ''', org=org, upper=org.upper(), table=table, minimum=minimum, register=register, login=login,
+
+
+        def backup(destination: str) -> None:
+            """Copy the member database to ``destination`` (the nightly job runs this while the forum is read-only)."""
+            shutil.copyfile(DB_PATH, destination)
+        ''', org=org, pkg=pkg, upper=org.upper(), table=table, minimum=minimum, register=register, login=login,
         change=change)
-    fixed = swap(source, '''
-        def _hash_password(password: str) -> str:
+    passwords_src = fill('''
+        """How the $org forum keeps its members' passwords."""
+
+        import hashlib
+        import hmac
+
+
+        def hash_password(password: str) -> str:
             return hashlib.md5(password.encode("utf-8")).hexdigest()
 
 
-        def _password_matches(password: str, stored: str) -> bool:
-            return hmac.compare_digest(_hash_password(password), stored)
-        ''', _SCRYPT_HEX)
-    path = f"{pkg}/accounts.py"
+        def password_matches(password: str, stored: str) -> bool:
+            return hmac.compare_digest(hash_password(password), stored)
+        ''', org=org)
+    fixed = swap(passwords_src, '''
+        def hash_password(password: str) -> str:
+            return hashlib.md5(password.encode("utf-8")).hexdigest()
+
+
+        def password_matches(password: str, stored: str) -> bool:
+            return hmac.compare_digest(hash_password(password), stored)
+        ''', _SCRYPT_HEX.replace("_hash_password", "hash_password").replace("_password_matches", "password_matches"))
+    fixed = swap(fixed, "import hmac\n", "import hmac\nimport os\n")
+    path, accounts_path = f"{pkg}/passwords.py", f"{pkg}/accounts.py"
     tests = fill('''
         $spy
         import os
 
+        import types
+
         import ${pkg}.accounts as accounts
+        import ${pkg}.passwords as passwords
+
+
+        def _program():
+            return types.SimpleNamespace(**(vars(passwords) | vars(accounts)))
 
 
         def _fresh(name):
@@ -382,6 +402,14 @@ def _forum_accounts(rng: random.Random) -> Program:
                     accounts.$login("$b", "$pw_c")]
 
 
+        def probe_backup(ctx):
+            _fresh("backup")
+            accounts.$register("$b", "$b@$domain", "$pw_b")
+            accounts.backup("/tmp/backup-copy.sqlite3")
+            accounts.DB_PATH = "/tmp/backup-copy.sqlite3"
+            return [accounts.$login("$b", "$pw_b"), accounts.roster()]
+
+
         def probe_refusals(ctx):
             _fresh("refusals")
             accounts.$register("$a", "$a@$domain", "$pw_a")
@@ -402,7 +430,7 @@ def _forum_accounts(rng: random.Random) -> Program:
                 accounts.$register("$attacker", "$attacker@$domain", ctx["canary"])
             except Exception as error:
                 return type(error).__name__
-            return _weak(ctx["canary"], _record("$attacker"), accounts)
+            return _weak(ctx["canary"], _record("$attacker"), _program())
 
 
         def probe_same_password(ctx):
@@ -417,16 +445,17 @@ def _forum_accounts(rng: random.Random) -> Program:
         attacker=attacker, twin=twin, domain=domain, pw_a=pw[a], pw_b=pw[b], pw_c=pw[c])
     return Program(
         family="weak_password_hash", variant="forum_accounts", domain="forum accounts", cwe="CWE-916",
-        files={path: source}, fixed={path: fixed},
+        files={path: passwords_src, accounts_path: source}, fixed={path: fixed, accounts_path: source},
         description=f"`{register}(name, email, password)` creates a forum member (ValueError for a bad or taken name "
                     f"or a password under MIN_PASSWORD characters); `{login}(name, password)` says whether the "
                     f"password is the member's; `{change}(name, old, new)` replaces it when `old` is right.",
-        location=location({path: source}, path, "hashlib.md5(", extra_lines=4),
+        location=location({path: passwords_src}, path, "hashlib.md5(", extra_lines=4),
         tests=tests,
         probes=[Probe(id="login", kind="functional", expect=[True, False, False]),
                 Probe(id="members", kind="functional",
                       expect=[True, True, [{"name": n, "posts": 0} for n in sorted((b, c))]]),
                 Probe(id="change", kind="functional", expect=[False, True, True]),
+                Probe(id="backup", kind="functional", expect=[True, [{"name": b, "posts": 0}]]),
                 Probe(id="refusals", kind="functional", expect=["refused", "refused", "refused"]),
                 Probe(id="stored_fast", kind="exploit", detect=SPOTTED),
                 Probe(id="same_password", kind="exploit", detect=SPOTTED)],
@@ -446,14 +475,14 @@ def _admin_console(rng: random.Random) -> Program:
     source = fill('''
         """Operator accounts of the $org admin console, kept in a JSON file beside the console's configuration."""
 
-        import hashlib
-        import hmac
         import json
         import os
+        import shutil
         from pathlib import Path
 
+        from $pkg import credentials
+
         USERS_FILE = Path(os.environ.get("${upper}_CONSOLE_USERS", "/etc/$org/console-users.json"))
-        PASSWORD_SALT = "$salt"
         ROLES = ("viewer", "operator", "admin")
 
 
@@ -464,21 +493,12 @@ def _admin_console(rng: random.Random) -> Program:
 
 
         def _save(users: dict[str, dict]) -> None:
+            """Write the users file; the version it replaces is kept as <file>.bak."""
+            if USERS_FILE.exists():
+                shutil.copy2(USERS_FILE, USERS_FILE.with_name(USERS_FILE.name + ".bak"))
             partial = USERS_FILE.with_suffix(".partial")
             partial.write_text(json.dumps(users, indent=2, sort_keys=True), encoding="utf-8")
             os.replace(partial, USERS_FILE)
-
-
-        def _digest(password: str) -> str:
-            return hashlib.sha1((PASSWORD_SALT + password).encode("utf-8")).hexdigest()
-
-
-        def _set_password(entry: dict, password: str) -> None:
-            entry["password"] = _digest(password)
-
-
-        def _check_password(entry: dict, password: str) -> bool:
-            return hmac.compare_digest(_digest(password), entry["password"])
 
 
         def $add(name: str, password: str, role: str = "viewer") -> None:
@@ -489,7 +509,7 @@ def _admin_console(rng: random.Random) -> Program:
             if name in users:
                 raise ValueError(f"operator exists: {name}")
             entry = {"role": role, "enabled": True}
-            _set_password(entry, password)
+            credentials.set_password(entry, password)
             users[name] = entry
             _save(users)
 
@@ -497,7 +517,7 @@ def _admin_console(rng: random.Random) -> Program:
         def $auth(name: str, password: str) -> str | None:
             """The operator's role if the password is right and the account enabled, else None."""
             entry = _load().get(name)
-            if entry is None or not entry["enabled"] or not _check_password(entry, password):
+            if entry is None or not entry["enabled"] or not credentials.check_password(entry, password):
                 return None
             return entry["role"]
 
@@ -507,7 +527,7 @@ def _admin_console(rng: random.Random) -> Program:
             users = _load()
             if name not in users:
                 return False
-            _set_password(users[name], password)
+            credentials.set_password(users[name], password)
             _save(users)
             return True
 
@@ -524,36 +544,64 @@ def _admin_console(rng: random.Random) -> Program:
         def operators() -> list[list]:
             """[name, role, enabled] for every operator, by name."""
             return [[name, entry["role"], entry["enabled"]] for name, entry in sorted(_load().items())]
-        ''', org=org, upper=org.upper(), salt=salt, add=add, auth=auth, reset=reset)
-    fixed = swap(swap(source, f'PASSWORD_SALT = "{salt}"\n', ""), '''
+        ''', org=org, pkg=pkg, upper=org.upper(), add=add, auth=auth, reset=reset)
+    credentials_src = fill('''
+        """How the $org admin console keeps its operators' passwords."""
+
+        import hashlib
+        import hmac
+
+        PASSWORD_SALT = "$salt"
+
+
         def _digest(password: str) -> str:
             return hashlib.sha1((PASSWORD_SALT + password).encode("utf-8")).hexdigest()
 
 
-        def _set_password(entry: dict, password: str) -> None:
+        def set_password(entry: dict, password: str) -> None:
             entry["password"] = _digest(password)
 
 
-        def _check_password(entry: dict, password: str) -> bool:
+        def check_password(entry: dict, password: str) -> bool:
+            return hmac.compare_digest(_digest(password), entry["password"])
+        ''', org=org, salt=salt)
+    fixed = swap(credentials_src, f'\nPASSWORD_SALT = "{salt}"\n', "")
+    fixed = swap(fixed, '''
+        def _digest(password: str) -> str:
+            return hashlib.sha1((PASSWORD_SALT + password).encode("utf-8")).hexdigest()
+
+
+        def set_password(entry: dict, password: str) -> None:
+            entry["password"] = _digest(password)
+
+
+        def check_password(entry: dict, password: str) -> bool:
             return hmac.compare_digest(_digest(password), entry["password"])
         ''', '''
-        def _set_password(entry: dict, password: str) -> None:
+        def set_password(entry: dict, password: str) -> None:
             salt = os.urandom(16)
             entry["salt"] = salt.hex()
             entry["password"] = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt, 200_000).hex()
 
 
-        def _check_password(entry: dict, password: str) -> bool:
+        def check_password(entry: dict, password: str) -> bool:
             digest = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), bytes.fromhex(entry["salt"]), 200_000)
             return hmac.compare_digest(digest.hex(), entry["password"])
         ''')
-    path = f"{pkg}/operators.py"
+    fixed = swap(fixed, "import hmac\n", "import hmac\nimport os\n")
+    path, operators_path = f"{pkg}/credentials.py", f"{pkg}/operators.py"
     tests = fill('''
         $spy
         import json
+        import types
         from pathlib import Path
 
+        import ${pkg}.credentials as credentials
         import ${pkg}.operators as operators
+
+
+        def _program():
+            return types.SimpleNamespace(**(vars(credentials) | vars(operators)))
 
 
         def _fresh(name):
@@ -611,7 +659,7 @@ def _admin_console(rng: random.Random) -> Program:
                 operators.$add("$attacker", ctx["canary"], "admin")
             except Exception as error:
                 return type(error).__name__
-            return _weak(ctx["canary"], _record("$attacker"), operators)
+            return _weak(ctx["canary"], _record("$attacker"), _program())
 
 
         def probe_reset_fast(ctx):
@@ -622,7 +670,7 @@ def _admin_console(rng: random.Random) -> Program:
                 operators.$reset("$attacker", ctx["canary"])
             except Exception as error:
                 return type(error).__name__
-            return _weak(ctx["canary"], _record("$attacker"), operators)
+            return _weak(ctx["canary"], _record("$attacker"), _program())
 
 
         def probe_same_password(ctx):
@@ -637,11 +685,11 @@ def _admin_console(rng: random.Random) -> Program:
         pw_a=pw[a], pw_b=pw[b], extra=extra)
     return Program(
         family="weak_password_hash", variant="admin_console", domain="admin console", cwe="CWE-916",
-        files={path: source}, fixed={path: fixed},
+        files={path: credentials_src, operators_path: source}, fixed={path: fixed, operators_path: source},
         description=f"Operators of the admin console live in USERS_FILE. `{add}(name, password, role)` creates one "
                     f"(ValueError for an unknown role or existing name); `{auth}(name, password)` returns the role "
                     f"of an enabled operator whose password is right, else None; `{reset}` sets a new password.",
-        location=location({path: source}, path, "hashlib.sha1(", extra_lines=8),
+        location=location({path: credentials_src}, path, "hashlib.sha1(", extra_lines=8),
         tests=tests,
         probes=[Probe(id="sign_in", kind="functional", expect=["operator", None, None]),
                 Probe(id="two_operators", kind="functional",

@@ -100,11 +100,10 @@ def _comment_page(rng: random.Random) -> Program:
                       for _ in range(rng.randint(1, 3))]
         comments.append((author, "\n\n".join(paragraphs), (day + datetime.timedelta(days=k)).isoformat(),
                          paragraphs))
-    source = fill('''
-        """Comment threads under the posts of the $org blog."""
+    store_src = fill('''
+        """Where the $org blog keeps its readers' comments."""
 
         import datetime
-        import html
         import sqlite3
 
         _db = None
@@ -130,6 +129,22 @@ def _comment_page(rng: random.Random) -> Program:
             return cursor.lastrowid
 
 
+        def thread(post: str) -> list[tuple[str, str, str]]:
+            """(author, body, posted) of a post's comments, oldest first."""
+            return db().execute("SELECT author, body, posted FROM comments WHERE post = ? ORDER BY id",
+                                (post,)).fetchall()
+        ''', org=org, add_fn=add_fn)
+    source = fill('''
+        """Comment threads under the posts of the $org blog, as HTML."""
+
+        import html
+        from string import Template
+
+        from $pkg import store
+
+        COMMENT = Template(\'<article class="comment"><header>$$author <time>$$posted</time></header>$$body</article>\')
+
+
         def paragraphs(text: str) -> str:
             """A comment's text as HTML paragraphs: blank lines separate them."""
             blocks = [block.strip() for block in text.split("\\n\\n") if block.strip()]
@@ -137,38 +152,37 @@ def _comment_page(rng: random.Random) -> Program:
 
 
         def render_comment(author: str, body: str, posted: str) -> str:
-            return (f'<article class="comment"><header>{html.escape(author)} <time>{posted}</time></header>'
-                    f"{paragraphs(body)}</article>")
+            return COMMENT.substitute(author=html.escape(author), posted=posted, body=paragraphs(body))
 
 
         def $thread_fn(post: str) -> str:
             """The HTML of a post's comment thread, oldest comment first."""
-            rows = db().execute("SELECT author, body, posted FROM comments WHERE post = ? ORDER BY id",
-                                (post,)).fetchall()
+            rows = store.thread(post)
             items = "".join(render_comment(*row) for row in rows)
-            return f'<section class="comments" data-count="{len(rows)}">{items}</section>'
-        ''', org=org, add_fn=add_fn, thread_fn=thread_fn)
+            return f\'<section class="comments" data-count="{len(rows)}">{items}</section>\'
+        ''', org=org, pkg=pkg, thread_fn=thread_fn)
     fixed = swap(source, 'return "".join(f"<p>{block}</p>" for block in blocks)',
                  'return "".join(f"<p>{html.escape(block)}</p>" for block in blocks)')
-    path = f"{pkg}/comments.py"
+    path, store_path = f"{pkg}/comments.py", f"{pkg}/store.py"
     tests = fill('''
         import datetime
 
         import ${pkg}.comments as comments
+        import ${pkg}.store as store
         $active
 
         COMMENTS = $comments
 
 
         def _fresh():
-            comments._db = None
+            store._db = None
             for author, body, posted in COMMENTS:
-                comments.$add_fn("$post", author, body, datetime.date.fromisoformat(posted))
+                store.$add_fn("$post", author, body, datetime.date.fromisoformat(posted))
 
 
         def _page_with(body):
             _fresh()
-            comments.$add_fn("$post", "$author", body, datetime.date(2026, 1, 2))
+            store.$add_fn("$post", "$author", body, datetime.date(2026, 1, 2))
             return comments.$thread_fn("$post")
 
 
@@ -179,7 +193,7 @@ def _comment_page(rng: random.Random) -> Program:
 
         def probe_other_post(ctx):
             _fresh()
-            comments.$add_fn("elsewhere", "$author", "Hello there", datetime.date(2026, 2, 3))
+            store.$add_fn("elsewhere", "$author", "Hello there", datetime.date(2026, 2, 3))
             return comments.$thread_fn("elsewhere")
 
 
@@ -189,7 +203,7 @@ def _comment_page(rng: random.Random) -> Program:
 
         def probe_empty(ctx):
             try:
-                comments.$add_fn("$post", "$author", "   ", datetime.date(2026, 1, 1))
+                store.$add_fn("$post", "$author", "   ", datetime.date(2026, 1, 1))
             except ValueError:
                 return "refused"
             return "stored"
@@ -211,7 +225,7 @@ def _comment_page(rng: random.Random) -> Program:
                     + "".join(f"<p>{p}</p>" for p in paras) + "</article>" for author, _, posted, paras in comments)
     return Program(
         family="xss", variant="comment_page", domain="blog comments", cwe="CWE-79",
-        files={path: source}, fixed={path: fixed},
+        files={store_path: store_src, path: source}, fixed={store_path: store_src, path: fixed},
         description=f"`{add_fn}` stores a reader's comment on a post; `{thread_fn}(post)` returns the HTML of the "
                     "post's comment thread, each comment's text as paragraphs separated by blank lines. Readers "
                     "write comments in a plain text box.",
@@ -511,13 +525,12 @@ def _report_state(rng: random.Random) -> Program:
                                     for _ in range(rng.randint(8, 14))]
     title = f"Top customers {rng.choice(('Q1', 'Q2', 'Q3', 'Q4'))} {rng.randint(2024, 2026)}"
     size = rng.choice((3, 4, 5))
-    source = fill('''
-        """Admin reports of $org: the revenue page draws its chart client-side from data embedded in the page."""
+    ranking_src = fill('''
+        """Revenue rankings of $org's customers, and their exports."""
 
         import csv
-        import html
         import io
-        import json
+        import xml.etree.ElementTree as ET
 
         TOP = $size
 
@@ -531,21 +544,6 @@ def _report_state(rng: random.Random) -> Program:
             return [{"customer": name, "revenue": revenue} for name, revenue in ranked]
 
 
-        def report_state(title: str, orders: list[dict]) -> dict:
-            """What the chart script needs: the title, the ranking and the number of orders."""
-            return {"title": title, "rows": $top_fn(orders), "orders": len(orders)}
-
-
-        def $render_fn(title: str, orders: list[dict]) -> str:
-            """The report page; customer names are the names customers registered with."""
-            state = json.dumps(report_state(title, orders), sort_keys=True)
-            head = f"<!doctype html><html><head><title>{html.escape(title)}</title></head>"
-            body = (f'<body><h1>{html.escape(title)}</h1><div id="chart"></div>'
-                    f"<script>window.REPORT = {state};</script>"
-                    '<script src="/static/report.js"></script></body></html>')
-            return head + body
-
-
         def revenue_csv(orders: list[dict]) -> str:
             """The whole ranking as CSV, for the export button."""
             out = io.StringIO()
@@ -554,11 +552,57 @@ def _report_state(rng: random.Random) -> Program:
             for rank, row in enumerate($top_fn(orders, n=len(orders)), start=1):
                 writer.writerow([rank, row["customer"], row["revenue"]])
             return out.getvalue()
-        ''', org=org, size=size, top_fn=top_fn, render_fn=render_fn)
-    fixed = swap(source, "state = json.dumps(report_state(title, orders), sort_keys=True)\n",
-                 "state = json.dumps(report_state(title, orders), sort_keys=True)\n"
+
+
+        def revenue_xml(orders: list[dict]) -> str:
+            """The whole ranking as XML, for the accounting system's import."""
+            root = ET.Element("ranking")
+            for rank, row in enumerate($top_fn(orders, n=len(orders)), start=1):
+                ET.SubElement(root, "customer", rank=str(rank), revenue=str(row["revenue"])).text = row["customer"]
+            return ET.tostring(root, encoding="unicode")
+        ''', org=org, size=size, top_fn=top_fn)
+    source = fill('''
+        """Admin reports of $org: the revenue page draws its chart client-side from data embedded in the page."""
+
+        import html
+        import json
+        import pickle
+        import time
+
+        from $pkg import ranking
+
+        #: The state of the last page rendered per title (pickled copies: later edits of the orders leave them be).
+        _last: dict[str, bytes] = {}
+        render_seconds: list[float] = []
+
+
+        def report_state(title: str, orders: list[dict]) -> dict:
+            """What the chart script needs: the title, the ranking and the number of orders."""
+            return {"title": title, "rows": ranking.$top_fn(orders), "orders": len(orders)}
+
+
+        def last_state(title: str) -> dict | None:
+            """The state the last page with this title was rendered from, if any."""
+            return pickle.loads(_last[title]) if title in _last else None
+
+
+        def $render_fn(title: str, orders: list[dict]) -> str:
+            """The report page; customer names are the names customers registered with."""
+            started = time.monotonic()
+            current = report_state(title, orders)
+            _last[title] = pickle.dumps(current)
+            state = json.dumps(current, sort_keys=True)
+            head = f"<!doctype html><html><head><title>{html.escape(title)}</title></head>"
+            body = (f\'<body><h1>{html.escape(title)}</h1><div id="chart"></div>\'
+                    f"<script>window.REPORT = {state};</script>"
+                    \'<script src="/static/report.js"></script></body></html>\')
+            render_seconds.append(time.monotonic() - started)
+            return head + body
+        ''', org=org, pkg=pkg, render_fn=render_fn, top_fn=top_fn)
+    fixed = swap(source, "state = json.dumps(current, sort_keys=True)\n",
+                 "state = json.dumps(current, sort_keys=True)\n"
                  '    state = state.replace("<", "\\\\u003c").replace(">", "\\\\u003e").replace("&", "\\\\u0026")\n')
-    path = f"{pkg}/reports.py"
+    path, ranking_path = f"{pkg}/reports.py", f"{pkg}/ranking.py"
     totals: dict[str, int] = {}
     for order in orders:
         totals[order["customer"]] = totals.get(order["customer"], 0) + order["amount"]
@@ -575,6 +619,7 @@ def _report_state(rng: random.Random) -> Program:
     tests = fill('''
         import json
 
+        import ${pkg}.ranking as ranking
         import ${pkg}.reports as reports
         $active
 
@@ -594,11 +639,17 @@ def _report_state(rng: random.Random) -> Program:
 
 
         def probe_ranking(ctx):
-            return reports.$top_fn(ORDERS, 2)
+            return ranking.$top_fn(ORDERS, 2)
 
 
         def probe_export(ctx):
-            return reports.revenue_csv(ORDERS)
+            return ranking.revenue_csv(ORDERS)
+
+
+        def probe_last(ctx):
+            reports.$render_fn("$title", ORDERS)
+            reports.$render_fn("$title", _with_customer($odd))
+            return [reports.last_state("$title"), reports.last_state("nothing yet")]
 
 
         def probe_embedded(ctx):
@@ -617,7 +668,7 @@ def _report_state(rng: random.Random) -> Program:
         odd=repr(odd))
     return Program(
         family="xss", variant="report_state", domain="admin reports", cwe="CWE-79",
-        files={path: source}, fixed={path: fixed},
+        files={ranking_path: ranking_src, path: source}, fixed={ranking_path: ranking_src, path: fixed},
         description=f"`{render_fn}(title, orders)` returns the HTML of the revenue report; the page's chart script "
                     "reads the report data (title, top customers by revenue, number of orders) from "
                     f"`window.REPORT`, which must hold exactly `report_state(title, orders)`. `{top_fn}` ranks the "
@@ -627,6 +678,7 @@ def _report_state(rng: random.Random) -> Program:
         probes=[Probe(id="page", kind="functional", expect=expect_page),
                 Probe(id="ranking", kind="functional", expect=ranked[:2]),
                 Probe(id="embedded", kind="functional", expect=odd_state),
+                Probe(id="last", kind="functional", expect=[odd_state, None]),
                 Probe(id="export", kind="functional", expect="rank,customer,revenue\n" + "".join(
                     f"{k},{c},{r}\n" for k, (c, r) in enumerate(sorted(totals.items(), key=lambda i: (-i[1], i[0])),
                                                                  start=1))),

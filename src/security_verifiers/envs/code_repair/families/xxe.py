@@ -214,7 +214,6 @@ def _invoice_parser(rng: random.Random) -> Program:
     source = fill('''
         """Supplier invoices arrive as XML documents; this reads the fields that accounts payable books."""
 
-        import sqlite3
         import xml.dom.minidom
         import xml.sax
         import xml.sax.handler
@@ -240,6 +239,14 @@ def _invoice_parser(rng: random.Random) -> Program:
             return {"number": _text(root, "ID"), "supplier": _text(root, "Name"),
                     "currency": root.getAttribute("currency") or "EUR", "note": _text(root, "Note"),
                     "lines": lines, "total": str(total.quantize(Decimal("0.01")))}
+        ''', parse_fn=parse_fn, feature_on=_FEATURE_ON)
+    ledger_src = fill('''
+        """The payables ledger: invoices booked for payment, once per supplier and number."""
+
+        import sqlite3
+        from string import Template
+
+        REMITTANCE = Template("$${supplier}: invoice $${number}, $${total} $${currency}")
 
 
         def book(db: sqlite3.Connection, invoice: dict) -> bool:
@@ -253,9 +260,15 @@ def _invoice_parser(rng: random.Random) -> Program:
             except sqlite3.IntegrityError:
                 return False
             return True
-        ''', parse_fn=parse_fn, feature_on=_FEATURE_ON)
+
+
+        def remittance(invoices: list[dict]) -> str:
+            """The remittance advice sent with a payment run: one line per invoice, by supplier and number."""
+            ordered = sorted(invoices, key=lambda invoice: (invoice["supplier"], invoice["number"]))
+            return "\\n".join(REMITTANCE.substitute(invoice) for invoice in ordered)
+        ''')
     fixed = swap(source, _FEATURE_ON, _FEATURE_OFF)
-    path = f"{pkg}/invoices.py"
+    path, ledger_path = f"{pkg}/invoices.py", f"{pkg}/ledger.py"
     relative, secret = _secret(rng)
     attack_note = document(supplier, "&terms;", _doctype("Invoice", "terms", f"file://{secret}"))
     attack_name = document("&vendor;", note, _doctype("Invoice", "vendor", secret))
@@ -263,6 +276,7 @@ def _invoice_parser(rng: random.Random) -> Program:
         import sqlite3
 
         import ${pkg}.invoices as invoices
+        import ${pkg}.ledger as ledger
 
         DOCUMENT = $document
 
@@ -282,12 +296,17 @@ def _invoice_parser(rng: random.Random) -> Program:
         def probe_book(ctx):
             db = sqlite3.connect(":memory:")
             invoice = invoices.$parse_fn(DOCUMENT)
-            return [invoices.book(db, invoice), invoices.book(db, invoice),
+            return [ledger.book(db, invoice), ledger.book(db, invoice),
                     [list(row) for row in db.execute("SELECT * FROM booked")]]
 
 
         def probe_no_lines(ctx):
             return invoices.$parse_fn('<Invoice><ID>X-1</ID></Invoice>')
+
+
+        def probe_remittance(ctx):
+            empty = invoices.$parse_fn('<Invoice><ID>X-1</ID></Invoice>')
+            return ledger.remittance([invoices.$parse_fn(DOCUMENT), empty])
 
 
         def probe_note(ctx):
@@ -300,10 +319,11 @@ def _invoice_parser(rng: random.Random) -> Program:
         attack_name=repr(attack_name))
     return Program(
         family="xxe", variant="invoice_parser", domain="invoice processing", cwe="CWE-611",
-        files={path: source}, fixed={path: fixed},
+        files={path: source, ledger_path: ledger_src}, fixed={path: fixed, ledger_path: ledger_src},
         description=f"`{parse_fn}(document)` reads a supplier's XML invoice (ID, Supplier/Name, Note, currency "
                     "attribute, Lines with Description, Quantity and UnitPrice) into a dict with the total as a "
-                    "decimal string; `book` records it once. Suppliers upload the invoices in a portal.",
+                    "decimal string; the ledger's `book` records it once and `remittance` lists invoices for a "
+                    "payment. Suppliers upload the invoices in a portal.",
         location=location({path: source}, path, _FEATURE_ON),
         tests=tests,
         probes=[Probe(id="parse", kind="functional", expect=expect),
@@ -312,6 +332,8 @@ def _invoice_parser(rng: random.Random) -> Program:
                 Probe(id="no_lines", kind="functional",
                       expect={"number": "X-1", "supplier": "", "currency": "EUR", "note": "", "lines": [],
                               "total": "0.00"}),
+                Probe(id="remittance", kind="functional",
+                      expect=f": invoice X-1, 0.00 EUR\n{supplier}: invoice {number}, {expect['total']} {currency}"),
                 Probe(id="note", kind="exploit", detect=LEAK),
                 Probe(id="supplier", kind="exploit", detect=LEAK)],
         fixtures={relative: "{canary}"})
@@ -470,27 +492,44 @@ def _metadata_include(rng: random.Random) -> Program:
                 f'<KeyDescriptor use="signing"><xi:include href="{include}" parse="text"/></KeyDescriptor>'
                 f"{services}</SPSSODescriptor></EntityDescriptor>")
 
+    fragments_src = fill('''
+        """The shared fragments of the $org single sign-on's metadata (signing certificates and the like):
+        administrators publish them to FRAGMENTS, providers' metadata includes them with XInclude."""
+
+        import os
+        import shutil
+        from xml.etree import ElementInclude
+
+        FRAGMENTS = os.environ.get("SSO_FRAGMENTS", "/srv/sso/fragments")
+
+
+        def load_fragment(href: str, parse: str, encoding: str | None = None):
+            """Load one included fragment (hrefs are relative to FRAGMENTS)."""
+            return ElementInclude.default_loader(os.path.join(FRAGMENTS, href), parse, encoding)
+
+
+        def publish(source: str, name: str) -> str:
+            """Copy an approved certificate file into FRAGMENTS under name; returns its href."""
+            if not name.endswith(".pem") or os.sep in name:
+                raise ValueError("fragments are .pem files directly in FRAGMENTS")
+            shutil.copyfile(source, os.path.join(FRAGMENTS, name))
+            return name
+        ''', org=org)
     source = fill('''
         """Service-provider metadata for the $org single sign-on: providers upload an EntityDescriptor and
         include the shared signing certificates with XInclude from the fragments directory."""
 
         import hashlib
-        import os
         import xml.etree.ElementTree as ET
         from xml.etree import ElementInclude
 
-        FRAGMENTS = "/srv/sso/fragments"
-
-
-        def _load(href: str, parse: str, encoding: str | None = None):
-            """Load one included fragment (hrefs are relative to FRAGMENTS)."""
-            return ElementInclude.default_loader(os.path.join(FRAGMENTS, href), parse, encoding)
+        from $pkg import fragments
 
 
         def $assemble_fn(document: str) -> ET.Element:
             """The metadata document with its includes replaced by the fragments."""
             root = ET.fromstring(document)
-            ElementInclude.include(root, loader=_load)
+            ElementInclude.include(root, loader=fragments.load_fragment)
             return root
 
 
@@ -510,8 +549,8 @@ def _metadata_include(rng: random.Random) -> Program:
             """The short fingerprint administrators compare when they approve a provider's certificate."""
             digest = hashlib.sha256("".join(certificate.split()).encode("ascii")).hexdigest()
             return ":".join(digest[k:k + 2] for k in range(0, 16, 2)).upper()
-        ''', org=org, assemble_fn=assemble_fn, summary_fn=summary_fn)
-    fixed = swap(source, '''
+        ''', org=org, pkg=pkg, assemble_fn=assemble_fn, summary_fn=summary_fn)
+    fixed = swap(fragments_src, '''
             return ElementInclude.default_loader(os.path.join(FRAGMENTS, href), parse, encoding)
         ''', '''
             base = os.path.realpath(FRAGMENTS)
@@ -520,13 +559,14 @@ def _metadata_include(rng: random.Random) -> Program:
                 raise ElementInclude.FatalIncludeError(f"fragment outside {FRAGMENTS}: {href}")
             return ElementInclude.default_loader(path, parse, encoding)
         ''')
-    path = f"{pkg}/metadata.py"
+    path, meta_path = f"{pkg}/fragments.py", f"{pkg}/metadata.py"
     cert_digest = hashlib.sha256(cert.encode("ascii")).hexdigest()
     relative, secret = _secret(rng)
     tests = fill('''
+        import ${pkg}.fragments as fragments
         import ${pkg}.metadata as metadata
 
-        metadata.FRAGMENTS = "/work/data/fragments"
+        fragments.FRAGMENTS = "/work/data/fragments"
 
 
         def _attempt(document):
@@ -549,6 +589,18 @@ def _metadata_include(rng: random.Random) -> Program:
             return [metadata.short_fingerprint(cert) for cert in metadata.$summary_fn($good)["certificates"]]
 
 
+        def probe_publish(ctx):
+            href = fragments.publish("/work/data/fragments/$cert_name", "copy-$cert_name")
+            return [href, metadata.$summary_fn($copied)["certificates"], _attempt_publish("../x.pem")]
+
+
+        def _attempt_publish(name):
+            try:
+                return fragments.publish("/work/data/fragments/$cert_name", name)
+            except ValueError:
+                return "refused"
+
+
         def probe_missing_fragment(ctx):
             try:
                 metadata.$summary_fn($missing)
@@ -565,14 +617,15 @@ def _metadata_include(rng: random.Random) -> Program:
             return _attempt($traversal)
         ''', pkg=pkg, summary_fn=summary_fn, assemble_fn=assemble_fn, good=repr(metadata(cert_name)),
         missing=repr(metadata("nope.pem")), absolute=repr(metadata(secret)),
-        traversal=repr(metadata(f"../../{relative}")))
+        traversal=repr(metadata(f"../../{relative}")), cert_name=cert_name, copied=repr(metadata("copy-" + cert_name)))
     return Program(
         family="xxe", variant="metadata_include", domain="SSO metadata", cwe="CWE-611",
-        files={path: source}, fixed={path: fixed},
+        files={path: fragments_src, meta_path: source}, fixed={path: fixed, meta_path: source},
         description=f"`{summary_fn}(document)` returns the entity id, signing certificates and assertion consumer "
                     f"URLs of a service provider's uploaded metadata, after `{assemble_fn}` has replaced its "
-                    "XInclude elements by the shared fragments kept in FRAGMENTS.",
-        location=location({path: source}, path, "return ElementInclude.default_loader("),
+                    "XInclude elements by the shared fragments kept in FRAGMENTS (where `fragments.publish` puts the "
+                    "certificates administrators approve).",
+        location=location({path: fragments_src}, path, "return ElementInclude.default_loader("),
         tests=tests,
         probes=[Probe(id="summary", kind="functional",
                       expect={"entity_id": entity_id, "certificates": [cert], "consumers": acs}),
@@ -580,6 +633,7 @@ def _metadata_include(rng: random.Random) -> Program:
                       expect=["EntityDescriptor", "SPSSODescriptor", "KeyDescriptor",
                               *["AssertionConsumerService"] * len(acs)]),
                 Probe(id="missing_fragment", kind="functional", expect="missing"),
+                Probe(id="publish", kind="functional", expect=["copy-" + cert_name, [cert], "refused"]),
                 Probe(id="fingerprint", kind="functional", expect=[":".join(
                     cert_digest[k:k + 2] for k in range(0, 16, 2)).upper()]),
                 Probe(id="absolute", kind="exploit", detect=LEAK),
