@@ -55,13 +55,11 @@ def _dataset_bundle(rng: random.Random) -> Program:
              f"{rng.choice(WORDS)}/{rng.choice(NOUNS)}-{rng.randint(1, 9)}.csv": _csv(rng, rng.randint(1, 5)),
              "README.txt": f"Export of {org} for {rng.choice(PEOPLE)}\n"}
     second = {f"{rng.choice(WORDS)}-totals.csv": _csv(rng, rng.randint(1, 4))}
-    source = fill(r'''
-        """Dataset import of the $org analytics service: clients upload .tar.gz bundles of CSV files."""
+    jobs = fill(r'''
+        """Import jobs of the $org analytics service: each job has a folder under IMPORT_ROOT with its files."""
 
         import csv
         import os
-        import shutil
-        import tarfile
 
         IMPORT_ROOT = "/var/lib/$org/imports"
 
@@ -72,43 +70,54 @@ def _dataset_bundle(rng: random.Random) -> Program:
             return os.path.join(IMPORT_ROOT, job)
 
 
-        def _files(folder: str) -> list[str]:
+        def files_in(folder: str) -> list[str]:
+            """Every file under ``folder``, relative to it, sorted."""
             found = []
             for parent, _, names in os.walk(folder):
                 found += [os.path.relpath(os.path.join(parent, name), folder) for name in names]
             return sorted(found)
 
 
-        def $unpack(job: str, bundle: str) -> list[str]:
-            """Unpack an uploaded bundle into the job's folder (emptied first); returns its files, relative, sorted."""
-            target = job_folder(job)
-            shutil.rmtree(target, ignore_errors=True)
-            os.makedirs(target)
-            with tarfile.open(bundle) as archive:
-                archive.extractall(target)
-            return _files(target)
-
-
         def row_counts(job: str) -> dict[str, int]:
             """The data rows (lines after the header) of every CSV file of the job's bundle."""
             target = job_folder(job)
             counts = {}
-            for name in _files(target):
+            for name in files_in(target):
                 if name.endswith(".csv"):
                     with open(os.path.join(target, name), newline="", encoding="utf-8") as handle:
                         counts[name] = max(sum(1 for _ in csv.reader(handle)) - 1, 0)
             return counts
-        ''', org=org, unpack=unpack)
+        ''', org=org)
+    source = fill(r'''
+        """Dataset import of the $org analytics service: clients upload .tar.gz bundles of CSV files."""
+
+        import os
+        import shutil
+        import tarfile
+
+        from ${pkg} import jobs
+
+
+        def $unpack(job: str, bundle: str) -> list[str]:
+            """Unpack an uploaded bundle into the job's folder (emptied first); returns its files, relative, sorted."""
+            target = jobs.job_folder(job)
+            shutil.rmtree(target, ignore_errors=True)
+            os.makedirs(target)
+            with tarfile.open(bundle) as archive:
+                archive.extractall(target)
+            return jobs.files_in(target)
+        ''', org=org, pkg=pkg, unpack=unpack)
     fixed = swap(source, "archive.extractall(target)", 'archive.extractall(target, filter="data")')
-    path = f"{pkg}/{mod}.py"
+    path, jobs_path = f"{pkg}/{mod}.py", f"{pkg}/jobs.py"
     tests = fill(r'''
         import io
         import os
         import tarfile
 
+        import ${pkg}.jobs as jobs
         import ${pkg}.${mod} as imports
 
-        imports.IMPORT_ROOT = "/tmp/imports"
+        jobs.IMPORT_ROOT = "/tmp/imports"
         FILES = $files
         SECOND = $second
         $helper
@@ -122,12 +131,12 @@ def _dataset_bundle(rng: random.Random) -> Program:
 
 
         def probe_unpack(ctx):
-            return [_unpack("job1", sorted(FILES.items())), imports.row_counts("job1")]
+            return [_unpack("job1", sorted(FILES.items())), jobs.row_counts("job1")]
 
 
         def probe_replaced(ctx):
             _unpack("job2", sorted(FILES.items()))
-            return [_unpack("job2", sorted(SECOND.items())), imports.row_counts("job2")]
+            return [_unpack("job2", sorted(SECOND.items())), jobs.row_counts("job2")]
 
 
         def probe_bad_job(ctx):
@@ -135,7 +144,7 @@ def _dataset_bundle(rng: random.Random) -> Program:
 
 
         def probe_dotdot(ctx):
-            name = os.path.relpath(ctx["marker"], imports.job_folder("job3"))
+            name = os.path.relpath(ctx["marker"], jobs.job_folder("job3"))
             return _unpack("job3", [("a.csv", "id\n1\n"), (name, "x\n")])
 
 
@@ -153,7 +162,7 @@ def _dataset_bundle(rng: random.Random) -> Program:
 
     return Program(
         family="archive_extraction", variant="dataset_bundle", domain="dataset import", cwe="CWE-22",
-        files={path: source}, fixed={path: fixed},
+        files={jobs_path: jobs, path: source}, fixed={jobs_path: jobs, path: fixed},
         description=f"`{unpack}(job, bundle)` unpacks a client's uploaded tarball into the job's folder under "
                     "IMPORT_ROOT (emptied first) and returns the relative paths of its files; `row_counts` counts the "
                     "data rows of its CSV files.",
@@ -447,12 +456,11 @@ def _notes_restore(rng: random.Random) -> Program:
     user, other = pick(rng, PEOPLE, 2)
     notes = {f"{rng.choice(NOUNS)}s.md": f"# {rng.choice(WORDS)}\n", f"{rng.choice(WORDS)}/todo.txt": "- call\n",
              f"{rng.choice(WORDS)}/{rng.choice(NOUNS)}.md": f"{rng.choice(PEOPLE)} {rng.randint(1, 99)}\n"}
-    source = fill(r'''
-        """Backups of the $org notes app: users download their notes folder as a .tar.gz and restore it later."""
+    store = fill(r'''
+        """Where the $org notes app keeps each user's notes: a folder of Markdown and text files."""
 
         import hashlib
         import os
-        import shutil
 
         NOTES_ROOT = "/srv/$org/notes"
         SUFFIXES = (".md", ".txt")
@@ -480,6 +488,14 @@ def _notes_restore(rng: random.Random) -> Program:
                 with open(os.path.join(notes_folder(user), name), "rb") as handle:
                     digest.update(name.encode() + b"\0" + handle.read() + b"\0")
             return digest.hexdigest()
+        ''', org=org)
+    source = fill(r'''
+        """Backups of the $org notes app: users download their notes folder as a .tar.gz and restore it later."""
+
+        import os
+        import shutil
+
+        from ${pkg}.store import notes, notes_folder
 
 
         def backup(user: str, out_dir: str) -> str:
@@ -494,10 +510,10 @@ def _notes_restore(rng: random.Random) -> Program:
             os.makedirs(folder)
             shutil.unpack_archive(upload, folder, format="gztar")
             return notes(user)
-        ''', org=org, restore=restore)
+        ''', org=org, pkg=pkg, restore=restore)
     fixed = swap(source, 'shutil.unpack_archive(upload, folder, format="gztar")',
                  'shutil.unpack_archive(upload, folder, format="gztar", filter="data")')
-    path = f"{pkg}/{mod}.py"
+    path, store_path = f"{pkg}/{mod}.py", f"{pkg}/store.py"
     tests = fill(r'''
         import io
         import os
@@ -505,13 +521,14 @@ def _notes_restore(rng: random.Random) -> Program:
         import tarfile
 
         import ${pkg}.${mod} as backups
+        import ${pkg}.store as store
 
-        backups.NOTES_ROOT = "/tmp/notes"
+        store.NOTES_ROOT = "/tmp/notes"
         NOTES = $notes
         $helper
 
         def _write(user, notes):
-            folder = backups.notes_folder(user)
+            folder = store.notes_folder(user)
             shutil.rmtree(folder, ignore_errors=True)
             for name, text in notes.items():
                 os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
@@ -528,16 +545,16 @@ def _notes_restore(rng: random.Random) -> Program:
 
         def probe_round_trip(ctx):
             _write("$user", NOTES)
-            before = backups.fingerprint("$user")
+            before = store.fingerprint("$user")
             os.makedirs("/tmp/out", exist_ok=True)
             upload = backups.backup("$user", "/tmp/out")
             _write("$user", {"stale.md": "old"})
-            return [_restore("$user", upload), backups.fingerprint("$user") == before, os.path.basename(upload)]
+            return [_restore("$user", upload), store.fingerprint("$user") == before, os.path.basename(upload)]
 
 
         def probe_uploaded(ctx):
             upload = _tar("/tmp/up.tar.gz", sorted(NOTES.items()) + [("photo.jpg", "x")])
-            return [_restore("$other", upload), backups.notes("$other")]
+            return [_restore("$other", upload), store.notes("$other")]
 
 
         def probe_bad_user(ctx):
@@ -545,7 +562,7 @@ def _notes_restore(rng: random.Random) -> Program:
 
 
         def probe_dotdot(ctx):
-            name = os.path.relpath(ctx["marker"], backups.notes_folder("x1"))
+            name = os.path.relpath(ctx["marker"], store.notes_folder("x1"))
             return _restore("x1", _tar("/tmp/x1.tar.gz", [("a.md", "a"), (name, "x")]))
 
 
@@ -555,7 +572,7 @@ def _notes_restore(rng: random.Random) -> Program:
         ''', pkg=pkg, mod=mod, restore=restore, user=user, other=other, notes=repr(notes), helper=_TAR_HELPER)
     return Program(
         family="archive_extraction", variant="notes_restore", domain="notes backup and restore", cwe="CWE-22",
-        files={path: source}, fixed={path: fixed},
+        files={store_path: store, path: source}, fixed={store_path: store, path: fixed},
         description=f"`{restore}(user, upload)` replaces a user's notes folder under NOTES_ROOT with the content of "
                     "an uploaded .tar.gz backup (one `backup` wrote, or the user made) and returns the restored notes; "
                     "`backup` writes such a file.",

@@ -50,11 +50,13 @@ def _log_search(rng: random.Random) -> Program:
         """
 
         import os
+        import string
         import subprocess
         from pathlib import Path
 
         LOG_DIR = Path(os.environ.get("${upper}_LOG_DIR", "/var/log/${org}"))
         DEFAULT_LOG = "app.log"
+        LINE = string.Template("$${term}: $${count} line(s) in $${log}")
 
 
         def log_path(name: str) -> Path:
@@ -75,6 +77,11 @@ def _log_search(rng: random.Random) -> Program:
 
         def summary(terms: list[str], log: str = DEFAULT_LOG) -> dict[str, int]:
             return {term: $fn(term, log) for term in terms}
+
+
+        def report(terms: list[str], log: str = DEFAULT_LOG) -> list[str]:
+            """One line of text per term, as the dashboard's panel shows it."""
+            return [LINE.substitute(term=term, count=count, log=log) for term, count in summary(terms, log).items()]
 
 
         def available_logs() -> list[str]:
@@ -111,6 +118,10 @@ def _log_search(rng: random.Random) -> Program:
 
         def probe_summary(ctx):
             return search.summary(["$term", "no-such-term-zz"])
+
+
+        def probe_report(ctx):
+            return search.report(["$other"], "auth.log")
 
 
         def probe_logs(ctx):
@@ -154,6 +165,7 @@ def _log_search(rng: random.Random) -> Program:
         probes=[Probe(id="count", kind="functional", expect=app_hits),
                 Probe(id="other_log", kind="functional", expect=auth_hits),
                 Probe(id="summary", kind="functional", expect={term: app_hits, "no-such-term-zz": 0}),
+                Probe(id="report", kind="functional", expect=[f"{other}: {auth_hits} line(s) in auth.log"]),
                 Probe(id="missing_log", kind="functional", expect="not found"),
                 Probe(id="logs", kind="functional", expect=["app.log", "auth.log"]),
                 Probe(id="tail", kind="functional", expect=auth_log.splitlines()[-2:]),
@@ -295,26 +307,42 @@ def _checksum(rng: random.Random) -> Program:
     files = {f"{rng.choice(NOUNS)}-{k}.pdf": f"%PDF-1.4 {rng.choice(WORDS)} {rng.random()}\n" for k in range(2)}
     names = list(files)
     digests = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in files.items()}
-    source = fill('''
-        """Upload verification: clients send a file and its SHA-256; we check the stored copy against it."""
+    ledger = fill('''
+        """The ledger of verified uploads: which stored files matched the digest their client claimed."""
 
-        import hashlib
-        import os
         import sqlite3
-        import subprocess
 
-        UPLOAD_ROOT = "/srv/uploads"
         LEDGER = ":memory:"
         _db = None
 
 
-        def ledger() -> sqlite3.Connection:
+        def connect() -> sqlite3.Connection:
             """The table of verified uploads (name, digest), made on first use."""
             global _db
             if _db is None:
                 _db = sqlite3.connect(LEDGER)
                 _db.execute("CREATE TABLE IF NOT EXISTS verified (name TEXT PRIMARY KEY, digest TEXT NOT NULL)")
             return _db
+
+
+        def record(name: str, digest: str) -> None:
+            with connect() as db:
+                db.execute("INSERT OR REPLACE INTO verified VALUES (?, ?)", (name, digest))
+
+
+        def verified() -> list[str]:
+            return [row[0] for row in connect().execute("SELECT name FROM verified ORDER BY name")]
+        ''')
+    source = fill('''
+        """Upload verification: clients send a file and its SHA-256; we check the stored copy against it."""
+
+        import hashlib
+        import os
+        import subprocess
+
+        from ${pkg} import ledger
+
+        UPLOAD_ROOT = "/srv/uploads"
 
 
         def store(name: str, data: bytes) -> str:
@@ -336,18 +364,15 @@ def _checksum(rng: random.Random) -> Program:
             digest = stored_digest(name)
             ok = digest == claimed.strip().lower()
             if ok:
-                ledger().execute("INSERT OR REPLACE INTO verified VALUES (?, ?)", (name, digest))
+                ledger.record(name, digest)
             return ok
-
-
-        def verified() -> list[str]:
-            return [row[0] for row in ledger().execute("SELECT name FROM verified ORDER BY name")]
-        ''')
+        ''', pkg=pkg)
     fixed = swap(source,
         'subprocess.check_output(f"sha256sum {UPLOAD_ROOT}/{name}", shell=True, text=True)',
         'subprocess.check_output(["sha256sum", "--", f"{UPLOAD_ROOT}/{name}"], text=True)')
-    path = f"{pkg}/verify.py"
+    path, ledger_path = f"{pkg}/verify.py", f"{pkg}/ledger.py"
     tests = fill('''
+        import ${pkg}.ledger as ledger
         import ${pkg}.verify as verify
 
         verify.UPLOAD_ROOT = "/work/data/uploads"
@@ -368,11 +393,11 @@ def _checksum(rng: random.Random) -> Program:
         def probe_store(ctx):
             import os
             verify.UPLOAD_ROOT = "/tmp/uploads"
-            verify._db = None  # a ledger of its own: probes run in any order
+            ledger._db = None  # a ledger of its own: probes run in any order
             os.makedirs(verify.UPLOAD_ROOT, exist_ok=True)
             try:
                 digest = verify.store("new.bin", b"hello")
-                return [digest, verify.stored_digest("new.bin"), verify.verify("new.bin", digest), verify.verified()]
+                return [digest, verify.stored_digest("new.bin"), verify.verify("new.bin", digest), ledger.verified()]
             finally:
                 verify.UPLOAD_ROOT = "/work/data/uploads"
 
@@ -394,7 +419,7 @@ def _checksum(rng: random.Random) -> Program:
         ''', pkg=pkg, first=names[0], second=names[1], second_digest=digests[names[1]])
     return Program(
         family="command_injection", variant="checksum", domain="upload verification", cwe="CWE-78",
-        files={path: source}, fixed={path: fixed},
+        files={ledger_path: ledger, path: source}, fixed={ledger_path: ledger, path: fixed},
         description="`stored_digest(name)` returns the SHA-256 (hex) of the upload `name` under UPLOAD_ROOT; "
                     "`verify(name, claimed)` compares it with a client's claimed digest. Names come from clients.",
         location=location({path: source}, path, "shell=True"),
@@ -412,18 +437,41 @@ def _archive_list(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_archives"
     members = sorted(f"{rng.choice(NOUNS)}_{k}.txt" for k in range(rng.randint(2, 4)))
+    inbox = fill('''
+        """The upload inbox: where uploaded tarballs wait for the import job."""
+
+        import os
+        import shutil
+
+        INBOX = "/srv/inbox"
+        #: Unpacking needs room for this many times an archive's size.
+        HEADROOM = 4
+
+
+        def path_of(archive: str) -> str:
+            return os.path.join(INBOX, archive)
+
+
+        def names() -> list[str]:
+            return sorted(os.listdir(INBOX))
+
+
+        def has_room(archive: str) -> bool:
+            """Whether the inbox's disk can hold the archive unpacked."""
+            return shutil.disk_usage(INBOX).free > HEADROOM * os.stat(path_of(archive)).st_size
+        ''')
     source = fill('''
         """Lists what an uploaded tarball holds before the import job unpacks it."""
 
         import os
         import subprocess
 
-        INBOX = "/srv/inbox"
+        from ${pkg} import inbox
 
 
         def members(archive: str) -> list[str]:
-            """Names of the members of the tarball ``archive`` in INBOX, sorted."""
-            path = os.path.join(INBOX, archive)
+            """Names of the members of the tarball ``archive`` in the inbox, sorted."""
+            path = inbox.path_of(archive)
             proc = subprocess.Popen("tar -tf " + path, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             out, err = proc.communicate()
             if proc.returncode != 0:
@@ -432,34 +480,36 @@ def _archive_list(rng: random.Random) -> Program:
 
 
         def pending() -> list[dict]:
-            """The archives waiting in INBOX, with their sizes in bytes."""
+            """The archives waiting in the inbox, with their sizes in bytes."""
             out = []
-            for name in sorted(os.listdir(INBOX)):
+            for name in inbox.names():
                 if name.endswith((".tar", ".tar.gz", ".tgz")):
-                    out.append({"name": name, "bytes": os.stat(os.path.join(INBOX, name)).st_size})
+                    out.append({"name": name, "bytes": os.stat(inbox.path_of(name)).st_size})
             return out
 
 
         def plan(archive: str) -> dict:
-            """What the import job will do with an archive: its members, and which of them it skips."""
+            """What the import job will do with an archive: its members, which of them it skips, whether it fits."""
             names = members(archive)
             keep = [name for name in names if name.endswith((".txt", ".csv"))]
-            return {"archive": archive, "import": keep, "skip": [name for name in names if name not in keep]}
-        ''')
+            return {"archive": archive, "import": keep, "skip": [name for name in names if name not in keep],
+                    "fits": inbox.has_room(archive)}
+        ''', pkg=pkg)
     fixed = swap(source,
         'subprocess.Popen("tar -tf " + path, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)',
         'subprocess.Popen(["tar", "-tf", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)')
-    path = f"{pkg}/listing.py"
+    path, inbox_path = f"{pkg}/listing.py", f"{pkg}/inbox.py"
     tests = fill('''
         import io
         import os
         import tarfile
 
+        import ${pkg}.inbox as inbox
         import ${pkg}.listing as listing
 
-        listing.INBOX = "/tmp/inbox"
-        os.makedirs(listing.INBOX, exist_ok=True)
-        with tarfile.open(os.path.join(listing.INBOX, "batch.tar"), "w") as archive:
+        inbox.INBOX = "/tmp/inbox"
+        os.makedirs(inbox.INBOX, exist_ok=True)
+        with tarfile.open(os.path.join(inbox.INBOX, "batch.tar"), "w") as archive:
             for name in $members:
                 data = name.encode()
                 info = tarfile.TarInfo(name)
@@ -504,15 +554,16 @@ def _archive_list(rng: random.Random) -> Program:
         ''', pkg=pkg, members=repr(members))
     return Program(
         family="command_injection", variant="archive_list", domain="file import", cwe="CWE-78",
-        files={path: source}, fixed={path: fixed},
-        description="`members(archive)` returns the sorted member names of a tarball in INBOX, or raises "
+        files={inbox_path: inbox, path: source}, fixed={inbox_path: inbox, path: fixed},
+        description="`members(archive)` returns the sorted member names of a tarball in the inbox, or raises "
                     "ValueError when it cannot be read. Archive names come from the upload form.",
         location=location({path: source}, path, "shell=True"),
         tests=tests,
         probes=[Probe(id="list", kind="functional", expect=members),
                 Probe(id="not_archive", kind="functional", expect="refused"),
                 Probe(id="pending", kind="functional", expect=["batch.tar"]),
-                Probe(id="plan", kind="functional", expect={"archive": "batch.tar", "import": members, "skip": []}),
+                Probe(id="plan", kind="functional", expect={"archive": "batch.tar", "import": members, "skip": [],
+                                                             "fits": True}),
                 Probe(id="inject", kind="exploit", detect=MARKER),
                 Probe(id="newline", kind="exploit", detect=MARKER)],
         static_ids=["B602"])

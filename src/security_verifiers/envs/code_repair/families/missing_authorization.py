@@ -51,20 +51,8 @@ def _documents(rng: random.Random) -> Program:
         Every $noun belongs to the user who created it; only its owner may open, rename or export it.
         """
 
-        import json
-        import sqlite3
-
-        DB_PATH = ":memory:"
-        _conn = None
-
-
-        def connect() -> sqlite3.Connection:
-            global _conn
-            if _conn is None:
-                _conn = sqlite3.connect(DB_PATH)
-                _conn.execute("CREATE TABLE IF NOT EXISTS $table (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, "
-                              "title TEXT NOT NULL, body TEXT NOT NULL)")
-            return _conn
+        from ${pkg} import formats
+        from ${pkg}.database import connect
 
 
         def $create(user: str, title: str, body: str = "") -> int:
@@ -95,29 +83,62 @@ def _documents(rng: random.Random) -> Program:
 
 
         def $export(user: str, doc_id: int, fmt: str = "markdown") -> str:
-            """The $noun as a file to download: Markdown (the title as a heading) or JSON."""
+            """The $noun as a file to download: Markdown (the title as a heading), JSON or XML."""
             row = connect().execute("SELECT title, body FROM $table WHERE id = ?", (doc_id,)).fetchone()
             if row is None:
                 raise PermissionError(f"{user} has no $noun {doc_id}")
-            title, body = row
+            return formats.render(*row, fmt)
+        ''', org=org, pkg=pkg, noun=noun, noun_title=noun.title(), table=table, create=create, get=get,
+        export=export)
+    database = fill('''
+        """The $org workspace's database."""
+
+        import sqlite3
+
+        DB_PATH = ":memory:"
+        _conn = None
+
+
+        def connect() -> sqlite3.Connection:
+            global _conn
+            if _conn is None:
+                _conn = sqlite3.connect(DB_PATH)
+                _conn.execute("CREATE TABLE IF NOT EXISTS $table (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, "
+                              "title TEXT NOT NULL, body TEXT NOT NULL)")
+            return _conn
+        ''', org=org, table=table)
+    formats = fill('''
+        """The download formats of a $noun: Markdown, JSON, and XML for the archive system."""
+
+        import json
+        import xml.etree.ElementTree as ET
+
+
+        def render(title: str, body: str, fmt: str = "markdown") -> str:
             if fmt == "json":
                 return json.dumps({"title": title, "body": body}, sort_keys=True)
             if fmt == "markdown":
                 return f"# {title}\\n\\n{body}\\n"
+            if fmt == "xml":
+                root = ET.Element("$noun")
+                ET.SubElement(root, "title").text = title
+                ET.SubElement(root, "body").text = body
+                return ET.tostring(root, encoding="unicode")
             raise ValueError(f"unknown format: {fmt}")
-        ''', org=org, noun=noun, noun_title=noun.title(), table=table, create=create, get=get, export=export)
+        ''', noun=noun)
     fixed = swap(source, 'row = connect().execute("SELECT title, body FROM $table WHERE id = ?", (doc_id,)).fetchone()'
                  .replace("$table", table),
                  f'row = connect().execute("SELECT title, body FROM {table} WHERE id = ? AND owner = ?",\n'
                  '                            (doc_id, user)).fetchone()')
-    path = f"{pkg}/{mod}.py"
+    path, db_path, formats_path = f"{pkg}/{mod}.py", f"{pkg}/database.py", f"{pkg}/formats.py"
     tests = fill('''
         import ${pkg}.${mod} as store
+        import ${pkg}.database as database
 
 
         def _fresh():
-            store.DB_PATH = ":memory:"
-            store._conn = None
+            database.DB_PATH = ":memory:"
+            database._conn = None
 
 
         def _ids():
@@ -134,6 +155,12 @@ def _documents(rng: random.Random) -> Program:
             _fresh()
             ids = _ids()
             return store.$export("$owner", ids[1], "json")
+
+
+        def probe_xml(ctx):
+            _fresh()
+            ids = _ids()
+            return store.$export("$owner", ids[0], "xml")
 
 
         def probe_titles(ctx):
@@ -182,9 +209,10 @@ def _documents(rng: random.Random) -> Program:
         docs=repr(docs), leak_title=f"{words[0].title()} figures")
     return Program(
         family="missing_authorization", variant="documents", domain="document storage", cwe="CWE-862",
-        files={path: source}, fixed={path: fixed},
+        files={db_path: database, path: source, formats_path: formats},
+        fixed={db_path: database, path: fixed, formats_path: formats},
         description=f"A {noun} store on sqlite: `{create}`, `{get}`, `rename`, `titles` and `{export}(user, doc_id, "
-                    f"fmt)`, which returns the {noun} as Markdown or JSON. Each {noun} belongs to the user who "
+                    f"fmt)`, which returns the {noun} as Markdown, JSON or XML. Each {noun} belongs to the user who "
                     "created it; the user is the signed-in user, the id comes from the request.",
         location=_span(source, path, f'"SELECT title, body FROM {table} WHERE id = ?", (doc_id,)'),
         tests=tests,
@@ -192,6 +220,8 @@ def _documents(rng: random.Random) -> Program:
                                                                 f"# {docs[2][0]}\n\n\n"]),
                 Probe(id="json", kind="functional", expect=json.dumps({"title": docs[1][0], "body": docs[1][1]},
                                                                       sort_keys=True)),
+                Probe(id="xml", kind="functional", expect=f"<{noun}><title>{docs[0][0]}</title>"
+                                                          f"<body>{docs[0][1]}</body></{noun}>"),
                 Probe(id="titles", kind="functional", expect=[sorted([docs[0][0], docs[1][0], "Zz old"]), ["Mine"],
                                                               "Zz old"]),
                 Probe(id="checked", kind="functional", expect=["PermissionError", "PermissionError",
@@ -218,6 +248,7 @@ def _invoices(rng: random.Random) -> Program:
 
         import html
         import itertools
+        import pickle
         from dataclasses import asdict, dataclass, field
 
 
@@ -232,6 +263,8 @@ def _invoices(rng: random.Random) -> Program:
 
 
         _invoices: dict[int, Invoice] = {}
+        #: Each issued invoice as it was issued, pickled: what was sent stays on record whatever changes later.
+        _issued: dict[int, bytes] = {}
         _ids = itertools.count(1)
 
 
@@ -275,7 +308,16 @@ def _invoices(rng: random.Random) -> Program:
             if not invoice.lines:
                 raise ValueError("an invoice needs at least one line")
             invoice.status = "issued"
+            _issued[invoice_id] = pickle.dumps(invoice)
             return asdict(invoice)
+
+
+        def as_issued(user: str, invoice_id: int) -> dict:
+            """The invoice as it was when it was issued."""
+            _owned(user, invoice_id)
+            if invoice_id not in _issued:
+                raise ValueError("the invoice has not been issued")
+            return asdict(pickle.loads(_issued[invoice_id]))
 
 
         def render(user: str, invoice_id: int) -> str:
@@ -304,6 +346,7 @@ def _invoices(rng: random.Random) -> Program:
 
         def _fresh():
             billing._invoices.clear()
+            billing._issued.clear()
             billing._ids = itertools.count(1)
 
 
@@ -358,6 +401,17 @@ def _invoices(rng: random.Random) -> Program:
                     _name(lambda: billing.issue("$owner", billing.$draft("$owner", "Empty")))]
 
 
+        def probe_as_issued(ctx):
+            _fresh()
+            invoice_id = _drafted("$owner", "$customer")
+            billing.$set_memo("$owner", invoice_id, "first")
+            billing.issue("$owner", invoice_id)
+            billing.$set_memo("$owner", invoice_id, "second")
+            return [billing.as_issued("$owner", invoice_id)["memo"], billing.render("$owner", invoice_id)[-13:],
+                    _name(lambda: billing.as_issued("$attacker", invoice_id)),
+                    _name(lambda: billing.as_issued("$owner", billing.$draft("$owner", "Later")))]
+
+
         def probe_read_back(ctx):
             _fresh()
             invoice_id = _drafted("$owner", "Customer " + ctx["canary"])
@@ -394,6 +448,8 @@ def _invoices(rng: random.Random) -> Program:
                                                              f"<p>{html.escape(memo)}</p>"),
                 Probe(id="checked", kind="functional", expect=["PermissionError"] * 4),
                 Probe(id="issued", kind="functional", expect=["issued", "ValueError", "ValueError"]),
+                Probe(id="as_issued", kind="functional", expect=["first", "<p>second</p>", "PermissionError",
+                                                                 "ValueError"]),
                 Probe(id="read_back", kind="exploit", detect=LEAK),
                 Probe(id="tamper", kind="exploit", detect=LEAK)])
 
@@ -587,18 +643,7 @@ def _notes_search(rng: random.Random) -> Program:
         piece of their title or text.
         """
 
-        import sqlite3
-
-        _db = None
-
-
-        def db() -> sqlite3.Connection:
-            global _db
-            if _db is None:
-                _db = sqlite3.connect(":memory:")
-                _db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, title TEXT NOT NULL, "
-                            "body TEXT NOT NULL, pinned INTEGER NOT NULL DEFAULT 0)")
-            return _db
+        from ${pkg}.storage import db, like_pattern
 
 
         def add(user: str, title: str, body: str) -> int:
@@ -626,31 +671,48 @@ def _notes_search(rng: random.Random) -> Program:
             return [title for (title,) in rows]
 
 
-        def _pattern(text: str) -> str:
-            """A LIKE pattern matching ``text`` anywhere, with LIKE's wildcards in ``text`` taken literally."""
-            return "%" + text.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%"
-
-
         def $search(user: str, text: str) -> list[dict]:
             """The user's notes whose title or body contains ``text`` (ignoring case), pinned first, newest first."""
-            pattern = _pattern(text.strip())
+            pattern = like_pattern(text.strip())
             rows = db().execute("SELECT title, body FROM notes WHERE title LIKE ? ESCAPE '!' OR body LIKE ? ESCAPE '!' "
                                 "ORDER BY pinned DESC, id DESC", (pattern, pattern))
             return [{"title": title, "body": body} for title, body in rows]
-        ''', org=org, search=search)
+        ''', org=org, pkg=pkg, search=search)
+    storage = fill('''
+        """Storage of the $org notes app: one sqlite table, and how searches are written for it."""
+
+        import sqlite3
+
+        _db = None
+
+
+        def db() -> sqlite3.Connection:
+            global _db
+            if _db is None:
+                _db = sqlite3.connect(":memory:")
+                _db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, title TEXT NOT NULL, "
+                            "body TEXT NOT NULL, pinned INTEGER NOT NULL DEFAULT 0)")
+            return _db
+
+
+        def like_pattern(text: str) -> str:
+            """A LIKE pattern matching ``text`` anywhere, with LIKE's wildcards in ``text`` taken literally."""
+            return "%" + text.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%"
+        ''', org=org)
     fixed = swap(source, '''
         rows = db().execute("SELECT title, body FROM notes WHERE title LIKE ? ESCAPE '!' OR body LIKE ? ESCAPE '!' "
                             "ORDER BY pinned DESC, id DESC", (pattern, pattern))''', '''
         rows = db().execute("SELECT title, body FROM notes WHERE owner = ? AND "
                             "(title LIKE ? ESCAPE '!' OR body LIKE ? ESCAPE '!') "
                             "ORDER BY pinned DESC, id DESC", (user, pattern, pattern))''')
-    path = f"{pkg}/{mod}.py"
+    path, storage_path = f"{pkg}/{mod}.py", f"{pkg}/storage.py"
     tests = fill('''
         import ${pkg}.${mod} as notes
+        import ${pkg}.storage as storage
 
 
         def _fresh():
-            notes._db = None
+            storage._db = None
             ids = [notes.add("$owner", title, body) for title, body in $notes]
             notes.add("$attacker", "Todo", "call back")
             return ids
@@ -709,7 +771,7 @@ def _notes_search(rng: random.Random) -> Program:
     titles = [t for t, _ in notes]
     return Program(
         family="missing_authorization", variant="notes_search", domain="personal notes", cwe="CWE-862",
-        files={path: source}, fixed={path: fixed},
+        files={storage_path: storage, path: source}, fixed={storage_path: storage, path: fixed},
         description=f"Private notes on sqlite: `add`, `read`, `pin`, `overview` and `{search}(user, text)`, which "
                     "returns the user's notes whose title or body contains `text`, pinned first, newest first. "
                     "`user` is the signed-in user; the text comes from the search box.",

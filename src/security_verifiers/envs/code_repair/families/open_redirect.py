@@ -43,18 +43,13 @@ def _login_next(rng: random.Random) -> Program:
     user = f"{pick(rng, PEOPLE)[0]}@{org}.com"
     ttl = rng.choice((600, 900, 1800))
     page = f"/{rng.choice(NOUNS)}s/{rng.randint(1, 500)}?tab={rng.choice(WORDS)}"
-    source = fill('''
-        """Passwordless sign-in for the $org portal.
-
-        We mail the user a one-time link; opening it signs them in and takes them back to the page they were on
-        when they asked for it (the ``next`` parameter of the link).
-        """
+    sessions = fill('''
+        """One-time sign-in links of the $org portal and the sessions they open."""
 
         import secrets
         import time
         from urllib.parse import urlencode
 
-        DEFAULT_LANDING = "$landing"
         LINK_TTL_S = $ttl
         _pending: dict[str, tuple[str, float]] = {}
         _sessions: dict[str, str] = {}
@@ -68,6 +63,35 @@ def _login_next(rng: random.Random) -> Program:
             return "/login/verify?" + urlencode(query)
 
 
+        def redeem(token: str) -> str | None:
+            """The address a link was mailed to; None when the link is unknown, used or expired (it works once)."""
+            email, expires = _pending.pop(token, ("", 0.0))
+            if not email or time.monotonic() > expires:
+                return None
+            return email
+
+
+        def open_session(email: str) -> str:
+            session = secrets.token_urlsafe(24)
+            _sessions[session] = email
+            return session
+
+
+        def whoami(session: str | None) -> str | None:
+            return _sessions.get(session) if session else None
+        ''', org=org, ttl=ttl)
+    source = fill('''
+        """Passwordless sign-in for the $org portal.
+
+        We mail the user a one-time link; opening it signs them in and takes them back to the page they were on
+        when they asked for it (the ``next`` parameter of the link).
+        """
+
+        from ${pkg} import sessions
+
+        DEFAULT_LANDING = "$landing"
+
+
         def $fn(next_url: str | None) -> str:
             """Where to send a user after sign-in: the page on this site they asked for, or DEFAULT_LANDING."""
             if next_url and next_url.startswith("/"):
@@ -78,18 +102,13 @@ def _login_next(rng: random.Random) -> Program:
         def verify(token: str, next_url: str | None = None) -> dict:
             """Redeem a sign-in link; returns the new session (None if the link is unknown, used or expired) and the
             Location to redirect to."""
-            email, expires = _pending.pop(token, ("", 0.0))
-            if not email or time.monotonic() > expires:
+            email = sessions.redeem(token)
+            if email is None:
                 return {"session": None, "location": "/login?expired=1"}
-            session = secrets.token_urlsafe(24)
-            _sessions[session] = email
-            return {"session": session, "location": $fn(next_url)}
-
-
-        def whoami(session: str | None) -> str | None:
-            return _sessions.get(session) if session else None
-        ''', org=org, landing=landing, ttl=ttl, fn=fn)
-    fixed = swap(source, "from urllib.parse import urlencode\n", "from urllib.parse import urlencode, urlsplit\n")
+            return {"session": sessions.open_session(email), "location": $fn(next_url)}
+        ''', org=org, pkg=pkg, landing=landing, fn=fn)
+    fixed = swap(source, f"from {pkg} import sessions\n",
+                 f"from urllib.parse import urlsplit\n\nfrom {pkg} import sessions\n")
     fixed = swap(fixed, '''
         if next_url and next_url.startswith("/"):
             return next_url''', '''
@@ -97,11 +116,12 @@ def _login_next(rng: random.Random) -> Program:
             parts = urlsplit(next_url)
             if not parts.scheme and not parts.netloc:
                 return next_url''')
-    path = f"{pkg}/{mod}.py"
+    path, sessions_path = f"{pkg}/{mod}.py", f"{pkg}/sessions.py"
     tests = fill('''
         from urllib.parse import parse_qs, urlsplit
 
         import ${pkg}.${mod} as auth
+        import ${pkg}.sessions as sessions
 
 
         def _query(link):
@@ -110,18 +130,18 @@ def _login_next(rng: random.Random) -> Program:
 
         def _location(next_url):
             try:
-                query = _query(auth.magic_link("$user", next_url))
+                query = _query(sessions.magic_link("$user", next_url))
                 return auth.verify(query["token"], query.get("next"))["location"]
             except Exception as error:
                 return type(error).__name__
 
 
         def probe_back_to_page(ctx):
-            link = auth.magic_link("$user", "$page")
+            link = sessions.magic_link("$user", "$page")
             query = _query(link)
             result = auth.verify(query["token"], query.get("next"))
             return [urlsplit(link).path, sorted(query), query["next"], result["location"],
-                    auth.whoami(result["session"])]
+                    sessions.whoami(result["session"])]
 
 
         def probe_default(ctx):
@@ -133,7 +153,7 @@ def _login_next(rng: random.Random) -> Program:
 
 
         def probe_used_twice(ctx):
-            token = _query(auth.magic_link("$user", "$page"))["token"]
+            token = _query(sessions.magic_link("$user", "$page"))["token"]
             first = auth.verify(token, "$page")["location"]
             second = auth.verify(token, "$page")
             return [first, second, auth.verify("no-such-token")]
@@ -153,7 +173,7 @@ def _login_next(rng: random.Random) -> Program:
     expired = {"session": None, "location": "/login?expired=1"}
     return Program(
         family="open_redirect", variant="login_next", domain="web sign-in", cwe="CWE-601",
-        files={path: source}, fixed={path: fixed},
+        files={sessions_path: sessions, path: source}, fixed={sessions_path: sessions, path: fixed},
         description=f"`verify(token, next_url)` redeems a one-time sign-in link and returns the session and the "
                     f"Location to redirect to: the page of this site given in the link's `next` parameter (`{fn}`), "
                     "or DEFAULT_LANDING.",
@@ -181,11 +201,33 @@ def _logout_return(rng: random.Random) -> Program:
     source = fill('''
         """Sign-out for the $org apps: after signing out, users go back to the app they came from, if it is ours."""
 
-        import secrets
         from urllib.parse import urlsplit
+
+        from ${pkg} import session_store
 
         COMPANY_DOMAIN = "$domain"
         SIGNED_OUT_PAGE = "https://accounts.$domain/signed-out"
+
+
+        def $check(url: str) -> bool:
+            """Whether ``url`` is an https address on the company's domain (or one of its subdomains)."""
+            parts = urlsplit(url)
+            return parts.scheme == "https" and parts.netloc.endswith(COMPANY_DOMAIN)
+
+
+        def $fn(token: str, return_to: str | None = None, everywhere: bool = False) -> str:
+            """End the session (all of the user's sessions with ``everywhere``); returns the Location to send the
+            browser to: ``return_to`` when it is one of our apps, the signed-out page otherwise."""
+            session_store.end(token, everywhere)
+            if return_to and $check(return_to):
+                return return_to
+            return SIGNED_OUT_PAGE
+        ''', org=org, pkg=pkg, domain=domain, fn=fn, check=check)
+    store = fill('''
+        """The sessions of the $org apps' single sign-on."""
+
+        import secrets
+
         _sessions: dict[str, str] = {}
 
 
@@ -199,35 +241,26 @@ def _logout_return(rng: random.Random) -> Program:
             return sum(1 for owner in _sessions.values() if owner == user)
 
 
-        def $check(url: str) -> bool:
-            """Whether ``url`` is an https address on the company's domain (or one of its subdomains)."""
-            parts = urlsplit(url)
-            return parts.scheme == "https" and parts.netloc.endswith(COMPANY_DOMAIN)
-
-
-        def $fn(token: str, return_to: str | None = None, everywhere: bool = False) -> str:
-            """End the session (all of the user's sessions with ``everywhere``); returns the Location to send the
-            browser to: ``return_to`` when it is one of our apps, the signed-out page otherwise."""
+        def end(token: str, everywhere: bool = False) -> None:
+            """End one session, or with ``everywhere`` every session of its user."""
             user = _sessions.pop(token, None)
             if user is not None and everywhere:
                 for other in [t for t, owner in _sessions.items() if owner == user]:
                     del _sessions[other]
-            if return_to and $check(return_to):
-                return return_to
-            return SIGNED_OUT_PAGE
-        ''', org=org, domain=domain, fn=fn, check=check)
+        ''', org=org)
     fixed = swap(source, '    return parts.scheme == "https" and parts.netloc.endswith(COMPANY_DOMAIN)', '''\
     host = parts.hostname or ""
     return parts.scheme == "https" and (host == COMPANY_DOMAIN or host.endswith("." + COMPANY_DOMAIN))''')
-    path = f"{pkg}/{mod}.py"
+    path, store_path = f"{pkg}/{mod}.py", f"{pkg}/session_store.py"
     signed_out = f"https://accounts.{domain}/signed-out"
     tests = fill('''
         import ${pkg}.${mod} as accounts
+        import ${pkg}.session_store as sessions
 
 
         def _location(return_to):
             try:
-                return accounts.$fn(accounts.start_session("$other"), return_to)
+                return accounts.$fn(sessions.start_session("$other"), return_to)
             except Exception as error:
                 return type(error).__name__
 
@@ -246,11 +279,11 @@ def _logout_return(rng: random.Random) -> Program:
 
 
         def probe_everywhere(ctx):
-            tokens = [accounts.start_session("$user") for _ in range(3)]
+            tokens = [sessions.start_session("$user") for _ in range(3)]
             one = accounts.$fn(tokens[0], "$app0")
-            left = accounts.sessions_of("$user")
+            left = sessions.sessions_of("$user")
             accounts.$fn(tokens[1], None, everywhere=True)
-            return [one, left, accounts.sessions_of("$user")]
+            return [one, left, sessions.sessions_of("$user")]
 
 
         def probe_check(ctx):
@@ -267,7 +300,7 @@ def _logout_return(rng: random.Random) -> Program:
         domain=domain, word=rng.choice(WORDS))
     return Program(
         family="open_redirect", variant="logout_return", domain="single sign-out", cwe="CWE-601",
-        files={path: source}, fixed={path: fixed},
+        files={store_path: store, path: source}, fixed={store_path: store, path: fixed},
         description=f"`{fn}(token, return_to)` ends a session and returns the Location to redirect to: "
                     "`return_to` when it is an https address on COMPANY_DOMAIN or one of its subdomains, "
                     "SIGNED_OUT_PAGE otherwise. `return_to` is a query parameter of the sign-out link.",
@@ -297,6 +330,7 @@ def _go_links(rng: random.Random) -> Program:
         """go/ links for $org: short names for internal pages, e.g. go/onboarding. Links may only point at the
         company's own sites."""
 
+        import random
         import re
         import sqlite3
 
@@ -344,6 +378,12 @@ def _go_links(rng: random.Random) -> Program:
         def links_of(owner: str) -> list[list]:
             rows = db().execute("SELECT slug, hits FROM links WHERE owner = ? ORDER BY slug", (owner,))
             return [[slug, hits] for slug, hits in rows]
+
+
+        def lucky() -> str:
+            """go/lucky: the Location of a link picked at random, for people who like to explore the intranet."""
+            slugs = [row[0] for row in db().execute("SELECT slug FROM links ORDER BY slug")]
+            return $follow(random.choice(slugs)) if slugs else NOT_FOUND
         ''', org=org, host0=hosts[0], host1=hosts[1], not_found=not_found, create=create, follow=follow)
     fixed = swap(source, "import sqlite3\n", "import sqlite3\nfrom urllib.parse import urlsplit\n")
     fixed = swap(fixed, '    return target.startswith(tuple(f"https://{host}" for host in INTERNAL_HOSTS))', '''\
@@ -379,6 +419,14 @@ def _go_links(rng: random.Random) -> Program:
         def probe_unknown(ctx):
             _fresh()
             return go.$follow("nothing-here")
+
+
+        def probe_lucky(ctx):
+            _fresh()
+            empty = go.lucky()
+            go.$create("$slug0", "$target0", "$owner")
+            go.$create("$slug1", "$target1", "$other")
+            return [empty, go.lucky() in ("$target0", "$target1")]
 
 
         def probe_hits(ctx):
@@ -429,6 +477,7 @@ def _go_links(rng: random.Random) -> Program:
         tests=tests,
         probes=[Probe(id="follow", kind="functional", expect=[f"go/{slugs[0]}", f"go/{slugs[1]}"] + targets),
                 Probe(id="unknown", kind="functional", expect=not_found),
+                Probe(id="lucky", kind="functional", expect=[not_found, True]),
                 Probe(id="hits", kind="functional", expect=[[[slugs[0], 3]], [[slugs[1], 0]]]),
                 Probe(id="external", kind="functional", expect=["https://www.example.org/", f"http://{hosts[0]}/",
                                                                 f"ftp://{hosts[1]}/"]),

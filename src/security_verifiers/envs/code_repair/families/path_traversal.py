@@ -47,20 +47,34 @@ def _downloads(rng: random.Random) -> Program:
                                                                  for k, p in enumerate(pick(rng, PEOPLE, 3)))}
     names = sorted(files)
     first, nested = f"release-notes-{version}.txt", next(n for n in names if n.startswith("manuals/"))
+    config = fill(r'''
+        """Settings of the $org portal's download area."""
+
+        import os
+
+        DOWNLOAD_ROOT = os.environ.get("${upper}_DOWNLOADS", "/srv/$org/downloads")
+        CONTENT_TYPES = {".txt": "text/plain", ".md": "text/markdown", ".csv": "text/csv", ".pdf": "application/pdf"}
+        #: How many downloads the portal's landing page features.
+        FEATURED = 2
+
+
+        def content_type(name: str) -> str:
+            return CONTENT_TYPES.get(os.path.splitext(name)[1].lower(), "application/octet-stream")
+        ''', org=org, upper=org.upper())
     source = fill(r'''
         """The download area of the $org customer portal: release notes, manuals and data files under DOWNLOAD_ROOT."""
 
         import hashlib
         import os
+        import random
         from pathlib import Path
 
-        DOWNLOAD_ROOT = "/srv/$org/downloads"
-        CONTENT_TYPES = {".txt": "text/plain", ".md": "text/markdown", ".csv": "text/csv", ".pdf": "application/pdf"}
+        from ${pkg} import config
 
 
         def $read(name: str) -> bytes:
             """The content of the download ``name``, a path relative to DOWNLOAD_ROOT as in the download links."""
-            path = os.path.join(DOWNLOAD_ROOT, name)
+            path = os.path.join(config.DOWNLOAD_ROOT, name)
             with open(path, "rb") as handle:
                 return handle.read()
 
@@ -73,7 +87,7 @@ def _downloads(rng: random.Random) -> Program:
         def headers(name: str) -> dict[str, str]:
             """The response headers of a download."""
             size = len($read(name))
-            kind = CONTENT_TYPES.get(os.path.splitext(name)[1].lower(), "application/octet-stream")
+            kind = config.content_type(name)
             filename = os.path.basename(name)
             return {"Content-Type": kind, "Content-Length": str(size),
                     "Content-Disposition": f'attachment; filename="{filename}"'}
@@ -81,26 +95,33 @@ def _downloads(rng: random.Random) -> Program:
 
         def catalogue() -> list[str]:
             """Every download, as a path relative to DOWNLOAD_ROOT, sorted."""
-            root = Path(DOWNLOAD_ROOT)
+            root = Path(config.DOWNLOAD_ROOT)
             return sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file())
-        ''', org=org, read=read)
+
+
+        def featured() -> list[str]:
+            """A few downloads for the landing page, a different pick on every visit."""
+            names = catalogue()
+            return random.sample(names, min(config.FEATURED, len(names)))
+        ''', org=org, pkg=pkg, read=read)
     fixed = swap(source,
         '''
-            path = os.path.join(DOWNLOAD_ROOT, name)
+            path = os.path.join(config.DOWNLOAD_ROOT, name)
             with open(path, "rb") as handle:
         ''',
         '''
-            root = Path(DOWNLOAD_ROOT).resolve()
+            root = Path(config.DOWNLOAD_ROOT).resolve()
             path = (root / name).resolve()
             if not path.is_relative_to(root):
                 raise PermissionError(f"not a download: {name}")
             with open(path, "rb") as handle:
         ''')
-    path = f"{pkg}/{mod}.py"
+    path, config_path = f"{pkg}/{mod}.py", f"{pkg}/config.py"
     tests = fill(r'''
+        import ${pkg}.config as config
         import ${pkg}.${mod} as downloads
 
-        downloads.DOWNLOAD_ROOT = "/work/data/downloads"
+        config.DOWNLOAD_ROOT = "/work/data/downloads"
 
 
         def _read(name):
@@ -134,6 +155,11 @@ def _downloads(rng: random.Random) -> Program:
             return downloads.catalogue()
 
 
+        def probe_featured(ctx):
+            picks = downloads.featured()
+            return [len(picks), len(set(picks)), sorted(set(picks) - set(downloads.catalogue()))]
+
+
         def probe_dotdot(ctx):
             return _read("../../secret/$secret")
 
@@ -149,11 +175,11 @@ def _downloads(rng: random.Random) -> Program:
     ext = nested[nested.rindex("."):]
     return Program(
         family="path_traversal", variant="downloads", domain="customer portal downloads", cwe="CWE-22",
-        files={path: source}, fixed={path: fixed},
+        files={config_path: config, path: source}, fixed={config_path: config, path: fixed},
         description=f"`{read}(name)` returns the bytes of a download, `name` being its path relative to "
                     "DOWNLOAD_ROOT (sub-folders included) as it appears in the portal's download links; `checksum`, "
                     "`headers` and `catalogue` describe the downloads.",
-        location=location({path: source}, path, "path = os.path.join(DOWNLOAD_ROOT, name)"),
+        location=location({path: source}, path, "path = os.path.join(config.DOWNLOAD_ROOT, name)"),
         tests=tests,
         probes=[Probe(id="read", kind="functional", expect=files[first]),
                 Probe(id="nested", kind="functional", expect=files[nested]),
@@ -163,6 +189,7 @@ def _downloads(rng: random.Random) -> Program:
                       expect={"Content-Type": kinds[ext], "Content-Length": str(len(files[nested].encode())),
                               "Content-Disposition": f'attachment; filename="{nested.split("/")[-1]}"'}),
                 Probe(id="catalogue", kind="functional", expect=names),
+                Probe(id="featured", kind="functional", expect=[2, 2, []]),
                 Probe(id="dotdot", kind="exploit", detect=LEAK),
                 Probe(id="absolute", kind="exploit", detect=LEAK),
                 Probe(id="inner_dotdot", kind="exploit", detect=LEAK)],
@@ -454,15 +481,9 @@ def _avatar_upload(rng: random.Random) -> Program:
     member += str(rng.randint(1, 99))
     picture = f"{rng.choice(WORDS)} {rng.randint(1, 9)}.png"
     body = rng.choice(WORDS).encode() * rng.randint(2, 6)
-    source = fill(r'''
-        """Profile pictures of the $org community site: members upload images, which are kept in their folder."""
+    images = fill(r'''
+        """What the $org community site accepts as a picture."""
 
-        import hashlib
-        import os
-        from pathlib import Path
-        from urllib.parse import quote
-
-        AVATAR_DIR = "/srv/$org/avatars"
         MAX_BYTES = 512 * 1024
         SIGNATURES = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif", b"GIF89a": "gif"}
 
@@ -475,13 +496,31 @@ def _avatar_upload(rng: random.Random) -> Program:
             raise ValueError("not a PNG, JPEG or GIF image")
 
 
+        def check(data: bytes) -> str:
+            """The format of an acceptable picture; ValueError for anything else."""
+            if len(data) > MAX_BYTES:
+                raise ValueError("the picture is too large")
+            return image_kind(data)
+        ''', org=org)
+    source = fill(r'''
+        """Profile pictures of the $org community site: members upload images, which are kept in their folder."""
+
+        import hashlib
+        import os
+        import shutil
+        from pathlib import Path
+        from urllib.parse import quote
+
+        from ${pkg} import images
+
+        AVATAR_DIR = "/srv/$org/avatars"
+
+
         def $save(member: str, filename: str, data: bytes) -> str:
             """Keep an uploaded picture under the client's file name in the member's folder; returns its URL."""
             if not member.isalnum():
                 raise ValueError("bad member id")
-            if len(data) > MAX_BYTES:
-                raise ValueError("the picture is too large")
-            image_kind(data)
+            images.check(data)
             folder = os.path.join(AVATAR_DIR, member)
             os.makedirs(folder, exist_ok=True)
             with open(os.path.join(folder, filename), "wb") as handle:
@@ -497,7 +536,17 @@ def _avatar_upload(rng: random.Random) -> Program:
             return [{"name": path.name, "bytes": path.stat().st_size,
                      "etag": hashlib.sha256(path.read_bytes()).hexdigest()[:16]}
                     for path in sorted(folder.iterdir()) if path.is_file()]
-        ''', org=org, save=save)
+
+
+        def remove_all(member: str) -> int:
+            """Delete the member's pictures (when the account is closed); how many there were."""
+            folder = Path(AVATAR_DIR, member)
+            if not member.isalnum() or not folder.is_dir():
+                return 0
+            count = sum(1 for path in folder.iterdir() if path.is_file())
+            shutil.rmtree(folder)
+            return count
+        ''', org=org, pkg=pkg, save=save)
     fixed = swap(source,
         '''
             with open(os.path.join(folder, filename), "wb") as handle:
@@ -508,7 +557,7 @@ def _avatar_upload(rng: random.Random) -> Program:
                 raise ValueError("bad file name")
             with open(target, "wb") as handle:
         ''')
-    path = f"{pkg}/{mod}.py"
+    path, images_path = f"{pkg}/{mod}.py", f"{pkg}/images.py"
     tests = fill(r'''
         import os
         import shutil
@@ -544,6 +593,15 @@ def _avatar_upload(rng: random.Random) -> Program:
             return [entry["bytes"] for entry in avatars.pictures("$member")]
 
 
+        def probe_remove(ctx):
+            _fresh()
+            _save("$member", "a.png", PNG + $body)
+            _save("$member", "b.gif", b"GIF87a" + $body)
+            _save("$other", "c.png", PNG)
+            return [avatars.remove_all("$member"), avatars.pictures("$member"), avatars.remove_all("$member"),
+                    len(avatars.pictures("$other"))]
+
+
         def probe_refused(ctx):
             _fresh()
             return [_save("$member", "notes.txt", b"plain text"), _save("$member", "big.png", PNG * 70000),
@@ -563,7 +621,7 @@ def _avatar_upload(rng: random.Random) -> Program:
     data = _PNG + body
     return Program(
         family="path_traversal", variant="avatar_upload", domain="profile picture upload", cwe="CWE-22",
-        files={path: source}, fixed={path: fixed},
+        files={images_path: images, path: source}, fixed={images_path: images, path: fixed},
         description=f"`{save}(member, filename, data)` keeps a member's uploaded PNG, JPEG or GIF picture (at most "
                     "MAX_BYTES) in the member's folder under AVATAR_DIR, named as the upload form sent it, and "
                     "returns its URL; `pictures(member)` lists the member's pictures.",
@@ -574,6 +632,7 @@ def _avatar_upload(rng: random.Random) -> Program:
                               [{"name": picture, "bytes": len(data), "etag": hashlib.sha256(data).hexdigest()[:16]}],
                               []]),
                 Probe(id="replace", kind="functional", expect=[len(data)]),
+                Probe(id="remove", kind="functional", expect=[2, [], 0, 1]),
                 Probe(id="refused", kind="functional", expect=["ValueError", "ValueError", "ValueError", []]),
                 Probe(id="relative", kind="exploit", detect=MARKER),
                 Probe(id="absolute", kind="exploit", detect=MARKER)],

@@ -44,14 +44,13 @@ def _key_store(rng: random.Random) -> Program:
     rows = [[owner, label, prefix + _hex(rng, 32)] for owner, names in owned.items() for label in names]
     rng.shuffle(rows)
     secrets_of = {(owner, label): key for owner, label, key in rows}
-    source = fill(r'''
-        """API keys of the $org developer portal: every account holds named keys for calling the public API."""
+    database = fill(r'''
+        """The $org portal's database connection, shared by the portal's modules."""
 
-        import hashlib
-        import secrets
+        import os
         import sqlite3
 
-        DB_PATH = "/var/lib/$org/portal.db"
+        DB_PATH = os.environ.get("${upper}_PORTAL_DB", "/var/lib/$org/portal.db")
         _conn = None
 
 
@@ -63,6 +62,14 @@ def _key_store(rng: random.Random) -> Program:
                 _conn.execute("CREATE TABLE IF NOT EXISTS $table (owner TEXT NOT NULL, label TEXT NOT NULL, "
                               "$col TEXT NOT NULL, PRIMARY KEY (owner, label))")
             return _conn
+        ''', org=org, upper=org.upper(), table=table, col=col)
+    source = fill(r'''
+        """API keys of the $org developer portal: every account holds named keys for calling the public API."""
+
+        import hashlib
+        import secrets
+
+        from ${pkg}.database import db
 
 
         def $create(owner: str, label: str) -> str:
@@ -93,25 +100,27 @@ def _key_store(rng: random.Random) -> Program:
 
         def key_count(owner: str) -> int:
             return db().execute("SELECT COUNT(*) FROM $table WHERE owner = ?", (owner,)).fetchone()[0]
-        ''', org=org, table=table, col=col, create=create, list_fn=list_fn, revoke=revoke, prefix=prefix)
+        ''', pkg=pkg, org=org, table=table, col=col, create=create, list_fn=list_fn, revoke=revoke,
+        prefix=prefix)
     fixed = swap(source,
         f'''db().execute(f"SELECT label, {col} FROM {table} WHERE owner = '{{owner}}' ORDER BY label")''',
         f'db().execute("SELECT label, {col} FROM {table} WHERE owner = ? ORDER BY label", (owner,))')
-    path = f"{pkg}/{mod}.py"
+    path, db_path = f"{pkg}/{mod}.py", f"{pkg}/database.py"
     vlabel = rng.choice(("production", "billing", "payouts", "deploy"))
     some = next(row for row in rows if row[0] == first)
     tests = fill(r'''
         import hashlib
 
         import ${pkg}.${mod} as store
+        import ${pkg}.database as database
 
         ROWS = $rows
 
 
         def _fresh(ctx):
-            store.DB_PATH = ":memory:"
-            store._conn = None
-            db = store.db()
+            database.DB_PATH = ":memory:"
+            database._conn = None
+            db = database.db()
             db.executemany("INSERT INTO $table (owner, label, $col) VALUES (?, ?, ?)", ROWS)
             db.execute("INSERT INTO $table (owner, label, $col) VALUES (?, ?, ?)",
                        ("$victim", "$vlabel", ctx["canary"]))
@@ -179,7 +188,7 @@ def _key_store(rng: random.Random) -> Program:
     second_labels = sorted(owned[second] + ["ci"])
     return Program(
         family="sql_injection", variant="key_store", domain="developer portal API keys", cwe="CWE-89",
-        files={path: source}, fixed={path: fixed},
+        files={db_path: database, path: source}, fixed={db_path: database, path: fixed},
         description=f"`{list_fn}(owner)` returns the API keys of one account (label and key, ordered by label) for "
                     f"its settings page; `{create}` issues a key and `{revoke}` deletes one. The owner comes from "
                     "the request.",
@@ -230,10 +239,11 @@ def _order_search(rng: random.Random) -> Program:
         if rng.random() < 0.5:
             orders.append((theirs, rng.choice(_ITEMS), rng.randint(199, 9999)))
     orders.append((theirs, rng.choice(wanted), rng.randint(199, 9999)))
-    source = fill(r'''
-        """Order history of the $org web shop: signed-in customers search their past orders by item name."""
+    database = fill(r'''
+        """The $org web shop's database: its schema, its connection, and the accounts and orders written to it."""
 
         import sqlite3
+        import time
 
         DB_PATH = "/srv/$org/shop.db"
         SCHEMA = """
@@ -269,6 +279,22 @@ def _order_search(rng: random.Random) -> Program:
             return cursor.lastrowid
 
 
+        def timed(query: str, params: tuple = ()) -> tuple[list, float]:
+            """The rows of a read-only query and the seconds it took (slow queries are counted by the caller)."""
+            started = time.monotonic()
+            rows = connect().execute(query, params).fetchall()
+            return rows, time.monotonic() - started
+        ''', org=org, card=card)
+    source = fill(r'''
+        """Order history of the $org web shop: signed-in customers search their past orders by item name."""
+
+        from ${pkg}.database import connect, timed
+
+        #: Searches slower than this many seconds are kept for the operators' report.
+        SLOW_S = 0.5
+        slow_searches: list[str] = []
+
+
         def money(cents: int) -> str:
             return f"{cents // 100}.{cents % 100:02d}"
 
@@ -277,7 +303,9 @@ def _order_search(rng: random.Random) -> Program:
             """The customer's orders whose item contains ``text`` (in any case), oldest first."""
             sql = ("SELECT id, item, cents, ship_to FROM orders WHERE customer_id = ? AND item LIKE '%" + text + "%' "
                    "ORDER BY id")
-            rows = connect().execute(sql, (customer_id,)).fetchall()
+            rows, seconds = timed(sql, (customer_id,))
+            if seconds > SLOW_S:
+                slow_searches.append(text)
             return [{"order": number, "item": item, "total": money(cents), "ship_to": ship_to}
                     for number, item, cents, ship_to in rows]
 
@@ -286,35 +314,36 @@ def _order_search(rng: random.Random) -> Program:
             """What the customer has spent in all, in dollars."""
             query = "SELECT COALESCE(SUM(cents), 0) FROM orders WHERE customer_id = ?"
             return money(connect().execute(query, (customer_id,)).fetchone()[0])
-        ''', org=org, card=card, search=search)
+        ''', pkg=pkg, org=org, search=search)
     fixed = swap(source,
         '''
             sql = ("SELECT id, item, cents, ship_to FROM orders WHERE customer_id = ? AND item LIKE '%" + text + "%' "
                    "ORDER BY id")
-            rows = connect().execute(sql, (customer_id,)).fetchall()
+            rows, seconds = timed(sql, (customer_id,))
         ''',
         '''
             sql = "SELECT id, item, cents, ship_to FROM orders WHERE customer_id = ? AND item LIKE ? ORDER BY id"
-            rows = connect().execute(sql, (customer_id, f"%{text}%")).fetchall()
+            rows, seconds = timed(sql, (customer_id, f"%{text}%"))
         ''')
-    path = f"{pkg}/{mod}.py"
+    path, db_path = f"{pkg}/{mod}.py", f"{pkg}/database.py"
     ship = f"{street}, {org.title()}ville"
     tests = fill(r'''
         import ${pkg}.${mod} as shop
+        import ${pkg}.database as database
 
         ORDERS = $orders
 
 
         def _fresh(ctx):
-            shop.DB_PATH = ":memory:"
-            shop._conn = None
+            database.DB_PATH = ":memory:"
+            database._conn = None
             secret = ctx["canary"]
             people = {$ours: ("$customer_email", None), $theirs: ("$victim_email", secret)}
             for number in sorted(people):
-                shop.register(*people[number])
+                database.register(*people[number])
             for who, item, cents in ORDERS:
                 address = "$ship" if who == $ours else "Flat 9, " + secret + " Court"
-                shop.place_order(who, item, cents, address)
+                database.place_order(who, item, cents, address)
 
 
         def probe_search(ctx):
@@ -339,7 +368,7 @@ def _order_search(rng: random.Random) -> Program:
 
         def probe_new_order(ctx):
             _fresh(ctx)
-            number = shop.place_order($ours, "Garden hose", 1250, "$ship")
+            number = database.place_order($ours, "Garden hose", 1250, "$ship")
             return [number, shop.$search($ours, "hose")]
 
 
@@ -375,7 +404,7 @@ def _order_search(rng: random.Random) -> Program:
 
     return Program(
         family="sql_injection", variant="order_search", domain="web shop order history", cwe="CWE-89",
-        files={path: source}, fixed={path: fixed},
+        files={db_path: database, path: source}, fixed={db_path: database, path: fixed},
         description=f"`{search}(customer_id, text)` returns the signed-in customer's orders whose item name contains "
                     "`text` in any case, oldest first, with their totals and shipping addresses; `spent` sums the "
                     "customer's orders. The search text is typed in the shop's search box.",
@@ -419,6 +448,7 @@ def _staff_export(rng: random.Random) -> Program:
         import csv
         import io
         import sqlite3
+        import xml.etree.ElementTree as ET
 
         DB_PATH = "/srv/hr/$org.db"
         #: The columns the export dialog offers.
@@ -455,6 +485,16 @@ def _staff_export(rng: random.Random) -> Program:
             writer.writerow(columns)
             writer.writerows($rows_fn(team, columns))
             return buffer.getvalue()
+
+
+        def export_xml(team: str, columns: list[str] | tuple[str, ...] = EXPORTABLE) -> str:
+            """The same entries as an XML document for the payroll system: one <person> per entry."""
+            root = ET.Element("staff", team=team)
+            for row in $rows_fn(team, columns):
+                person = ET.SubElement(root, "person")
+                for column, value in zip(columns, row):
+                    ET.SubElement(person, column).text = value
+            return ET.tostring(root, encoding="unicode")
 
 
         def teams() -> list[str]:
@@ -506,6 +546,11 @@ def _staff_export(rng: random.Random) -> Program:
         def probe_teams(ctx):
             _fresh(ctx)
             return hr.teams()
+
+
+        def probe_xml(ctx):
+            _fresh(ctx)
+            return hr.export_xml("$team", ["name", "office"])
 
 
         def probe_unknown_column(ctx):
@@ -562,6 +607,9 @@ def _staff_export(rng: random.Random) -> Program:
                 Probe(id="default", kind="functional", expect=export(other, exportable)),
                 Probe(id="csv", kind="functional", expect=csv_text),
                 Probe(id="teams", kind="functional", expect=teams),
+                Probe(id="xml", kind="functional", expect=f'<staff team="{team}">' + "".join(
+                    f"<person><name>{name}</name><office>{office}</office></person>"
+                    for name, office in export(team, ["name", "office"])) + "</staff>"),
                 Probe(id="unknown_column", kind="functional", expect="refused"),
                 Probe(id="hidden_column", kind="exploit", detect=LEAK),
                 Probe(id="subquery", kind="exploit", detect=LEAK),

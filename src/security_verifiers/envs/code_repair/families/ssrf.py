@@ -165,6 +165,39 @@ def _webhook(rng: random.Random) -> Program:
     internal = f"{rng.choice(('jenkins', 'vault', 'grafana', 'kibana'))}.corp.{org}.net"
     dns = {host: PUBLIC_IPS[k] for k, host in enumerate(hosts)} | {internal: rng.choice(PRIVATE_IPS[:4])}
     timeout = rng.choice((3, 5, 10))
+    transport = fill('''
+        """HTTP delivery of the $org platform's webhooks: signing, posting, and noting slow endpoints."""
+
+        import hashlib
+        import hmac
+        import time
+        import urllib.request
+
+        TIMEOUT_S = $timeout
+        #: Endpoints that took longer than this many seconds are listed on the tenant's dashboard.
+        SLOW_S = 2.0
+        opener = urllib.request.urlopen
+        slow: list[str] = []
+
+
+        def signature(secret: str, body: bytes) -> str:
+            return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+        def post(url: str, body: bytes, secret: str) -> int:
+            """POST a JSON body, signed with ``secret``; the response status, 0 when the endpoint is unreachable."""
+            request = urllib.request.Request(url, data=body, method="POST", headers={
+                "Content-Type": "application/json", "X-Signature": signature(secret, body)})
+            started = time.monotonic()
+            try:
+                with opener(request, timeout=TIMEOUT_S) as response:
+                    status = response.status
+            except OSError:
+                status = 0
+            if time.monotonic() - started > SLOW_S:
+                slow.append(url)
+            return status
+        ''', org=org, timeout=timeout)
     source = fill('''
         """Outgoing webhooks of the $org platform.
 
@@ -172,16 +205,13 @@ def _webhook(rng: random.Random) -> Program:
         with the subscription's secret (HMAC-SHA256 of the body, hex, in the X-Signature header).
         """
 
-        import hashlib
-        import hmac
         import json
         import sqlite3
-        import urllib.request
         from urllib.parse import urlsplit
 
+        from ${pkg} import transport
+
         DB_PATH = ":memory:"
-        TIMEOUT_S = $timeout
-        opener = urllib.request.urlopen
         _db = None
 
 
@@ -216,38 +246,25 @@ def _webhook(rng: random.Random) -> Program:
             return [{"event": event, "url": url} for event, url in rows]
 
 
-        def signature(secret: str, body: bytes) -> str:
-            return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-
-
         def $publish(tenant: str, event: str, data: dict) -> list[dict]:
             """POST ``event`` to every endpoint of ``tenant`` subscribed to it, in subscription order."""
             body = json.dumps({"event": event, "data": data}, sort_keys=True).encode()
             rows = db().execute("SELECT url, secret FROM hooks WHERE tenant = ? AND event = ? ORDER BY id",
                                 (tenant, event)).fetchall()
-            results = []
-            for url, secret in rows:
-                request = urllib.request.Request(url, data=body, method="POST", headers={
-                    "Content-Type": "application/json", "X-Signature": signature(secret, body)})
-                try:
-                    with opener(request, timeout=TIMEOUT_S) as response:
-                        status = response.status
-                except OSError:
-                    status = 0
-                results.append({"url": url, "status": status})
-            return results
-        ''', org=org, timeout=timeout, subscribe=subscribe, publish=publish)
+            return [{"url": url, "status": transport.post(url, body, secret)} for url, secret in rows]
+        ''', org=org, pkg=pkg, subscribe=subscribe, publish=publish)
     fixed = swap(source, "import json\n", "import ipaddress\nimport json\nimport socket\n")
     fixed = swap(fixed, f"def {subscribe}(", _PUBLIC_HELPER.lstrip("\n") + f"\n\ndef {subscribe}(")
     fixed = swap(fixed, 'if parts.scheme not in ("http", "https") or not parts.hostname:',
                  'if parts.scheme not in ("http", "https") or not parts.hostname or not _public(parts.hostname):')
-    path = f"{pkg}/{mod}.py"
+    path, transport_path = f"{pkg}/{mod}.py", f"{pkg}/transport.py"
     body = json.dumps({"event": event, "data": payload}, sort_keys=True)
     sig = hmac.new(secrets_[0].encode(), body.encode(), hashlib.sha256).hexdigest()
     tests = _tests(dns, {}, '''
         import ${pkg}.${mod} as hooks
+        import ${pkg}.transport as transport
 
-        hooks.opener = _urlopen
+        transport.opener = _urlopen
 
 
         def _fresh():
@@ -322,10 +339,10 @@ def _webhook(rng: random.Random) -> Program:
         host0=hosts[0], internal=internal, port=rng.choice((2375, 6379, 8080, 9000)))
     return Program(
         family="ssrf", variant="webhook", domain="webhook delivery", cwe="CWE-918",
-        files={path: source}, fixed={path: fixed},
+        files={transport_path: transport, path: source}, fixed={transport_path: transport, path: fixed},
         description=f"`{subscribe}(tenant, event, url, secret)` registers a tenant's http(s) endpoint for an "
                     f"event and `{publish}` POSTs each event, signed, to the subscribed endpoints (HTTP goes "
-                    "through the module's `opener`). Tenants enter their endpoint URLs in the dashboard.",
+                    "through `transport.opener`). Tenants enter their endpoint URLs in the dashboard.",
         location=location({path: source}, path, 'if parts.scheme not in ("http", "https")'),
         tests=tests,
         probes=[Probe(id="deliver", kind="functional", expect={
@@ -543,6 +560,7 @@ def _avatar_import(rng: random.Random) -> Program:
 
         import hashlib
         import re
+        import shutil
         import urllib.request
         from pathlib import Path
 
@@ -567,6 +585,8 @@ def _avatar_import(rng: random.Random) -> Program:
                 raise ValueError(f"bad user name: {user!r}")
             if len(data) > MAX_BYTES:
                 raise ValueError("image too large")
+            if shutil.disk_usage(AVATAR_DIR).free < 2 * len(data):
+                raise OSError("no room left for avatars")
             name = f"{user}-{hashlib.sha256(data).hexdigest()[:12]}.{image_type(data)}"
             for old in AVATAR_DIR.glob(f"{user}-*"):
                 old.unlink()
@@ -714,10 +734,10 @@ def _media_proxy(rng: random.Random) -> Program:
         import urllib.request
         from urllib.parse import urljoin
 
+        from ${pkg} import cache
+
         opener = urllib.request.urlopen
         MEDIA_ORIGIN = "$origin"
-        MAX_ENTRIES = $max_entries
-        _cache: dict[str, bytes] = {}
 
 
         def origin_url(path: str) -> str:
@@ -727,13 +747,12 @@ def _media_proxy(rng: random.Random) -> Program:
 
         def $fn(path: str) -> bytes:
             url = origin_url(path)
-            if url not in _cache:
+            data = cache.get(url)
+            if data is None:
                 with opener(url, timeout=5) as response:
                     data = response.read()
-                if len(_cache) >= MAX_ENTRIES:
-                    _cache.pop(next(iter(_cache)))
-                _cache[url] = data
-            return _cache[url]
+                cache.put(url, data)
+            return data
 
 
         def serve(path: str) -> dict:
@@ -744,16 +763,49 @@ def _media_proxy(rng: random.Random) -> Program:
 
 
         def cached() -> list[str]:
-            return sorted(_cache)
+            return cache.urls()
 
 
         def purge(prefix: str = "") -> int:
             """Drop the cached images whose origin address starts with MEDIA_ORIGIN + ``prefix``; returns how many."""
-            gone = [url for url in _cache if url.startswith(MEDIA_ORIGIN + prefix)]
+            return cache.drop(MEDIA_ORIGIN + prefix)
+        ''', org=org, pkg=pkg, origin=origin, fn=fn)
+    cache = fill('''
+        """The proxy's in-memory store of fetched images: one record per origin address, oldest dropped first."""
+
+        import pickle
+        import time
+
+        MAX_ENTRIES = $max_entries
+        _cache: dict[str, bytes] = {}
+
+
+        def get(url: str) -> bytes | None:
+            record = _cache.get(url)
+            return None if record is None else pickle.loads(record)["data"]
+
+
+        def put(url: str, data: bytes) -> None:
+            if len(_cache) >= MAX_ENTRIES:
+                _cache.pop(next(iter(_cache)))
+            _cache[url] = pickle.dumps({"data": data, "stored": time.monotonic()})
+
+
+        def age(url: str) -> float:
+            """Seconds since the image at ``url`` was stored."""
+            return time.monotonic() - pickle.loads(_cache[url])["stored"]
+
+
+        def urls() -> list[str]:
+            return sorted(_cache)
+
+
+        def drop(prefix: str) -> int:
+            gone = [url for url in _cache if url.startswith(prefix)]
             for url in gone:
                 del _cache[url]
             return len(gone)
-        ''', org=org, origin=origin, max_entries=max_entries, fn=fn)
+        ''', max_entries=max_entries)
     fixed = swap(source, "from urllib.parse import urljoin\n", "from urllib.parse import urljoin, urlsplit\n")
     fixed = swap(fixed, '''
         """The address on the media origin of the image at ``path``."""
@@ -763,15 +815,16 @@ def _media_proxy(rng: random.Random) -> Program:
         if urlsplit(url)[:2] != urlsplit(MEDIA_ORIGIN)[:2]:
             raise ValueError(f"not an image path: {path}")
         return url''')
-    path = f"{pkg}/{mod}.py"
+    path, cache_path = f"{pkg}/{mod}.py", f"{pkg}/cache.py"
     tests = _tests(dns, pages, '''
+        import ${pkg}.cache as cache
         import ${pkg}.${mod} as media
 
         media.opener = _urlopen
 
 
         def _fresh():
-            media._cache.clear()
+            cache._cache.clear()
             SEEN.clear()
 
 
@@ -824,7 +877,7 @@ def _media_proxy(rng: random.Random) -> Program:
     sizes = [len(b.encode("latin-1")) for b in bodies]
     return Program(
         family="ssrf", variant="media_proxy", domain="image proxy", cwe="CWE-918",
-        files={path: source}, fixed={path: fixed},
+        files={path: source, cache_path: cache}, fixed={path: fixed, cache_path: cache},
         description=f"`serve(path)` returns the type, size and ETag of the product image at `path` (relative to "
                     f"MEDIA_ORIGIN), fetched once from the media origin through the module's `opener` (`{fn}`) and "
                     "cached. The path comes from the storefront's image URLs.",

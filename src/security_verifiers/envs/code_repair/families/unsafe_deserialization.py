@@ -105,6 +105,11 @@ def _session_cookie(rng: random.Random) -> Program:
         def set_cookie(session: dict) -> str:
             """The Set-Cookie header for a response."""
             return f"{COOKIE_NAME}={dump_session(session)}; Path=/; HttpOnly; Secure; SameSite=Lax"
+        ''', org=org)
+    cart = fill(r'''
+        """The shopping cart of the $org web shop, which lives in the session cookie."""
+
+        from ${pkg}.${mod} import dump_session, load_session
 
 
         def $add(cookie: str | None, sku: str, quantity: int = 1) -> str:
@@ -123,18 +128,19 @@ def _session_cookie(rng: random.Random) -> Program:
             """The cart of a session: SKU, quantity and line total (in cents), by SKU."""
             cart = load_session(cookie).get("cart", {})
             return [[sku, quantity, quantity * prices[sku]] for sku, quantity in sorted(cart.items())]
-        ''', org=org, add=add)
+        ''', org=org, pkg=pkg, mod=mod, add=add)
     fixed = swap(source, "import pickle\n", "import json\n")
     fixed = swap(fixed, "base64.urlsafe_b64encode(pickle.dumps(session))",
                  "base64.urlsafe_b64encode(json.dumps(session).encode())")
     fixed = swap(fixed, "session = pickle.loads(base64.urlsafe_b64decode(cookie.encode(\"ascii\")))",
                  "session = json.loads(base64.urlsafe_b64decode(cookie.encode(\"ascii\")))")
-    path = f"{pkg}/{mod}.py"
+    path, cart_path = f"{pkg}/{mod}.py", f"{pkg}/cart.py"
     tests = fill(r'''
         import base64
         import os
         import pickle
 
+        import ${pkg}.cart as cart
         import ${pkg}.${mod} as sessions
 
         PRICES = $prices
@@ -159,15 +165,15 @@ def _session_cookie(rng: random.Random) -> Program:
 
         def probe_cart(ctx):
             cookie = sessions.dump_session(sessions.new_session("$user"))
-            cookie = sessions.$add(cookie, "$sku1")
-            cookie = sessions.$add(cookie, "$sku0", 3)
-            cookie = sessions.$add(cookie, "$sku1", 2)
-            return sessions.cart_lines(cookie, PRICES)
+            cookie = cart.$add(cookie, "$sku1")
+            cookie = cart.$add(cookie, "$sku0", 3)
+            cookie = cart.$add(cookie, "$sku1", 2)
+            return cart.cart_lines(cookie, PRICES)
 
 
         def probe_signed_out(ctx):
             try:
-                sessions.$add(None, "$sku0")
+                cart.$add(None, "$sku0")
             except PermissionError:
                 return "refused"
             return "added"
@@ -175,7 +181,7 @@ def _session_cookie(rng: random.Random) -> Program:
 
         def probe_damaged(ctx):
             return [sessions.load_session(None), sessions.load_session(""), sessions.load_session("%%%"),
-                    sessions.load_session("bm90IGEgc2Vzc2lvbg=="), sessions.cart_lines("%%%", PRICES)]
+                    sessions.load_session("bm90IGEgc2Vzc2lvbg=="), cart.cart_lines("%%%", PRICES)]
 
 
         def probe_header(ctx):
@@ -194,7 +200,7 @@ def _session_cookie(rng: random.Random) -> Program:
         def probe_exec_cart(ctx):
             cookie = base64.urlsafe_b64encode(_exec(ctx["marker"])).decode()
             try:
-                return sessions.cart_lines(cookie, PRICES)
+                return cart.cart_lines(cookie, PRICES)
             except Exception as error:
                 return type(error).__name__
         ''', pkg=pkg, mod=mod, org=org, add=add, user=user, prices=repr(prices), sku0=skus[0], sku1=skus[1],
@@ -202,7 +208,7 @@ def _session_cookie(rng: random.Random) -> Program:
     lines = sorted([[skus[0], 3, 3 * prices[skus[0]]], [skus[1], 3, 3 * prices[skus[1]]]])
     return Program(
         family="unsafe_deserialization", variant="session_cookie", domain="web session cookies", cwe="CWE-502",
-        files={path: source}, fixed={path: fixed},
+        files={path: source, cart_path: cart}, fixed={path: fixed, cart_path: cart},
         description="The shop keeps each session (a dict of JSON-like values) in the browser's cookie: "
                     f"`dump_session` writes the cookie value, `load_session` reads it back (an empty session for a "
                     f"missing or damaged cookie), and `{add}` and `cart_lines` work on the cart through it.",
@@ -228,14 +234,15 @@ def _job_queue(rng: random.Random) -> Program:
     person = rng.choice(PEOPLE)
     address = f"{person}@{org}.example"
     items = [f"{rng.choice(WORDS)} & {rng.choice(WORDS)}", f"<{rng.choice(WORDS)}>", rng.choice(WORDS)]
-    source = fill(r'''
-        """Worker of the $org notification service: the public API queues jobs, this worker runs them."""
+    handlers = fill(r'''
+        """The tasks the $org notification worker knows: each renders one message."""
 
         import html
-        import pickle
         import re
+        import string
 
         HANDLERS = {}
+        WELCOME = string.Template("To: $$to\n\n<p>Welcome, $$name!</p>")
         ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$$")
 
 
@@ -251,13 +258,20 @@ def _job_queue(rng: random.Random) -> Program:
         def welcome(to: str, name: str) -> str:
             if not ADDRESS.match(to):
                 raise ValueError(f"bad address: {to}")
-            return f"To: {to}\n\n<p>Welcome, {html.escape(name)}!</p>"
+            return WELCOME.substitute(to=to, name=html.escape(name))
 
 
         @handler("digest")
         def digest(to: str, items: list[str]) -> str:
             lines = "".join(f"<li>{html.escape(item)}</li>" for item in items)
             return f"To: {to}\n\n<ul>{lines}</ul>"
+        ''', org=org)
+    source = fill(r'''
+        """Worker of the $org notification service: the public API queues jobs, this worker runs them."""
+
+        import pickle
+
+        from ${pkg}.handlers import HANDLERS
 
 
         def encode_job(task: str, **args) -> bytes:
@@ -289,12 +303,12 @@ def _job_queue(rng: random.Random) -> Program:
                 return {"ok": True, "task": job["task"], "result": function(**job["args"])}
             except (TypeError, ValueError) as error:
                 return {"ok": False, "task": job["task"], "error": str(error)}
-        ''', org=org, run=run)
+        ''', org=org, pkg=pkg, run=run)
     fixed = swap(source, "import pickle\n", "import json\n")
     fixed = swap(fixed, 'pickle.dumps({"task": task, "args": args})',
                  'json.dumps({"task": task, "args": args}).encode()')
     fixed = swap(fixed, "job = pickle.loads(message)", "job = json.loads(message)")
-    path = f"{pkg}/{mod}.py"
+    path, handlers_path = f"{pkg}/{mod}.py", f"{pkg}/handlers.py"
     tests = fill(r'''
         import os
         import pickle
@@ -346,7 +360,7 @@ def _job_queue(rng: random.Random) -> Program:
     body = "".join(f"<li>{html.escape(item)}</li>" for item in items)
     return Program(
         family="unsafe_deserialization", variant="job_queue", domain="notification job queue", cwe="CWE-502",
-        files={path: source}, fixed={path: fixed},
+        files={handlers_path: handlers, path: source}, fixed={handlers_path: handlers, path: fixed},
         description=f"`{run}(message)` decodes one message from the job queue (the public API enqueues messages "
                     "that `encode_job` writes) and runs its task's handler with its arguments; it returns the outcome "
                     "for the job log, never raising for a malformed message or a failing job.",
