@@ -81,7 +81,8 @@ def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
             "cwe": dict(sorted(Counter(i.target["cwe"] for i in items).items())),
             "variant": dict(sorted(Counter(f"{i.target['family']}/{i.target['variant']}" for i in items).items())),
             "domain": dict(sorted(Counter(i.meta["domain"] for i in items).items())),
-            "modules_per_program": dict(sorted(Counter(len(i.input["files"]) for i in items).items())),
+            "modules_per_program": {str(k): v for k, v in
+                                    sorted(Counter(len(i.input["files"]) for i in items).items())},
             "lines": {"min": min(lines), "median": median(lines), "max": max(lines)},
             "functional_probes": sum(1 for i in items for p in i.target["probes"] if p["kind"] == "functional"),
             "exploit_probes": sum(1 for i in items for p in i.target["probes"] if p["kind"] == "exploit"),
@@ -101,9 +102,12 @@ def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard
     sections: list[tuple[str, list[str]]] = []
     for split, f in numbers.items():
         audit = f["shortcut_audit"]
-        body = [f"{f['n']} programs, {f['lines']['min']}-{f['lines']['max']} lines (median {f['lines']['median']}), "
-                f"{f['functional_probes']} functional and {f['exploit_probes']} exploit probes; bandit knows the "
-                f"weakness in {f['static_known']} of them.", "",
+        modules = ", ".join(f"{n} with {k} module{'s' if int(k) > 1 else ''}"
+                            for k, n in f["modules_per_program"].items())
+        body = [f"{f['n']} programs ({modules}), {f['lines']['min']}-{f['lines']['max']} lines (median "
+                f"{f['lines']['median']}), {f['functional_probes']} functional and {f['exploit_probes']} exploit "
+                f"probes; an analyser (bandit, or one of our semgrep rules) knows the weakness in {f['static_known']} "
+                "of them.", "",
                 *_table("CWE", f["cwe"]), *_table("family/variant", f["variant"]), *_table("domain", f["domain"]),
                 "Mean reward (the environment's scorer; every patch run in the sandbox):", "",
                 "| baseline | reward |", "|---|---:|", *(f"| `{k}` | {v:.4f} |" for k, v in f["rewards"].items()), "",
