@@ -15,7 +15,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,17 @@ def _bandit() -> tuple[Any, Any]:
 
 def scan(files: Mapping[str, str]) -> list[StaticFinding]:
     """bandit's findings on ``files`` (relative path -> source). A file bandit cannot parse yields none: the
-    sandbox's import of it will fail anyway, and that is judged there."""
+    sandbox's import of it will fail anyway, and that is judged there. Remembered for the last few hundred
+    programs: every rollout of an item scans its original again."""
+    return list(_scan(tuple(sorted(files.items()))))
+
+
+@lru_cache(maxsize=512)
+def _scan(files: tuple[tuple[str, str], ...]) -> tuple[StaticFinding, ...]:
+    return tuple(_bandit_scan(dict(files)))
+
+
+def _bandit_scan(files: Mapping[str, str]) -> list[StaticFinding]:
     config, bandit_manager = _bandit()
     with tempfile.TemporaryDirectory(prefix="sv-bandit-") as tmp:
         root = Path(tmp)
