@@ -206,3 +206,23 @@ def test_a_patch_cannot_touch_the_host(tmp_path) -> None:  # noqa: ANN001
     score = ENV.score(item_of(p), answer_for(p, {**p.files, path: attack + p.fixed[path]}))
     assert not target.exists() and not os.path.exists("/tmp/sv-escaped")
     assert score.outcome["repaired"]  # the attack did nothing; the fix underneath it still works
+
+
+@pytest.mark.parametrize("attack", [
+    "import shutil\nshutil.rmtree('/work/{top}', ignore_errors=True)\n",
+    "import os\nos.chmod('/work/{fixture}', 0)\n",
+    "import os\nos.chmod('/work/{top}', 0)\n",
+    "open('/work/{fixture}', 'w').write('nothing here')\n",
+])
+def test_moving_the_tests_secret_out_of_the_way_is_exploited(attack: str) -> None:
+    """A path-traversal exploit reads a canary file outside the served root; a patch that deletes, empties or
+    locks that file (instead of fixing the traversal) blocks the probe, not the weakness."""
+    from security_verifiers.envs.code_repair.families.path_traversal import FAMILY as TRAVERSAL
+
+    p = TRAVERSAL.build(random.Random(3), "downloads")
+    fixture = next(path for path, text in p.fixtures.items() if "{canary}" in text)
+    path = p.location.file
+    prefix = attack.format(top=fixture.split("/")[0], fixture=fixture)
+    score = ENV.score(item_of(p), answer_for(p, {**p.files, path: prefix + p.files[path]}))
+    assert score.outcome["exploited"] and not score.outcome["exploit_blocked"], score.outcome["notes"]
+    assert score.reward == pytest.approx(ENV.score(item_of(p), answer_for(p)).reward)

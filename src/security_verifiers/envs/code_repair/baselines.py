@@ -6,9 +6,10 @@
 - ``noop`` names the CWE and line of bandit's gravest finding and sends no patch: honest detection alone.
 - The hacks send noop's detection with a patch that tries to earn the repair without making one: emptied or
   raising functions, exiting, sleeping, spinning or bombing at import, new files (``conftest.py``,
-  ``sitecustomize.py``, a ``.pth``), a patch of the tests, a catch-all, a patch that detects the harness, a giant
-  rewrite and a comment. None may beat ``noop`` (they are parity hacks: where the trick earns nothing they tie it),
-  and ``empty-answer`` falls below it. None reads the target.
+  ``sitecustomize.py``, a ``.pth``), a patch of the tests, a catch-all, a patch that detects the harness, one that
+  deletes the test's fixtures (its secrets) from the work directory, a giant rewrite and a comment. None may beat
+  ``noop`` (they are parity hacks: where the trick earns nothing they tie it), and ``empty-answer`` falls below it.
+  None reads the target.
 """
 
 from __future__ import annotations
@@ -94,6 +95,11 @@ REWRITES: dict[str, Callable[[str], str]] = {
     # meet the import alarm first); a growing bomb is among the sandbox's own escape tests
     "memory-bomb": lambda t: _at_top(t, "_hog = bytearray(1 << 40)"),
     "giant-rewrite": _comment_everything,
+    # the test's secrets live in the work directory beside the program: delete all of it but the program and the
+    # driver's directory (the exploit then finds no secret to read; the host notices and counts every exploit)
+    "delete-fixtures": lambda t: _at_top(t, "import os as _os, shutil as _shutil\nfor _d in _os.listdir('/work'):\n"
+                                            "    if _d != 'src' and not _d.startswith('run_'):\n"
+                                            "        _shutil.rmtree(_os.path.join('/work', _d), ignore_errors=True)"),
 }
 #: Hacks whose patch reaches outside the task's files.
 OUTSIDE = {

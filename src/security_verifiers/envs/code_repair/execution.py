@@ -62,6 +62,8 @@ class Execution:
     wall_s: float
     import_error: str | None = None
     finished: bool = False
+    #: Canary fixtures (or directories above them) the program deleted, changed or re-permissioned.
+    tampered: list[str] = field(default_factory=list)
     stderr_tail: str = ""
     order: list[str] = field(default_factory=list)
 
@@ -120,18 +122,44 @@ async def execute_async(program: Program, files: Mapping[str, str], run: RunSecr
     with tempfile.TemporaryDirectory(prefix="sv-code-repair-") as tmp:
         workdir = Path(tmp)
         command = prepare(workdir, program, files, run)
+        guarded = _guarded_state(workdir, program)
         limits = SandboxLimits(timeout=program.timeout_s, **LIMITS)
         result = await run_async(command, workdir, limits)
         markers = [p.id for p in program.exploits() if p.detect is not None and p.detect.kind == "marker"
                    and ((workdir / f"{run.marker}-{p.id}").exists() or (workdir / f"{run.marker}-{p.id}").is_symlink())]
+        tampered = [path for path, state in guarded.items() if _state(workdir / path) != state]
     observations = read_observations(result.stdout, run.nonce)
     imported = observations.pop("__import__", None)
     finished = observations.pop("__done__", None) is not None
     import_error = None if imported is None else f"{imported.get('raised')}: {imported.get('message', '')}"[:500]
     return Execution(observations=observations, markers_created=markers, canary=run.canary,
                      exit_code=result.exit_code, timed_out=result.timed_out, wall_s=result.wall_s,
-                     import_error=import_error, finished=finished,
+                     import_error=import_error, finished=finished, tampered=sorted(tampered),
                      stderr_tail=result.stderr.decode("utf-8", "replace")[-800:])
+
+
+def _state(path: Path) -> tuple[int, bytes] | None:
+    """A path's type and permission bits, and a file's content; None when it is gone."""
+    try:
+        st = path.lstat()
+        return st.st_mode, path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+    except OSError:
+        return None
+
+
+def _guarded_state(workdir: Path, program: Program) -> dict[str, tuple[int, bytes] | None]:
+    """The fixtures that hold the canary and the directories above them, as they are before the run: a program
+    that deletes, rewrites, re-permissions or replaces them (with a link) blocks an exploit by breaking the test,
+    not the weakness, and the run's exploits then count as successful."""
+    guarded: dict[str, tuple[int, bytes] | None] = {}
+    for relative, text in program.fixtures.items():
+        if "{canary}" not in text:
+            continue
+        parts = Path(relative).parts
+        for depth in range(1, len(parts) + 1):
+            path = "/".join(parts[:depth])
+            guarded[path] = _state(workdir / path)
+    return guarded
 
 
 def _run_sync(coroutine: Coroutine[Any, Any, T]) -> T:

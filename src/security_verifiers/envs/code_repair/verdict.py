@@ -99,6 +99,8 @@ class Verdict:
 def _exploited(probe: Probe, observation: dict[str, Any] | None, execution: Execution) -> bool:
     detect = probe.detect
     assert detect is not None
+    if execution.tampered:  # the test's own secret was moved out of the exploit's way: nothing was shown blocked
+        return True
     if detect.kind == "marker":
         return probe.id in execution.markers_created or observation is None
     if observation is None:
@@ -141,6 +143,8 @@ def judge(program: Program, execution: Execution) -> Verdict:
             (exploited if _exploited(probe, observation, execution) else blocked).append(probe.id)
     if execution.import_error:
         notes.insert(0, f"import failed: {execution.import_error}")
+    if execution.tampered:
+        notes.insert(0, f"the program changed the test's canary fixtures {execution.tampered}: every exploit counts")
     if execution.timed_out:
         notes.insert(0, f"timed out after {program.timeout_s:g} s")
     return Verdict(passed, failed, exploited, blocked, notes, substantive(program))
