@@ -65,7 +65,6 @@ class Execution:
     #: Canary fixtures (or directories above them) the program deleted, changed or re-permissioned.
     tampered: list[str] = field(default_factory=list)
     stderr_tail: str = ""
-    order: list[str] = field(default_factory=list)
 
 
 def _write(base: Path, relative: str, text: str) -> None:
