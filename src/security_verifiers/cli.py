@@ -25,6 +25,7 @@ from security_verifiers.cli_import import (
     cmd_data_import_code_repair,
     cmd_data_import_config_audit,
     cmd_data_import_network_logs,
+    cmd_data_import_phishing,
     remove_file,
     write_partial,
 )
@@ -699,7 +700,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--out", default=None, help="Output JSONL file (with --public: a directory).")
     build.set_defaults(func=cmd_data_build)
 
-    imp = data_sub.add_parser("import", help="Turn your own files (configs, flow captures) into a dataset.",
+    imp = data_sub.add_parser("import", help="Turn your own files (configs, flow captures, mail) into a dataset.",
                               description="Read real files into items that `sv eval ENV --data FILE` takes. What "
                               "cannot be read is left out and reported (file, line, reason) on stderr; the exit "
                               "status is 0 unless --strict.")
@@ -737,7 +738,37 @@ def build_parser() -> argparse.ArgumentParser:
                     "of {before, after, cwe, file?, cve?, project?, language?}.")
     cr.add_argument("--limit", type=int, default=None, help="Stop after N items.")
     cr.set_defaults(func=cmd_data_import_code_repair)
-    for parser_ in (ca, nl, cr):
+    ph = imp_sub.add_parser(
+        "phishing", help="Mail corpora: .eml directories, mbox, Maildir (Enron), CSV and JSON exports.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Each message becomes an imported item (label from the corpus or --label; no planted "
+        "evidence: its structural indicators are found when it is scored).\n\nformats:\n"
+        "  eml      a directory of message files, read recursively (.eml or no extension); files that are not\n"
+        "           mail are skipped with the reason\n"
+        "  mbox     mbox files (>From lines unquoted; CRLF and 8-bit bodies kept byte for byte)\n"
+        "  maildir  a Maildir (cur/, new/; tmp/ is skipped) or a tree of them and of plain message files, as the\n"
+        "           Enron corpus: maildir/<user>/<folder>/<n>.\n"
+        "  csv      an export with a text column and a label column, found by name: 'Email Text'/'Email Type'\n"
+        "           (Phishing Email/Safe Email), body/label (1/0), text/label (phishing/legitimate/spam/ham);\n"
+        "           CEAS-style sender, receiver, date, subject columns become the headers of the message; a\n"
+        "           text that is a whole message (headers, blank line, body) is taken as it is\n"
+        "  json     a JSON array of such records (or {\"emails\": [...]}), or JSON Lines\n\n"
+        "labels: a label column's value (case-insensitive: phishing, phishing email, spam, 1, true... or\n"
+        "legitimate, safe email, ham, 0, false...); for eml, maildir and mbox, a directory or mbox file named\n"
+        "after a class (phishing/, spam/, ham/, legitimate/, phishing-2019.mbox). --label gives the class of a\n"
+        "corpus that is all one class; a message whose own label differs is a problem and left out, as is one\n"
+        "with no label at all. Identical messages are imported once; messages over 10 MiB are skipped.")
+    ph.add_argument("paths", nargs="+", metavar="PATH", help="Files or directories, read in the order given.")
+    ph.add_argument("--format", required=True, choices=("eml", "mbox", "maildir", "csv", "json"),
+                    help="How PATH is laid out (see above).")
+    ph.add_argument("--label", choices=("Phishing", "Legitimate"), default=None,
+                    help="The class of every message (a corpus that is all one class); required where the corpus "
+                    "has no labels.")
+    ph.add_argument("--text-column", default=None, help="csv/json: the column holding the message or its text.")
+    ph.add_argument("--label-column", default=None, help="csv/json: the column holding the label.")
+    ph.add_argument("--limit", type=int, default=None, help="Stop after N items.")
+    ph.set_defaults(func=cmd_data_import_phishing)
+    for parser_ in (ca, nl, cr, ph):
         parser_.add_argument("--out", required=True, help="Output JSONL file.")
         parser_.add_argument("--split", default="local", help="Split name written into every item.")
         parser_.add_argument("--strict", action="store_true",
