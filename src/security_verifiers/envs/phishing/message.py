@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import email
 import email.header
+import email.parser
 import email.policy
 import email.utils
 import re
@@ -241,8 +242,13 @@ def parse(raw: bytes) -> Email:
     out = Email()
     try:
         msg = email.message_from_bytes(raw, policy=email.policy.default)
-    except Exception as err:  # noqa: BLE001
-        out.notes.append(f"the message could not be parsed ({type(err).__name__})")
+    except Exception as err:  # noqa: BLE001 - e.g. RecursionError on thousands of nested multiparts
+        out.notes.append(f"the message's body could not be parsed ({type(err).__name__}): only its headers are shown")
+        try:
+            msg = email.parser.BytesParser(policy=email.policy.default).parsebytes(raw, headersonly=True)
+        except Exception:  # noqa: BLE001
+            return out
+        _read_headers(msg, out)
         return out
     if not isinstance(msg, EmailMessage | Message):
         return out
@@ -284,12 +290,15 @@ def _read_parts(msg: Message, out: Email) -> None:
         name = _filename(part)
         if content_type in ("text/plain", "text/html") and name is None \
                 and part.get_content_disposition() != "attachment":
+            content = _content(part)
+            if len(content) >= MAX_PART_CHARS:
+                out.notes.append(f"a text part longer than {MAX_PART_CHARS:,} characters is cut")
             if content_type == "text/html":
-                text, anchors = html_to_text(_content(part))
+                text, anchors = html_to_text(content)
                 html_text.append(text)
                 links.extend(anchors)
             else:
-                plain.append(_content(part))
+                plain.append(content)
         elif content_type.startswith("multipart/"):
             continue  # an empty multipart: nothing to show
         elif len(out.attachments) < MAX_ATTACHMENTS:
