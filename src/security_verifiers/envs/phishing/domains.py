@@ -109,8 +109,18 @@ def host_of(url: str) -> str:
 
 
 def hosts_in(text: str) -> list[str]:
-    """Every domain-like token of ``text`` (hosts of URLs, domains of addresses, bare domains), lower-cased."""
-    return [m.group(1).lower().strip(".") for m in _HOST.finditer(text)]
+    """Every domain of ``text`` (hosts of URLs, domains of addresses, bare domains), lower-cased: tokens that end
+    in a public suffix (``EmailStart.aspx`` and ``invoice.pdf`` are not domains)."""
+    return [host for m in _HOST.finditer(text) if _has_suffix(host := m.group(1).lower().strip("."))]
+
+
+@lru_cache(maxsize=65536)
+def _has_suffix(host: str) -> bool:
+    try:
+        ascii_host = host.encode("idna").decode("ascii") if not host.isascii() else host
+    except UnicodeError:
+        return False
+    return bool(_EXTRACT(ascii_host).suffix)
 
 
 @lru_cache(maxsize=65536)

@@ -21,6 +21,7 @@ from functools import cached_property
 
 from security_verifiers.envs.phishing.domains import (
     BRANDS,
+    TENANT_HOSTS,
     host_of,
     hosts_in,
     imitates,
@@ -87,6 +88,22 @@ class Context:
         for name in self.named_brands:
             out.update(BRANDS[name])
         return frozenset(d for d in out if d)
+
+    @cached_property
+    def genuine(self) -> frozenset[str]:
+        """Domains that are never a look-alike: the references, every known brand's, and the tenancy hosts."""
+        return self.references | frozenset(d for domains in BRANDS.values() for d in domains) | TENANT_HOSTS
+
+    def same_owner(self, a: str, b: str) -> bool:
+        """Whether two registrable domains belong to one organisation this context knows (``docusign.com`` and
+        ``docusign.net``; a partner's two domains)."""
+        if a == b:
+            return True
+        groups: list[frozenset[str]] = list(BRANDS.values())
+        if self.mailbox is not None:
+            groups.append(frozenset(d.lower() for d in self.mailbox.domains))
+            groups += [frozenset(d.lower() for d in p.domains) for p in self.mailbox.partners]
+        return any(within(a, g) and within(b, g) for g in groups)
 
     @cached_property
     def named_brands(self) -> tuple[str, ...]:
@@ -162,7 +179,8 @@ def _urls(segment: Segment, ctx: Context) -> list[tuple[str, str]]:
 def _lookalike(quote: str, segment: Segment, ctx: Context) -> bool:
     if not (segment.kind in ("link", "body") or segment.name in _SENDER_HEADERS):
         return False
-    return any(imitates(host, genuine) for host in _quoted_hosts(quote, segment) for genuine in ctx.references)
+    return any(imitates(host, genuine) for host in _quoted_hosts(quote, segment) if not within(host, ctx.genuine)
+               for genuine in ctx.references)
 
 
 def _display_name(quote: str, segment: Segment, ctx: Context) -> bool:
@@ -189,8 +207,10 @@ def _link_text(quote: str, segment: Segment, ctx: Context) -> bool:
     if segment.kind != "link":
         return False
     link = ctx.link(segment)
+    if link.text == link.href:
+        return False
     target = host_of(link.href)
-    shown = [h for h in hosts_in(link.text) if registrable(h) != registrable(target)]
+    shown = [h for h in hosts_in(link.text) if not ctx.same_owner(registrable(h), registrable(target))]
     if not target or not shown:
         return False
     quoted = set(hosts_in(quote))
