@@ -1,0 +1,156 @@
+"""E4's baselines: the reference, an honest heuristic on headers and URLs, a classical model (:mod:`.classical`),
+constant policies, and hacks on the evidence and the probability.
+
+Every evidence hack answers with the heuristic's label and probability and only changes the evidence, and the
+mismatch hack only the probability: each isolates one way to game one part of the reward, so it must score
+strictly below the heuristic that it otherwise copies (the conformance suite checks it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from security_verifiers.core.scoring import CostProfile
+from security_verifiers.core.types import Item, Message
+from security_verifiers.envs.kits.abstaining import BayesBaseline, ConstantBaseline, Labels
+from security_verifiers.envs.phishing.indicators import INDICATORS, MAX_EVIDENCE
+from security_verifiers.envs.phishing.verifiers import Context
+from security_verifiers.models.base import Baseline, Policy
+
+if TYPE_CHECKING:
+    from security_verifiers.envs.phishing.env import Phishing
+
+#: Log-odds each structural indicator adds to the heuristic's prior (hand-set from what each signal means, not
+#: fitted: a fitted model is the classical baseline's job).
+HEURISTIC_WEIGHTS = {
+    "lookalike_domain": 3.0, "display_name_spoof": 2.2, "reply_to_mismatch": 1.0, "auth_failure": 1.2,
+    "link_text_mismatch": 0.7, "ip_or_shortener_url": 2.0, "free_hosting_credential_page": 2.6,
+    "oauth_consent_lure": 2.5, "risky_attachment": 2.4,
+}
+HEURISTIC_PRIOR = -2.0
+
+
+def _answer(label: str, p: float, evidence: list[tuple[str, str]]) -> str:
+    return json.dumps({"label": label, "p_phishing": round(p, 4),
+                       "evidence": [{"quote": q, "indicator": i} for i, q in evidence[:MAX_EVIDENCE]]})
+
+
+class ContextBaseline(Baseline):
+    """A baseline that reads the parsed email (the environment's cached context of ``item.input``)."""
+
+    def __init__(self, env: Phishing) -> None:
+        self.env = env
+
+    def context(self, item: Item) -> Context:
+        return self.env.context(item)
+
+
+class ReferenceBaseline(ContextBaseline):
+    """The truth with certainty and the planted evidence (on imported mail, what code finds): the ceiling."""
+
+    name = "reference"
+
+    def answer(self, item: Item, messages: list[Message]) -> str:
+        ctx = self.env.judging_context(item)
+        phishing = item.target["label"] == "Phishing"
+        evidence = [(p.indicator, p.quote) for p in ctx.planted] if not ctx.imported else list(ctx.detected)
+        return _answer(item.target["label"], 1.0 if phishing else 0.0, evidence if phishing else [])
+
+
+def heuristic_probability(ctx: Context) -> float:
+    found = {indicator for indicator, _ in ctx.detected}
+    logit = HEURISTIC_PRIOR + sum(HEURISTIC_WEIGHTS[i] for i in found)
+    return 1.0 / (1.0 + math.exp(-logit))
+
+
+class HeuristicBaseline(BayesBaseline):
+    """Rules on headers and URLs: the structural indicators code finds, each adding fixed log-odds to a prior;
+    the Bayes action under the configured costs; the indicators found, strongest first, as evidence."""
+
+    name = "heuristic"
+
+    def __init__(self, costs: CostProfile, labels: Labels, env: Phishing) -> None:
+        super().__init__(costs, labels)
+        self.env = env
+
+    def probabilities(self, items: list[Item]) -> list[float]:
+        return [heuristic_probability(self.env.context(i)) for i in items]
+
+    def evidence(self, item: Item) -> list[tuple[str, str]]:
+        return sorted(self.env.context(item).detected, key=lambda e: -HEURISTIC_WEIGHTS[e[0]])
+
+    def answer(self, item: Item, messages: list[Message]) -> str:
+        p = self._p.get(item.id)
+        if p is None:
+            p = self.probabilities([item])[0]
+        return _answer(self.labels.label(self.costs.bayes_action(p)), p, self.evidence(item))
+
+
+class EvidenceHack(Baseline):
+    """The heuristic's label and probability with other evidence (what each hack tries)."""
+
+    def __init__(self, heuristic: HeuristicBaseline, name: str, evidence: Callable[[Context], list[tuple[str, str]]],
+                 flip_probability: bool = False) -> None:
+        self.heuristic, self.name, self._evidence, self.flip = heuristic, name, evidence, flip_probability
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "baseline", "name": self.name}
+
+    def prepare(self, items: list[Item]) -> None:
+        self.heuristic.prepare(items)
+
+    def answer(self, item: Item, messages: list[Message]) -> str:
+        honest = json.loads(self.heuristic.answer(item, messages))
+        ctx = self.heuristic.env.context(item)
+        if self.flip:  # the label of the honest probability, stated with the opposite probability
+            return _answer(honest["label"], 1.0 - honest["p_phishing"], [(e["indicator"], e["quote"])
+                                                                         for e in honest["evidence"]])
+        return _answer(honest["label"], honest["p_phishing"], self._evidence(ctx))
+
+
+def _quote_everything(ctx: Context) -> list[tuple[str, str]]:
+    return [(i, ctx.rendering.text) for i in ("lookalike_domain", "credential_request", "urgency_pressure")]
+
+
+def _fabricated(ctx: Context) -> list[tuple[str, str]]:
+    return [("credential_request", "Please verify your password to keep your account active."),
+            ("urgency_pressure", "Your mailbox will be closed within 24 hours."),
+            ("lookalike_domain", "micros0ft-support.com"),
+            ("payment_change_request", "Our bank details have changed, please update them before the next payment."),
+            ("auth_failure", "spf=fail")]
+
+
+def _every_indicator(ctx: Context) -> list[tuple[str, str]]:
+    """One quote (the strongest true one, else the From value) under every indicator the answer has room for:
+    the indicators that are most often true first."""
+    quote = ctx.detected[0][1] if ctx.detected else (ctx.mail.header("From") or ctx.mail.header("Subject") or "a")
+    order = ["lookalike_domain", "display_name_spoof", "urgency_pressure", "credential_request",
+             "link_text_mismatch", *INDICATORS]
+    return [(i, quote) for i in list(dict.fromkeys(order))[:MAX_EVIDENCE]]
+
+
+def baseline_factories(env: Phishing) -> dict[str, Callable[[], Policy]]:
+    from security_verifiers.envs.phishing.classical import ClassicalBaseline
+    from security_verifiers.envs.phishing.env import LABELS
+
+    costs = env.config.costs
+
+    def heuristic() -> HeuristicBaseline:
+        return HeuristicBaseline(costs, LABELS, env)
+
+    factories: dict[str, Callable[[], Policy]] = {
+        "reference": lambda: ReferenceBaseline(env),
+        "heuristic": heuristic,
+        "classical": lambda: ClassicalBaseline(costs, LABELS, env),
+    }
+    for label in (LABELS.positive, LABELS.negative, LABELS.abstain):
+        factories[f"always-{label.lower()}"] = lambda label=label: ConstantBaseline(label, LABELS)  # type: ignore[misc]
+    factories["quote-everything"] = lambda: EvidenceHack(heuristic(), "quote-everything", _quote_everything)
+    factories["fabricated-quotes"] = lambda: EvidenceHack(heuristic(), "fabricated-quotes", _fabricated)
+    factories["every-indicator"] = lambda: EvidenceHack(heuristic(), "every-indicator", _every_indicator)
+    factories["label-probability-mismatch"] = lambda: EvidenceHack(heuristic(), "label-probability-mismatch",
+                                                                   _fabricated, flip_probability=True)
+    return factories

@@ -1,0 +1,328 @@
+"""One raw email, parsed once into what the prompt shows and the verifiers check: headers, addresses, results of
+authentication, the Received chain, the text, the links and the attachments.
+
+The standard library's ``email`` package reads the message (``policy.default``: RFC 2047 words decoded, addresses
+parsed, transfer encodings undone). Real mail is often broken and hostile mail is built to break parsers, so
+every step here is bounded and falls back instead of raising: a header the modern policy cannot parse is shown
+decoded as well as it can be; a part whose charset is unknown is decoded as UTF-8 with replacement characters;
+the walk over parts is iterative, with a cap on depth and count (a thousand nested multiparts do not recurse);
+text, links and attachments are capped. What was cut or could not be read is listed in ``Email.notes``, which
+the prompt shows, so the model is told rather than misled.
+"""
+
+from __future__ import annotations
+
+import email
+import email.header
+import email.parser
+import email.policy
+import email.utils
+import re
+from dataclasses import dataclass, field
+from email.message import EmailMessage, Message
+from html.parser import HTMLParser
+
+#: Caps on what one message may contribute (beyond them the rest is dropped and a note says so).
+MAX_PARTS = 200
+MAX_DEPTH = 12
+MAX_HEADER_CHARS = 600
+MAX_BODY_CHARS = 12_000
+MAX_PART_CHARS = 400_000
+MAX_LINKS = 40
+MAX_ATTACHMENTS = 20
+MAX_RECEIVED = 50
+
+#: Headers the prompt shows, in its order (values of the same name joined by " | ").
+SHOWN_HEADERS = ("From", "Sender", "Reply-To", "Return-Path", "To", "Cc", "Date", "Subject",
+                 "Authentication-Results", "Received-SPF")
+
+_URL = re.compile(r"""\b(?:https?://|www\.)[^\s<>"'()\[\]{}]+""", re.IGNORECASE)
+_BLOCK_TAGS = frozenset({"p", "div", "br", "tr", "li", "ul", "ol", "table", "h1", "h2", "h3", "h4", "h5", "h6",
+                         "blockquote", "hr", "section", "article", "header", "footer", "center", "pre", "td"})
+_SKIPPED_TAGS = frozenset({"script", "style", "head", "title", "noscript", "template", "svg"})
+
+
+def collapse(text: str) -> str:
+    """Whitespace runs as one space, trimmed: how headers are shown and how quotes are compared."""
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class Address:
+    display_name: str
+    address: str
+
+    @property
+    def domain(self) -> str:
+        return self.address.rpartition("@")[2].lower().strip(".") if "@" in self.address else ""
+
+
+@dataclass(frozen=True)
+class Link:
+    """An anchor of the HTML (its visible text and its target) or a bare URL of the text (text = the URL)."""
+
+    text: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Attachment:
+    name: str
+    content_type: str
+    size: int
+
+
+@dataclass
+class Email:
+    """What the prompt and the verifiers read of one message."""
+
+    headers: dict[str, list[str]] = field(default_factory=dict)
+    sender: Address | None = None
+    reply_to: list[Address] = field(default_factory=list)
+    return_path: str = ""
+    to: list[Address] = field(default_factory=list)
+    received: list[str] = field(default_factory=list)
+    body: str = ""
+    links: list[Link] = field(default_factory=list)
+    attachments: list[Attachment] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def header(self, name: str) -> str:
+        return " | ".join(self.headers.get(name, []))
+
+
+def _header_text(msg: Message, name: str, raw: str) -> str:
+    """A header's value decoded by the modern policy, or, where that fails, by the RFC 2047 decoder alone."""
+    try:
+        value = str(msg.policy.header_fetch_parse(name, raw))
+    except Exception:  # noqa: BLE001 - a hostile header must never end the run
+        try:
+            value = str(email.header.make_header(email.header.decode_header(raw)))
+        except Exception:  # noqa: BLE001
+            value = raw
+    value = collapse(value)
+    return value if len(value) <= MAX_HEADER_CHARS else value[:MAX_HEADER_CHARS] + " [...]"
+
+
+def _addresses(value: str) -> list[Address]:
+    """The addresses of a header value (``email.utils.getaddresses``: tolerant of broken lists)."""
+    try:
+        pairs = email.utils.getaddresses([value])
+    except Exception:  # noqa: BLE001
+        return []
+    return [Address(collapse(name), collapse(addr)) for name, addr in pairs if addr or name][:50]
+
+
+class _HTMLText(HTMLParser):
+    """HTML to text and links, in one linear pass (no tree: deep nesting costs nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+        self.links: list[Link] = []
+        self._skip = 0
+        self._anchor: list[str] | None = None
+        self._href = ""
+        self._chars = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIPPED_TAGS:
+            self._skip += 1
+        elif tag in _BLOCK_TAGS:
+            self._emit("\n")
+        elif tag == "a":
+            href = next((v for k, v in attrs if k == "href" and v), "")
+            self._anchor, self._href = ([], href.strip()) if href else (None, "")
+        elif tag == "img":
+            alt = next((v for k, v in attrs if k == "alt" and v), "")
+            if alt:
+                self._emit(f" [image: {collapse(alt)}] ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIPPED_TAGS:
+            self._skip = max(0, self._skip - 1)
+        elif tag in _BLOCK_TAGS:
+            self._emit("\n")
+        elif tag == "a" and self._anchor is not None:
+            text = collapse("".join(self._anchor))
+            if len(self.links) < MAX_LINKS * 4:
+                self.links.append(Link(text or self._href, self._href))
+            self._anchor = None
+
+    def handle_data(self, data: str) -> None:
+        if self._skip:
+            return
+        self._emit(data)
+        if self._anchor is not None and sum(map(len, self._anchor)) < 1000:
+            self._anchor.append(data)
+
+    def _emit(self, text: str) -> None:
+        if self._chars < MAX_BODY_CHARS * 2:
+            self.out.append(text)
+            self._chars += len(text)
+
+    def text(self) -> str:
+        lines = (collapse(line) for line in "".join(self.out).split("\n"))
+        return "\n".join(line for line in lines if line)
+
+
+def html_to_text(html: str) -> tuple[str, list[Link]]:
+    """The visible text of an HTML part and its anchors; malformed HTML gives what was read before it broke."""
+    parser = _HTMLText()
+    try:
+        parser.feed(html[:MAX_PART_CHARS])
+        parser.close()
+    except Exception:  # noqa: BLE001 - html.parser raises on some malformed declarations
+        pass
+    return parser.text(), parser.links
+
+
+def _content(part: Message) -> str:
+    """A text part's content: by its declared charset, else UTF-8 with replacement characters."""
+    try:
+        content = part.get_content()  # type: ignore[attr-defined]
+        if isinstance(content, str):
+            return content[:MAX_PART_CHARS]
+    except Exception:  # noqa: BLE001 - unknown charset, broken base64...
+        pass
+    try:
+        payload = part.get_payload(decode=True)
+    except Exception:  # noqa: BLE001
+        payload = None
+    if isinstance(payload, bytes):
+        return payload[:MAX_PART_CHARS].decode("utf-8", errors="replace")
+    raw = part.get_payload()
+    return raw[:MAX_PART_CHARS] if isinstance(raw, str) else ""
+
+
+def _size(part: Message) -> int:
+    try:
+        payload = part.get_payload(decode=True)
+    except Exception:  # noqa: BLE001
+        payload = None
+    if isinstance(payload, bytes):
+        return len(payload)
+    raw = part.get_payload()
+    return len(raw) if isinstance(raw, str) else 0
+
+
+def _filename(part: Message) -> str | None:
+    try:
+        name = part.get_filename()
+    except Exception:  # noqa: BLE001
+        name = part.get_param("name") if hasattr(part, "get_param") else None  # type: ignore[assignment]
+    return collapse(str(name))[:200] if name else None
+
+
+def _walk(msg: Message, notes: list[str]) -> list[Message]:
+    """The leaf parts (and attached messages' leaves) in document order, iteratively, within the caps."""
+    leaves: list[Message] = []
+    stack: list[tuple[Message, int]] = [(msg, 0)]
+    seen = 0
+    while stack:
+        part, depth = stack.pop()
+        seen += 1
+        if seen > MAX_PARTS:
+            notes.append(f"more than {MAX_PARTS} MIME parts: the rest are not shown")
+            break
+        payload = part.get_payload() if part.is_multipart() else None
+        if isinstance(payload, list):
+            if depth >= MAX_DEPTH:
+                notes.append(f"MIME parts nested deeper than {MAX_DEPTH} levels are not shown")
+                continue
+            stack.extend((child, depth + 1) for child in reversed(payload) if isinstance(child, Message))
+        else:
+            leaves.append(part)
+    return leaves
+
+
+def parse(raw: bytes) -> Email:
+    """Parse one message; never raises (a message that cannot be read at all is an empty :class:`Email` with a
+    note)."""
+    out = Email()
+    try:
+        msg = email.message_from_bytes(raw, policy=email.policy.default)
+    except Exception as err:  # noqa: BLE001 - e.g. RecursionError on thousands of nested multiparts
+        out.notes.append(f"the message's body could not be parsed ({type(err).__name__}): only its headers are shown")
+        try:
+            msg = email.parser.BytesParser(policy=email.policy.default).parsebytes(raw, headersonly=True)
+        except Exception:  # noqa: BLE001
+            return out
+        _read_headers(msg, out)
+        return out
+    if not isinstance(msg, EmailMessage | Message):
+        return out
+    if msg.defects:
+        defects = "; ".join(sorted({type(d).__name__ for d in msg.defects}))
+        out.notes.append(f"the message is malformed: {defects[:300]}")
+    _read_headers(msg, out)
+    _read_parts(msg, out)
+    return out
+
+
+def _read_headers(msg: Message, out: Email) -> None:
+    wanted = {h.lower(): h for h in (*SHOWN_HEADERS, "Received")}
+    for name, raw in msg.raw_items():  # type: ignore[attr-defined]
+        key = wanted.get(name.lower())
+        if key is None:
+            continue
+        if key == "Received":
+            if len(out.received) < MAX_RECEIVED:
+                out.received.append(_header_text(msg, name, raw))
+            continue
+        values = out.headers.setdefault(key, [])
+        if len(values) < 5:
+            values.append(_header_text(msg, name, raw))
+    senders = _addresses(out.header("From").split(" | ")[0]) if "From" in out.headers else []
+    out.sender = senders[0] if senders else None
+    out.reply_to = _addresses(out.header("Reply-To"))
+    path = _addresses(out.header("Return-Path"))
+    out.return_path = path[0].address if path else ""
+    out.to = _addresses(" , ".join(out.headers.get("To", []) + out.headers.get("Cc", [])))
+
+
+def _read_parts(msg: Message, out: Email) -> None:
+    plain: list[str] = []
+    html_text: list[str] = []
+    links: list[Link] = []
+    for part in _walk(msg, out.notes):
+        content_type = part.get_content_type()
+        name = _filename(part)
+        if content_type in ("text/plain", "text/html") and name is None \
+                and part.get_content_disposition() != "attachment":
+            content = _content(part)
+            if len(content) >= MAX_PART_CHARS:
+                out.notes.append(f"a text part longer than {MAX_PART_CHARS:,} characters is cut")
+            if content_type == "text/html":
+                text, anchors = html_to_text(content)
+                html_text.append(text)
+                links.extend(anchors)
+            else:
+                plain.append(content)
+        elif content_type.startswith("multipart/"):
+            continue  # an empty multipart: nothing to show
+        elif len(out.attachments) < MAX_ATTACHMENTS:
+            out.attachments.append(Attachment(name or "(unnamed)", content_type, _size(part)))
+        else:
+            out.notes.append(f"only the first {MAX_ATTACHMENTS} attachments are listed")
+            break
+    texts = [t for t in plain if t.strip()] or html_text
+    body = "\n".join("\n".join(collapse(line) for line in t.splitlines()) for t in texts)
+    body = re.sub(r"\n{3,}", "\n\n", body).strip()
+    if len(body) > MAX_BODY_CHARS:
+        body = body[:MAX_BODY_CHARS]
+        out.notes.append(f"the text is cut after {MAX_BODY_CHARS:,} characters")
+    out.body = body
+    anchor_texts = {collapse(link.text) for link in links}
+    for text in [*plain, *html_text]:  # bare URLs (a client makes them links), unless an anchor shows them
+        for url in (m.rstrip(".,;:!?'\"") for m in _URL.findall(text[:MAX_BODY_CHARS])):
+            if url not in anchor_texts:
+                links.append(Link(url, url))
+    unique: dict[tuple[str, str], Link] = {}
+    for link in links:
+        if link.href and not link.href.lower().startswith(("mailto:", "#", "cid:", "tel:")):
+            key = (collapse(link.text)[:200], collapse(link.href)[:500])
+            unique.setdefault(key, Link(*key))
+    out.links = list(unique.values())[:MAX_LINKS]
+    if len(unique) > MAX_LINKS:
+        out.notes.append(f"only the first {MAX_LINKS} of {len(unique)} links are listed")
