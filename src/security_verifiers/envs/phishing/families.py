@@ -20,7 +20,6 @@ from security_verifiers.envs.phishing.text import (
     Draft,
     amount,
     day_text,
-    disclaimer,
     finish,
     greeting,
     person_pair,
@@ -36,12 +35,12 @@ from security_verifiers.envs.phishing.world import (
     FREE_MAIL,
     ROLES_OF_AUTHORITY,
     SHORTENERS,
+    Person,
     free_mail_address,
     homograph,
     local_part,
     lookalike,
     person_name,
-    Person,
     small_business_domain,
 )
 
@@ -64,7 +63,8 @@ def _credential_pretext(ctx: Ctx, pretext: str, brand: str) -> tuple[str, str, s
     mailbox = c.recipient.email
     if pretext == "password_expiry":
         return (c.pick(("Password expiry notice for {m}", "Your password expires today", "Action required: "
-                        "password expiration", "{b} password reset required", "Reminder: update your password"), m=mailbox, b=brand),
+                        "password expiration", "{b} password reset required", "Reminder: update your password"),
+                       m=mailbox, b=brand),
                 c.pick(("The password for {m} is set to expire {d}.", "Our records show your {b} password has not "
                         "been changed in 90 days.", "Your network password expires in less than 24 hours."),
                        m=mailbox, d=c.pick(("today", "tonight", "at midnight")), b=brand),
@@ -171,7 +171,8 @@ def lookalike_credential(ctx: Ctx) -> Draft:
         body.link(button, href)
     body.plant("lookalike_domain", href)
     body.para(span("urgency_pressure", _urgency_phish(ctx)) if rng.random() < 0.8 else None)
-    body.para(ctx.pick(("Thank you,\n{b} IT Service Desk", "Regards,\nIT Support Team", "{b} Account Team",
+    # The imitated name is always written out: a look-alike imitates what the email names.
+    body.para(ctx.pick(("Thank you,\n{b} IT Service Desk", "Regards,\n{b} Support Team", "{b} Account Team",
                         "Sincerely,\nThe {b} Security Team"), b=brand))
     body.para(_brand_footer(ctx, brand))
     r = rng.random()
@@ -476,7 +477,8 @@ def shortener_delivery(ctx: Ctx) -> Draft:
     carrier = rng.choice(CARRIERS)
     body = Body()
     if rng.random() < 0.5:
-        href = f"https://{rng.choice(SHORTENERS)}/{''.join(rng.choice('abcdefghijkmnpqrstuvwxyzABCDEFGH23456789') for _ in range(7))}"
+        code = "".join(rng.choice("abcdefghijkmnpqrstuvwxyzABCDEFGH23456789") for _ in range(7))
+        href = f"https://{rng.choice(SHORTENERS)}/{code}"
     else:
         href = f"http://{mime.doc_ip(rng)}/{rng.choice(('track', 'redelivery', 'parcel', 'pay'))}?id={ref(rng)}"
     body.plant("ip_or_shortener_url", href)
@@ -617,7 +619,8 @@ def idn_homograph(ctx: Ctx) -> Draft:
     pretext = rng.choice(_PRETEXTS[:4])
     subject, opening, cred, button = _credential_pretext(ctx, pretext, brand)
     href = f"https://{puny}/{rng.choice(('login', 'signin', 'account/verify'))}"
-    sender = (ctx.pick(("{b}", "{b} Support", "{b} Accounts"), b=brand), f"{rng.choice(('no-reply', 'support'))}@{puny}")
+    sender = (ctx.pick(("{b}", "{b} Support", "{b} Accounts"), b=brand),
+              f"{rng.choice(('no-reply', 'support'))}@{puny}")
     body = Body()
     body.plant("lookalike_domain", sender[1])
     body.para(greeting(ctx))

@@ -17,7 +17,9 @@ from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import Item
 from security_verifiers.envs.phishing.families import FAMILIES, Family
 from security_verifiers.envs.phishing.items import PhishingInput, PhishingTarget
+from security_verifiers.envs.phishing.message import parse
 from security_verifiers.envs.phishing.text import Ctx
+from security_verifiers.envs.phishing.verifiers import Context, confirm
 from security_verifiers.envs.phishing.world import IN_DIST_ORGS, OOD_ORGS, Organisation
 
 GENERATOR_VERSION = "1.0.0"
@@ -48,10 +50,21 @@ def _make_item(rng: random.Random, split: str, index: int, orgs: tuple[Organisat
     inp = PhishingInput(raw=draft.raw, raw_encoding="text", mailbox=org.mailbox())
     target = PhishingTarget(label=draft.label, family=draft.family, source="generated",
                             planted=[{"indicator": i, "quote": q} for i, q in draft.planted])
+    self_check(inp, target, f"{split} #{index} ({family.name})")
     return Item(id=f"phishing-{split}-{index:06d}", split=split, input=inp.model_dump(mode="json"),
                 target=target.model_dump(mode="json"),
                 meta={"generator_version": GENERATOR_VERSION, "difficulty": draft.difficulty, "lure": draft.lure,
                       "organisation": org.name})
+
+
+def self_check(inp: PhishingInput, target: PhishingTarget, where: str) -> None:
+    """Every planted piece of evidence is confirmed by the scorer's own verifier on the parsed message: an item
+    whose reference answer the scorer would reject is a generator bug, raised here rather than shipped."""
+    ctx = Context(mail=parse(inp.message_bytes()), mailbox=inp.mailbox, planted=target.planted)
+    for planted in target.planted:
+        if not confirm(planted.indicator, planted.quote, ctx):
+            raise DatasetError(f"generator bug in {where}: planted {planted.indicator} {planted.quote!r} is not "
+                               "confirmed by its verifier")
 
 
 def generate(split: str, n: int, seed: int) -> list[Item]:

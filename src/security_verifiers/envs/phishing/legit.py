@@ -204,7 +204,7 @@ def internal_announcement(ctx: Ctx) -> Draft:
         attachments.append(mime.attachment(filename, mime.office_package(rng, "xlsm", "Budget", macros=True)))
         body.plant("risky_attachment", filename)
     body.para(signoff(ctx, author.name, author.role, org.name, phone=False))
-    everyone = (f"All Staff", f"allstaff@{org.domain}") if rng.random() < 0.6 else (ctx.recipient.name,
+    everyone = ("All Staff", f"allstaff@{org.domain}") if rng.random() < 0.6 else (ctx.recipient.name,
                                                                                    ctx.recipient.email)
     return finish(ctx, body, family="internal_announcement", label=L, difficulty="easy", lure=topic,
                   sender=person_pair(author), to=[everyone], subject=ctx.pick({

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import email.policy
+import hashlib
 import html
 import io
 import random
@@ -142,6 +143,10 @@ def build(spec: Spec) -> str:
     for att in spec.attachments:
         maintype, subtype = att.content_type.split("/", 1)
         msg.add_attachment(att.data, maintype=maintype, subtype=subtype, filename=att.filename)
+    # The library draws boundaries from the global random state: derive them from the message instead.
+    token = hashlib.sha256(spec.message_id.encode()).hexdigest()[:24]
+    for i, part in enumerate(p for p in msg.walk() if p.is_multipart()):
+        part.set_boundary(f"----=_Part_{i}_{token}")
     return msg.as_string()
 
 
@@ -173,7 +178,7 @@ def received_chain(rng: random.Random, sender_domain: str, org_domain: str, reci
     hops = rng.randint(2, 5)
     inbound = [f"mx{rng.randint(1, 2)}.{org_domain}"] + ([f"mailstore{rng.randint(1, 3)}.{org_domain}"]
                                                          if hops >= 3 else [])
-    relays = [f"relay{i}.{sender_domain}" for i in range(1, hops - len(inbound))]
+    relays = [f"relay{i}.{sender_domain}" for i in range(1, hops - len(inbound) + 1)]
     hosts = [_host_of(rng, sender_domain), *relays, *inbound]
     out, t = [], when - dt.timedelta(seconds=rng.randint(20, 600))
     for i in range(1, len(hosts)):

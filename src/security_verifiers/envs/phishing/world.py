@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from security_verifiers.envs.phishing.domains import imitates
+
 FIRST_NAMES = (
     "Dana", "Marcus", "Priya", "Tomás", "Zoë", "Søren", "Łukasz", "Aoife", "François", "Björn", "Chloé", "Renée",
     "Kwame", "Mei", "Rafael", "Ingrid", "Omar", "Hannah", "Diego", "Yuki", "Fatima", "Connor", "Elif", "Nikolai",
@@ -169,7 +171,7 @@ def lookalike(rng: random.Random, domain: str) -> str:
     inside a longer domain, as impostors register them."""
     label, _, suffix = domain.partition(".")
     for _ in range(20):
-        kind = rng.randrange(6)
+        kind = rng.randrange(6) if len(label) >= 5 else 3  # a short name only reads as itself elsewhere
         if kind == 0 and len(label) > 4:  # a doubled or dropped letter
             i = rng.randrange(1, len(label) - 1)
             out = label[:i] + label[i] + label[i:] if rng.random() < 0.5 else label[:i] + label[i + 1:]
@@ -190,8 +192,8 @@ def lookalike(rng: random.Random, domain: str) -> str:
         else:  # the name inside a longer domain
             out = label + rng.choice(_SUFFIXES)
         candidate = f"{out}.{suffix}"
-        if candidate != domain and "--" not in candidate and not candidate.startswith("-"):
-            return candidate
+        if candidate != domain and "--" not in candidate and imitates(candidate, domain):
+            return candidate  # the scorer's own test of imitation agrees, so the plant is confirmable
     return f"{label}-secure.{suffix}"
 
 
