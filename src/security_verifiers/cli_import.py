@@ -237,31 +237,12 @@ def cmd_data_import_code_repair(args: argparse.Namespace) -> int:
                           skipped=sum(report.skipped.values()))
 
 
-#: The environment and version an imported phishing dataset is written for.
-PHISHING_VERSION = "0.1.0"
-
-
-def _phishing_header(args: argparse.Namespace) -> dict[str, Any]:
-    """The dataset header of ``sv data import phishing``."""
-    try:
-        return _header("phishing", args)
-    except KeyError:
-        # TODO(lead): once `phishing` is in the registry this fallback is dead: delete it and call
-        # `_header("phishing", args)` directly (PHISHING_VERSION must then match Phishing.version).
-        from security_verifiers.core.datasets import dataset_header
-
-        return dataset_header("phishing", PHISHING_VERSION, split=args.split, written_by="sv data import")
-
-
 def _checked_phishing(items: Iterator[Any]) -> Iterator[Any]:
     """Each item checked against the item contract as it streams by (an import may hold millions of messages)."""
-    from security_verifiers.envs.phishing.items import PhishingInput, PhishingTarget
+    from security_verifiers.envs.phishing.env import Phishing
 
     for item in items:
-        # TODO(lead): replace these two lines with `Phishing.check_items([item], None, "sv data import phishing")`
-        # once the environment class exists.
-        PhishingInput.model_validate(item.input)
-        PhishingTarget.model_validate(item.target)
+        Phishing.check_items([item], None, "sv data import phishing")
         yield item
 
 
@@ -300,7 +281,7 @@ def cmd_data_import_phishing(args: argparse.Namespace) -> int:
     if bar is not None:
         bar.start()
     try:
-        digest = write_partial(_checked_phishing(items()), partial, _phishing_header(args))
+        digest = write_partial(_checked_phishing(items()), partial, _header("phishing", args))
     finally:
         show()
         if bar is not None:

@@ -46,11 +46,16 @@ LEXICON: dict[str, re.Pattern[str]] = {
 
 
 def features(ctx: Context) -> list[float]:
-    """Header and URL features: each structural indicator found, and counts code reads without a verdict."""
+    """Header and URL features: each structural indicator found, how many were found and the heuristic's log-odds
+    of them (so that an indicator the train split never shows still moves the model: a learned weight of an
+    unseen feature is 0), and counts code reads without a verdict."""
+    from security_verifiers.envs.phishing.baselines import HEURISTIC_PRIOR, HEURISTIC_WEIGHTS
+
     found = {indicator for indicator, _ in ctx.detected}
     mail = ctx.mail
     sender = mail.sender.domain if mail.sender else ""
-    return [*(1.0 if i in found else 0.0 for i in STRUCTURAL_VERIFIERS),
+    return [*(1.0 if i in found else 0.0 for i in STRUCTURAL_VERIFIERS), len(found) / 3,
+            (HEURISTIC_PRIOR + sum(HEURISTIC_WEIGHTS[i] for i in found)) / 3,
             1.0 if sender and is_free_mail(sender) else 0.0,
             min(len(mail.links), 10) / 10, min(len(mail.attachments), 5) / 5,
             1.0 if not mail.headers.get("Authentication-Results") else 0.0,

@@ -246,7 +246,8 @@ def imitates(host: str, genuine: str) -> bool:
     a, b = skeleton(own), skeleton(theirs)
     if a == b:
         return True
-    if len(b) >= 5 and _distance(a, b) <= (2 if len(b) >= 9 else 1):
+    plain_own, plain_theirs = own.lower().replace("-", ""), theirs.lower().replace("-", "")
+    if len(b) >= 5 and min(_distance(a, b), _distance(plain_own, plain_theirs)) <= (2 if len(b) >= 9 else 1):
         return True
     if len(b) >= 4 and mine not in TENANT_HOSTS:  # the brand's name inside another domain
         return _named_inside(host[: len(host) - len(mine)] + own, b)
