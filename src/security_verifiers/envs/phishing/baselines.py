@@ -3,7 +3,9 @@ constant policies, and hacks on the evidence and the probability.
 
 Every evidence hack answers with the heuristic's label and probability and only changes the evidence, and the
 mismatch hack only the probability: each isolates one way to game one part of the reward, so it must score
-strictly below the heuristic that it otherwise copies (the conformance suite checks it).
+strictly below the heuristic that it otherwise copies (the conformance suite checks it). ``abstain-with-evidence``
+never commits to a label but cites every true structural indicator: the evidence part must not make abstaining
+pay.
 """
 
 from __future__ import annotations
@@ -79,6 +81,10 @@ class HeuristicBaseline(BayesBaseline):
     def probabilities(self, items: list[Item]) -> list[float]:
         return [heuristic_probability(self.env.context(i)) for i in items]
 
+    def prepare(self, items: list[Item]) -> None:
+        """Nothing to batch: each answer reads the email's context, which the prompt has just parsed (computing
+        every probability up front would parse every email once more, past the context cache, on a large set)."""
+
     def evidence(self, item: Item) -> list[tuple[str, str]]:
         return sorted(self.env.context(item).detected, key=lambda e: -HEURISTIC_WEIGHTS[e[0]])
 
@@ -93,8 +99,9 @@ class EvidenceHack(Baseline):
     """The heuristic's label and probability with other evidence (what each hack tries)."""
 
     def __init__(self, heuristic: HeuristicBaseline, name: str, evidence: Callable[[Context], list[tuple[str, str]]],
-                 flip_probability: bool = False) -> None:
-        self.heuristic, self.name, self._evidence, self.flip = heuristic, name, evidence, flip_probability
+                 flip_probability: bool = False, abstain: bool = False) -> None:
+        self.heuristic, self.name, self._evidence = heuristic, name, evidence
+        self.flip, self.abstain = flip_probability, abstain
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "baseline", "name": self.name}
@@ -108,6 +115,8 @@ class EvidenceHack(Baseline):
         if self.flip:  # the label of the honest probability, stated with the opposite probability
             return _answer(honest["label"], 1.0 - honest["p_phishing"], [(e["indicator"], e["quote"])
                                                                          for e in honest["evidence"]])
+        if self.abstain:  # never commit, but cite every true structural indicator
+            return _answer("Abstain", 0.5, self._evidence(ctx))
         return _answer(honest["label"], honest["p_phishing"], self._evidence(ctx))
 
 
@@ -133,7 +142,6 @@ def _every_indicator(ctx: Context) -> list[tuple[str, str]]:
 
 
 def baseline_factories(env: Phishing) -> dict[str, Callable[[], Policy]]:
-    from security_verifiers.envs.phishing.classical import ClassicalBaseline
     from security_verifiers.envs.phishing.env import LABELS
 
     costs = env.config.costs
@@ -141,16 +149,23 @@ def baseline_factories(env: Phishing) -> dict[str, Callable[[], Policy]]:
     def heuristic() -> HeuristicBaseline:
         return HeuristicBaseline(costs, LABELS, env)
 
+    def classical() -> Policy:
+        from security_verifiers.envs.phishing.classical import ClassicalBaseline  # scikit-learn: import when used
+
+        return ClassicalBaseline(costs, LABELS, env)
+
     factories: dict[str, Callable[[], Policy]] = {
         "reference": lambda: ReferenceBaseline(env),
         "heuristic": heuristic,
-        "classical": lambda: ClassicalBaseline(costs, LABELS, env),
+        "classical": classical,
     }
     for label in (LABELS.positive, LABELS.negative, LABELS.abstain):
         factories[f"always-{label.lower()}"] = lambda label=label: ConstantBaseline(label, LABELS)  # type: ignore[misc]
     factories["quote-everything"] = lambda: EvidenceHack(heuristic(), "quote-everything", _quote_everything)
     factories["fabricated-quotes"] = lambda: EvidenceHack(heuristic(), "fabricated-quotes", _fabricated)
     factories["every-indicator"] = lambda: EvidenceHack(heuristic(), "every-indicator", _every_indicator)
+    factories["abstain-with-evidence"] = lambda: EvidenceHack(heuristic(), "abstain-with-evidence",
+                                                              lambda ctx: list(ctx.detected), abstain=True)
     factories["label-probability-mismatch"] = lambda: EvidenceHack(heuristic(), "label-probability-mismatch",
                                                                    _fabricated, flip_probability=True)
     return factories

@@ -14,6 +14,7 @@ from functools import lru_cache
 from urllib.parse import parse_qs, urlsplit
 
 import tldextract
+from rapidfuzz.distance import OSA
 
 #: The Public Suffix List snapshot bundled with tldextract (never fetched: ``suffix_list_urls=()``).
 _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
@@ -77,6 +78,23 @@ BRANDS: dict[str, frozenset[str]] = {name: frozenset(domains) for name, domains 
     "Workday": ("workday.com", "myworkday.com"),
     "ADP": ("adp.com",),
 }.items()}
+#: Each brand's name as a whole word; all-capital names such as ``UPS`` and ``DHL`` in capitals only, so that "ups"
+#: in "groups" or "chase" in "purchase" names nothing.
+_BRAND_PATTERNS = {name: re.compile(rf"\b{re.escape(name)}\b", 0 if name.isupper() else re.IGNORECASE)
+                   for name in BRANDS}
+
+
+def brands_named(text: str) -> list[str]:
+    """The brands of :data:`BRANDS` that ``text`` names, in the order of :data:`BRANDS` (a substring test first:
+    most texts name few brands, and the word-boundary pattern runs only for those).
+
+    >>> brands_named("Sign in to your microsoft account; tracking by UPS, not groups")
+    ['Microsoft', 'UPS']
+    """
+    lowered = text.lower()
+    return [name for name, pattern in _BRAND_PATTERNS.items() if name.lower() in lowered and pattern.search(text)]
+
+
 #: Registrable domains where an organisation legitimately has its own named sub-domain (a tenant), so its name
 #: there is no impersonation.
 TENANT_HOSTS = frozenset({
@@ -108,10 +126,11 @@ def host_of(url: str) -> str:
     return host.strip(".").lower()
 
 
-def hosts_in(text: str) -> list[str]:
+@lru_cache(maxsize=16384)
+def hosts_in(text: str) -> tuple[str, ...]:
     """Every domain of ``text`` (hosts of URLs, domains of addresses, bare domains), lower-cased: tokens that end
     in a public suffix (``EmailStart.aspx`` and ``invoice.pdf`` are not domains)."""
-    return [host for m in _HOST.finditer(text) if _has_suffix(host := m.group(1).lower().strip("."))]
+    return tuple(host for m in _HOST.finditer(text) if _has_suffix(host := m.group(1).lower().strip(".")))
 
 
 @lru_cache(maxsize=65536)
@@ -154,7 +173,11 @@ def is_ip(host: str) -> bool:
 def within(host: str, domains: frozenset[str] | set[str]) -> bool:
     """Whether ``host`` is one of ``domains`` or a sub-domain of one."""
     host = host.lower().strip(".")
-    return any(host == d or host.endswith("." + d) for d in domains)
+    while host:  # the host, then each parent domain
+        if host in domains:
+            return True
+        host = host.partition(".")[2]
+    return False
 
 
 def is_shortener(host: str) -> bool:
@@ -210,20 +233,7 @@ def skeleton(name: str) -> str:
     return name.replace("-", "").replace("_", "")
 
 
-def _distance(a: str, b: str) -> int:
-    """Optimal string alignment distance (edits and swaps of neighbours), for the short names of domains."""
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i] + [0] * len(b)
-        for j, cb in enumerate(b, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-        prev2, prev = prev, cur
-    return prev[-1]
-
-
+@lru_cache(maxsize=65536)
 def imitates(host: str, genuine: str) -> bool:
     """Whether ``host`` imitates the registrable domain ``genuine`` without being it (nor under it).
 
@@ -247,7 +257,9 @@ def imitates(host: str, genuine: str) -> bool:
     if a == b:
         return True
     plain_own, plain_theirs = own.lower().replace("-", ""), theirs.lower().replace("-", "")
-    if len(b) >= 5 and min(_distance(a, b), _distance(plain_own, plain_theirs)) <= (2 if len(b) >= 9 else 1):
+    allowed = 2 if len(b) >= 9 else 1
+    if len(b) >= 5 and min(abs(len(a) - len(b)), abs(len(plain_own) - len(plain_theirs))) <= allowed \
+            and min(OSA.distance(a, b), OSA.distance(plain_own, plain_theirs)) <= allowed:
         return True
     if len(b) >= 4 and mine not in TENANT_HOSTS:  # the brand's name inside another domain
         return _named_inside(host[: len(host) - len(mine)] + own, b)

@@ -137,7 +137,7 @@ class Phishing(Environment):
     honest_baselines: ClassVar[tuple[str, ...]] = ("heuristic", "classical")
     hack_baselines: ClassVar[tuple[str, ...]] = (
         "always-phishing", "always-legitimate", "always-abstain", "quote-everything", "fabricated-quotes",
-        "every-indicator", "label-probability-mismatch")
+        "every-indicator", "abstain-with-evidence", "label-probability-mismatch")
     item_contract: ClassVar[ItemContract] = ItemContract(PhishingInput, PhishingTarget, Answer)
     config: PhishingConfig
 

@@ -20,7 +20,8 @@ from security_verifiers.envs.phishing.generator import GENERATOR_VERSION, genera
 AUDIT_SIZE = 2000
 AUDIT_SEED = PUBLIC_SEED + 1
 CARD_BASELINES = ("reference", "classical", "heuristic", "always-abstain", "always-phishing", "always-legitimate",
-                  "quote-everything", "fabricated-quotes", "every-indicator", "label-probability-mismatch")
+                  "quote-everything", "fabricated-quotes", "every-indicator", "abstain-with-evidence",
+                  "label-probability-mismatch")
 
 
 def _rewards(items: list[Item]) -> dict[str, float]:

@@ -17,11 +17,12 @@ import copy
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from security_verifiers.envs.phishing.domains import (
     BRANDS,
     TENANT_HOSTS,
+    brands_named,
     host_of,
     hosts_in,
     imitates,
@@ -94,6 +95,18 @@ class Context:
         """Domains that are never a look-alike: the references, every known brand's, and the tenancy hosts."""
         return self.references | frozenset(d for domains in BRANDS.values() for d in domains) | TENANT_HOSTS
 
+    def imitation(self, host: str) -> bool:
+        """Whether ``host`` imitates a reference domain without being a genuine one (remembered per host)."""
+        known = self._imitations.get(host)
+        if known is None:
+            known = not within(host, self.genuine) and any(imitates(host, g) for g in self.references)
+            self._imitations[host] = known
+        return known
+
+    @cached_property
+    def _imitations(self) -> dict[str, bool]:
+        return {}
+
     def same_owner(self, a: str, b: str) -> bool:
         """Whether two registrable domains belong to one organisation this context knows (``docusign.com`` and
         ``docusign.net``; a partner's two domains)."""
@@ -107,9 +120,7 @@ class Context:
 
     @cached_property
     def named_brands(self) -> tuple[str, ...]:
-        text = self.rendering.text
-        return tuple(name for name in BRANDS if re.search(rf"\b{re.escape(name)}\b", text,
-                                                          0 if name.isupper() else re.IGNORECASE))
+        return tuple(brands_named(self.rendering.text))
 
     @cached_property
     def sender_domain(self) -> str:
@@ -142,8 +153,7 @@ class Context:
             if _names(self.mailbox.organisation, text):
                 found.append(frozenset(d.lower() for d in self.mailbox.domains))
             found += [frozenset(d.lower() for d in p.domains) for p in self.mailbox.partners if _names(p.name, text)]
-        found += [BRANDS[b] for b in BRANDS if re.search(rf"\b{re.escape(b)}\b", text, 0 if b.isupper()
-                                                       else re.IGNORECASE)]
+        found += [BRANDS[b] for b in brands_named(text)]
         return found
 
     @cached_property
@@ -156,8 +166,12 @@ class Context:
 
 
 def _names(name: str, text: str) -> bool:
-    return bool(name.strip()) and re.search(rf"\b{re.escape(collapse(name))}\b", collapse(text), re.IGNORECASE) \
-        is not None
+    return bool(name.strip()) and _name_pattern(collapse(name)).search(collapse(text)) is not None
+
+
+@lru_cache(maxsize=4096)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
 
 
 def _quoted_hosts(quote: str, segment: Segment) -> set[str]:
@@ -179,8 +193,7 @@ def _urls(segment: Segment, ctx: Context) -> list[tuple[str, str]]:
 def _lookalike(quote: str, segment: Segment, ctx: Context) -> bool:
     if not (segment.kind in ("link", "body") or segment.name in _SENDER_HEADERS):
         return False
-    return any(imitates(host, genuine) for host in _quoted_hosts(quote, segment) if not within(host, ctx.genuine)
-               for genuine in ctx.references)
+    return any(ctx.imitation(host) for host in _quoted_hosts(quote, segment))
 
 
 def _display_name(quote: str, segment: Segment, ctx: Context) -> bool:
@@ -292,7 +305,7 @@ def detect(ctx: Context) -> list[tuple[str, str]]:
     candidates: dict[str, list[str]] = {k: [] for k in STRUCTURAL_VERIFIERS}
     for segment in ctx.rendering.segments:
         if segment.kind in ("link", "body") or segment.name in _SENDER_HEADERS:
-            candidates["lookalike_domain"] += hosts_in(segment.text)
+            candidates["lookalike_domain"] += list(hosts_in(segment.text))
         if segment.kind in ("link", "body"):
             for url, _ in _urls(segment, ctx):
                 host = host_of(url)
