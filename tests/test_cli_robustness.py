@@ -121,7 +121,7 @@ def runs(files: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> di
 
     variant("other_env", set_env(name="config-audit", version="2.1.0"))
     variant("other_version", set_env(version="0.1.0"))
-    variant("unknown_env", set_env(name="phishing"))
+    variant("unknown_env", set_env(name="no-such-env"))
     variant("bad_metadata", lambda p: (p / "metadata.json").write_text("{not json"))
     variant("binary_results", lambda p: (p / "results.jsonl").write_bytes(b"\x00\xff" * 100))
     variant("no_results", lambda p: (p / "results.jsonl").unlink())
@@ -178,7 +178,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("eval-concurrency-zero", _eval("network-logs", "--concurrency", "0"), "--concurrency"),
     ("eval-env-option-no-equals", _eval("network-logs", "--env-option", "window"), "key=value"),
     ("eval-env-option-bad-value", _eval("network-logs", "--env-option", "window=abc"), "window"),
-    ("eval-unknown-env", ["eval", "phishing", "--model", "baseline:reference"], "unknown environment"),
+    ("eval-unknown-env", ["eval", "no-such-env", "--model", "baseline:reference"], "unknown environment"),
     ("eval-unknown-split", _eval("network-logs", "--split", "nope"), "unknown split"),
     ("eval-empty-split", _eval("network-logs", "--split", ","), "--split"),
     ("eval-resume-nothing", _eval("network-logs", "--resume", "--run-id", "nope"), "resume"),
@@ -188,7 +188,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("report-no-results", ["report", "{run:no_results}"], "not a run directory"),
     ("report-other-env", ["report", "{run:other_env}"], "says config-audit"),
     ("report-other-version", ["report", "{run:other_version}"], "0.1.0"),
-    ("report-unknown-env", ["report", "{run:unknown_env}"], "phishing"),
+    ("report-unknown-env", ["report", "{run:unknown_env}"], "no-such-env"),
     ("report-bad-metadata", ["report", "{run:bad_metadata}"], "metadata.json"),
     ("report-binary-results", ["report", "{run:binary_results}"], "results.jsonl"),
     ("report-unknown-option", ["report", "{run:good}", "--bogus"], "unrecognized arguments"),
@@ -201,18 +201,18 @@ CASES: list[tuple[str, list[str], str]] = [
     # compare
     ("compare-other-env", ["compare", "{run:good}", "{run:other_env}"], "says config-audit"),
     ("compare-other-version", ["compare", "{run:good}", "{run:other_version}"], "0.1.0"),
-    ("compare-unknown-env", ["compare", "{run:unknown_env}", "{run:unknown_env}"], "phishing"),
+    ("compare-unknown-env", ["compare", "{run:unknown_env}", "{run:unknown_env}"], "no-such-env"),
     ("compare-missing", ["compare", "{run:good}", "{a_dir}/nope"], "nope"),
     ("compare-bad-metadata", ["compare", "{run:good}", "{run:bad_metadata}"], "metadata.json"),
     ("compare-binary-results", ["compare", "{run:good}", "{run:binary_results}"], "results.jsonl"),
     ("compare-n-boot-zero", ["compare", "{run:good}", "{run:good}", "--n-boot", "0"], "--n-boot"),
     ("compare-n-boot-not-int", ["compare", "{run:good}", "{run:good}", "--n-boot", "x"], "invalid int"),
     # bench
-    ("bench-unknown-env", ["bench", "--env", "phishing", "--out-dir"], "unknown environment"),
+    ("bench-unknown-env", ["bench", "--env", "no-such-env", "--out-dir"], "unknown environment"),
     ("bench-unknown-option", ["bench", "--bogus"], "unrecognized arguments"),
     ("bench-out-is-file", ["bench", "--env", "network-logs", "--out", "{nl}"], "--out"),
     # data build
-    ("build-unknown-env", ["data", "build", "phishing", "--split", "dev", "--n", "3", "--seed", "1", "--out-file"],
+    ("build-unknown-env", ["data", "build", "no-such-env", "--split", "dev", "--n", "3", "--seed", "1", "--out-file"],
      "unknown environment"),
     ("build-unknown-split", ["data", "build", "network-logs", "--split", "nope", "--n", "3", "--seed", "1",
                              "--out-file"], "unknown split"),
@@ -232,7 +232,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("build-public-out-is-file", ["data", "build", "network-logs", "--public", "--out", "{nl}"], "is a file"),
     ("build-public-out-through-file", ["data", "build", "network-logs", "--public", "--out", "{nl}/x"],
      "cannot write"),
-    ("build-public-unknown-env", ["data", "build", "phishing", "--public"], "unknown environment"),
+    ("build-public-unknown-env", ["data", "build", "no-such-env", "--public"], "unknown environment"),
     # data import
     ("import-ca-missing-dir", ["data", "import", "config-audit", "{a_dir}/nope", "--quiet", "--out-file"],
      "not a directory"),
@@ -258,17 +258,17 @@ CASES: list[tuple[str, list[str], str]] = [
                               "--out-file"], "--limit"),
     ("import-nl-max-hosts", ["data", "import", "network-logs", "--format", "iot23", "{nl}", "--max-hosts", "-1",
                              "--out-file"], "--max-hosts"),
-    ("import-unknown-env", ["data", "import", "phishing", "{a_dir}", "--out-file"], "invalid choice"),
+    ("import-unknown-env", ["data", "import", "no-such-env", "{a_dir}", "--out-file"], "invalid choice"),
     # rules, envs
-    ("rules-unknown-env", ["rules", "phishing"], "unknown environment"),
+    ("rules-unknown-env", ["rules", "no-such-env"], "unknown environment"),
     ("rules-no-catalog", ["rules", "network-logs"], "no rule catalog"),
     ("rules-bad-platform", ["rules", "config-audit", "--platform", "cloudformation"], "--platform"),
     ("rules-bad-severity", ["rules", "config-audit", "--severity", "urgent"], "--severity"),
     ("envs-unknown-option", ["envs", "--bogus"], "unrecognized arguments"),
-    ("unknown-command", ["phishing"], "invalid choice"),
+    ("unknown-command", ["no-such-env"], "invalid choice"),
     ("no-command", [], "required"),
     # train: argument and input errors only
-    ("train-unknown-env", ["train", "sft", "--env", "phishing", "--preset", "tiny-cpu"], "unknown environment"),
+    ("train-unknown-env", ["train", "sft", "--env", "no-such-env", "--preset", "tiny-cpu"], "unknown environment"),
     ("train-unknown-preset", ["train", "sft", "--env", "network-logs", "--preset", "huge"], "unknown preset"),
     ("train-no-preset", ["train", "sft", "--env", "network-logs"], "--preset"),
     ("train-both-presets", ["train", "sft", "--env", "network-logs", "--preset", "tiny-cpu", "--config", "{nl}"],

@@ -16,8 +16,9 @@ from security_verifiers.envs.base import discover, get_env, registered, registry
 def test_the_built_in_environments_are_discovered_and_nothing_else() -> None:
     import security_verifiers.envs
 
-    assert discover(security_verifiers.envs) == ["code_repair", "config_audit", "network_logs"]  # not kits, _template
-    assert {"network-logs", "config-audit", "code-repair"} <= set(registry())
+    # not kits, nor _template
+    assert discover(security_verifiers.envs) == ["code_repair", "config_audit", "network_logs", "phishing"]
+    assert {"network-logs", "config-audit", "code-repair", "phishing"} <= set(registry())
     assert "template" not in registry()
 
 
