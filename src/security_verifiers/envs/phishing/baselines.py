@@ -58,7 +58,8 @@ class ReferenceBaseline(ContextBaseline):
     def answer(self, item: Item, messages: list[Message]) -> str:
         ctx = self.env.judging_context(item)
         phishing = item.target["label"] == "Phishing"
-        evidence = [(p.indicator, p.quote) for p in ctx.planted] if not ctx.imported else list(ctx.detected)
+        evidence: list[tuple[str, str]] = ([(p.indicator, p.quote) for p in ctx.planted] if not ctx.imported
+                                           else list(ctx.detected))
         return _answer(item.target["label"], 1.0 if phishing else 0.0, evidence if phishing else [])
 
 
@@ -121,7 +122,10 @@ class EvidenceHack(Baseline):
 
 
 def _quote_everything(ctx: Context) -> list[tuple[str, str]]:
-    return [(i, ctx.rendering.text) for i in ("lookalike_domain", "credential_request", "urgency_pressure")]
+    """The whole email (as much of it as a quote may hold, so that the answer stays valid and the evidence part,
+    not the grammar, is what turns it down) under the indicators most often true."""
+    whole = ctx.rendering.text[:2000]
+    return [(i, whole) for i in ("lookalike_domain", "credential_request", "urgency_pressure")]
 
 
 def _fabricated(ctx: Context) -> list[tuple[str, str]]:

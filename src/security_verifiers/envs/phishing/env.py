@@ -197,7 +197,7 @@ class Phishing(Environment):
         fields = {"y": 1 if phishing else 0, "family": item.target["family"], "split": item.split,
                   "difficulty": item.meta.get("difficulty", "unknown")}
         parsed = parse_answer(transcript.final_text, Answer)
-        base = score_answer(parsed, fields, self.config, LABELS)
+        base = score_answer(parsed, fields, self.config, LABELS)  # type: ignore[arg-type]
         ctx = self.judging_context(item)
         to_find = score_evidence([], ctx, phishing).to_find
         empty: dict[str, Any] = {"evidence_given": None, "evidence_grounded": None, "evidence_scored": None,

@@ -47,9 +47,9 @@ def _make_item(rng: random.Random, split: str, index: int, orgs: tuple[Organisat
     tz = dt.timezone(dt.timedelta(hours=rng.choice(_OFFSETS)))
     when = (_T_START + dt.timedelta(seconds=rng.randrange(_T_SPAN))).astimezone(tz)
     draft = family.build(Ctx(rng, org, rng.choice(org.staff), when))
-    inp = PhishingInput(raw=draft.raw, raw_encoding="text", mailbox=org.mailbox())
-    target = PhishingTarget(label=draft.label, family=draft.family, source="generated",
-                            planted=[{"indicator": i, "quote": q} for i, q in draft.planted])
+    inp = PhishingInput.model_validate({"raw": draft.raw, "raw_encoding": "text", "mailbox": org.mailbox()})
+    target = PhishingTarget.model_validate({"label": draft.label, "family": draft.family, "source": "generated",
+                                            "planted": [{"indicator": i, "quote": q} for i, q in draft.planted]})
     self_check(inp, target, f"{split} #{index} ({family.name})")
     return Item(id=f"phishing-{split}-{index:06d}", split=split, input=inp.model_dump(mode="json"),
                 target=target.model_dump(mode="json"),

@@ -47,7 +47,8 @@ def evaluate(env: Phishing, items: Sequence[Item], name: str) -> dict[str, Any]:
     prepare = getattr(policy, "prepare", None)
     if callable(prepare):
         prepare(list(items))
-    outcomes = [env.score(i, Transcript(messages=[Message(role="assistant", content=policy.answer(i, []))])).outcome
+    answer = policy.answer  # type: ignore[attr-defined]
+    outcomes = [env.score(i, Transcript(messages=[Message(role="assistant", content=answer(i, []))])).outcome
                 for i in items]
     metrics = env.point_metrics(outcomes)
     return {"n": len(items), **{k: None if metrics[k] is None else round(float(metrics[k]), 4) for k in METRICS}}
