@@ -53,6 +53,8 @@ _RISKY_EXTENSION = re.compile(
     r"iso|img|vhd|vhdx|one|docm|xlsm|pptm|dotm|xlam|reg|cpl|chm|appx|url)$", re.IGNORECASE)
 _DOUBLE_EXTENSION = re.compile(r"\.(pdf|docx?|xlsx?|jpe?g|png|txt|csv|rtf)\s*\.[a-z0-9]{2,5}$", re.IGNORECASE)
 _SENDER_HEADERS = frozenset({"From", "Sender", "Reply-To", "Return-Path"})
+#: Every known brand's domains and the tenancy hosts: genuine in any email.
+_ALWAYS_GENUINE = frozenset(d for domains in BRANDS.values() for d in domains) | TENANT_HOSTS
 
 
 @dataclass
@@ -93,7 +95,7 @@ class Context:
     @cached_property
     def genuine(self) -> frozenset[str]:
         """Domains that are never a look-alike: the references, every known brand's, and the tenancy hosts."""
-        return self.references | frozenset(d for domains in BRANDS.values() for d in domains) | TENANT_HOSTS
+        return self.references | _ALWAYS_GENUINE
 
     def imitation(self, host: str) -> bool:
         """Whether ``host`` imitates a reference domain without being a genuine one (remembered per host)."""
