@@ -17,7 +17,6 @@ from security_verifiers.envs.phishing.items import PhishingInput, PhishingTarget
 from security_verifiers.envs.phishing.message import parse
 from security_verifiers.envs.phishing.render import render
 from security_verifiers.envs.phishing.world import IN_DIST_ORGS, OOD_ORGS
-from tests.envs.phishing.segments import quote_in_one_segment
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +91,6 @@ def test_planted_quotes_lie_inside_one_segment_of_the_rendering(test_items, ood_
     for item in [*test_items[:500], *ood_items[:200]]:
         rendering = render(parse(item.input["raw"].encode()))
         for planted in item.target["planted"]:
-            assert quote_in_one_segment(planted["quote"], item.input["raw"]), (item.id, planted)
             assert rendering.locate(" ".join(planted["quote"].split())), (item.id, planted)
 
 

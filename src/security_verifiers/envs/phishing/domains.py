@@ -135,11 +135,15 @@ def hosts_in(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=65536)
 def _has_suffix(host: str) -> bool:
+    return bool(_EXTRACT(_ascii(host)).suffix)
+
+
+def _ascii(host: str) -> str:
+    """A host in its ASCII (punycode) form, as the Public Suffix List is written; as it is if it cannot be one."""
     try:
-        ascii_host = host.encode("idna").decode("ascii") if not host.isascii() else host
+        return host.encode("idna").decode("ascii") if not host.isascii() else host
     except UnicodeError:
-        return False
-    return bool(_EXTRACT(ascii_host).suffix)
+        return host
 
 
 @lru_cache(maxsize=65536)
@@ -149,11 +153,7 @@ def registrable(host: str) -> str:
     host = host.lower().strip(".")
     if is_ip(host):
         return host
-    try:
-        ascii_host = host.encode("idna").decode("ascii") if not host.isascii() else host
-    except UnicodeError:
-        ascii_host = host
-    parts = _EXTRACT(ascii_host)
+    parts = _EXTRACT(_ascii(host))
     return parts.top_domain_under_public_suffix or host
 
 

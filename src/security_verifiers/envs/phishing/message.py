@@ -41,7 +41,8 @@ MAX_RECEIVED = 50
 SHOWN_HEADERS = ("From", "Sender", "Reply-To", "Return-Path", "To", "Cc", "Date", "Subject",
                  "Authentication-Results", "Received-SPF")
 
-_URL = re.compile(r"""\b(?:https?://|www\.)[^\s<>"'()\[\]{}]+""", re.IGNORECASE)
+#: A URL written in text (a mail client makes it a link); the verifiers find URLs in body sentences with it too.
+URL = re.compile(r"""\b(?:https?://|www\.)[^\s<>"'()\[\]{}]+""", re.IGNORECASE)
 _BLOCK_TAGS = frozenset({"p", "div", "br", "tr", "li", "ul", "ol", "table", "h1", "h2", "h3", "h4", "h5", "h6",
                          "blockquote", "hr", "section", "article", "header", "footer", "center", "pre", "td"})
 _SKIPPED_TAGS = frozenset({"script", "style", "head", "title", "noscript", "template", "svg"})
@@ -347,7 +348,7 @@ def _read_parts(msg: Message, out: Email) -> None:
     out.body = body
     anchor_texts = {collapse(link.text) for link in links}
     for text in [*plain, *html_text]:  # bare URLs (a client makes them links), unless an anchor shows them
-        for url in (m.rstrip(".,;:!?'\"") for m in _URL.findall(text[:MAX_BODY_CHARS])):
+        for url in (m.rstrip(".,;:!?'\"") for m in URL.findall(text[:MAX_BODY_CHARS])):
             if url not in anchor_texts:
                 links.append(Link(url, url))
     unique: dict[tuple[str, str], Link] = {}

@@ -36,10 +36,9 @@ from security_verifiers.envs.phishing.domains import (
 )
 from security_verifiers.envs.phishing.indicators import INDICATORS, LANGUAGE
 from security_verifiers.envs.phishing.items import Mailbox, Planted
-from security_verifiers.envs.phishing.message import Email, Link, collapse
+from security_verifiers.envs.phishing.message import URL, Email, Link, collapse
 from security_verifiers.envs.phishing.render import Rendering, Segment, render
 
-_URL = re.compile(r"""(?:https?://|www\.)[^\s<>"'()\[\]{}]+""", re.IGNORECASE)
 _FAILING = re.compile(r"\b(spf|dkim|dmarc|arc|compauth)\s*=\s*(fail|softfail|permerror|hardfail)\b", re.IGNORECASE)
 _SPF_FAIL = re.compile(r"^received-spf:\s*(fail|softfail)\b", re.IGNORECASE)
 _ROLE = re.compile(r"\b(it|help ?desk|service ?desk|tech(nical)? support|support team|administrator|admin|security "
@@ -187,7 +186,7 @@ def _urls(segment: Segment, ctx: Context) -> list[tuple[str, str]]:
         link = ctx.link(segment)
         return [(link.href, link.text)]
     if segment.kind == "body":
-        return [(u.rstrip(".,;:!?'\""), u) for u in _URL.findall(segment.text)]
+        return [(u.rstrip(".,;:!?'\""), u) for u in URL.findall(segment.text)]
     return []
 
 
