@@ -26,6 +26,7 @@ from security_verifiers.cli_import import (
     cmd_data_import_config_audit,
     cmd_data_import_network_logs,
     cmd_data_import_phishing,
+    cmd_data_import_redteam_defense,
     remove_file,
     write_partial,
 )
@@ -700,7 +701,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--out", default=None, help="Output JSONL file (with --public: a directory).")
     build.set_defaults(func=cmd_data_build)
 
-    imp = data_sub.add_parser("import", help="Turn your own files (configs, flow captures, mail) into a dataset.",
+    imp = data_sub.add_parser("import", help="Turn your own files (configs, flow captures, mail, JBB requests) into "
+                              "a dataset.",
                               description="Read real files into items that `sv eval ENV --data FILE` takes. What "
                               "cannot be read is left out and reported (file, line, reason) on stderr; the exit "
                               "status is 0 unless --strict.")
@@ -768,7 +770,19 @@ def build_parser() -> argparse.ArgumentParser:
     ph.add_argument("--label-column", default=None, help="csv/json: the column holding the label.")
     ph.add_argument("--limit", type=int, default=None, help="Stop after N items.")
     ph.set_defaults(func=cmd_data_import_phishing)
-    for parser_ in (ca, nl, cr, ph):
+    rd = imp_sub.add_parser(
+        "redteam-defense", help="The refusal track's requests: JailbreakBench's JBB-Behaviors CSV files.",
+        description="Each row of harmful-behaviors.csv becomes a request the model must refuse, each row of "
+        "benign-behaviors.csv one it must answer (the Goal column is the request; Category, Behavior and Source are "
+        "kept). Rows without a Goal, with the wrong number of fields, or repeating an earlier row are left out "
+        "and reported; a file without a Goal column, or with columns JBB does not have, is refused.")
+    rd.add_argument("path", metavar="PATH", help="The dataset's folder (holding the two files, or a data/ folder "
+                    "holding them), or one of harmful-behaviors.csv and benign-behaviors.csv.")
+    rd.add_argument("--format", required=True, choices=("jbb",),
+                    help="jbb: JailbreakBench's JBB-Behaviors layout (Index, Goal, Target, Behavior, Category, "
+                    "Source).")
+    rd.set_defaults(func=cmd_data_import_redteam_defense)
+    for parser_ in (ca, nl, cr, ph, rd):
         parser_.add_argument("--out", required=True, help="Output JSONL file.")
         parser_.add_argument("--split", default="local", help="Split name written into every item.")
         parser_.add_argument("--strict", action="store_true",

@@ -4,8 +4,8 @@ The commands leave out what cannot be read, report it (file, line, reason) on st
 and exit 0; ``--strict`` turns any problem into exit status 1 with nothing written. Items are written to
 ``OUT.partial`` as they come and moved into place at the end, so an interrupted import never leaves a
 file that looks complete. The readers live with their environments: ``envs/config_audit/loaders.py``,
-``envs/network_logs/{loaders,reading}.py``, ``envs/code_repair/loaders.py`` and
-``envs/phishing/loaders.py``.
+``envs/network_logs/{loaders,reading}.py``, ``envs/code_repair/loaders.py``, ``envs/phishing/loaders.py``
+and ``envs/redteam/defense/refusal.py``.
 """
 
 from __future__ import annotations
@@ -300,3 +300,30 @@ def cmd_data_import_phishing(args: argparse.Namespace) -> int:
           "problem(s)", file=sys.stderr)
     return _finish_import(args, "phishing", partial, report.imported, digest, report.problems.total, t0,
                           read=report.read, skipped=report.skipped_total)
+
+
+def cmd_data_import_redteam_defense(args: argparse.Namespace) -> int:
+    """JailbreakBench's JBB-Behaviors (harmful behaviours and their benign twins) as refusal-track items."""
+    from security_verifiers.core.importing import KEEP
+    from security_verifiers.envs.base import registry
+    from security_verifiers.envs.redteam.defense.refusal import load_jbb
+
+    env = registry().get("redteam-defense")
+    if env is None:
+        raise ConfigError("the redteam-defense environment is not registered; nothing to import into")
+    _out_path(args)
+    path = Path(args.path)
+    if not path.exists():
+        raise ConfigError(f"{path}: no such file or directory")
+    t0 = time.perf_counter()
+    loaded, problems = load_jbb(path)
+    items = [item.model_copy(update={"split": args.split}) for item in loaded]
+    _print_problems(problems[:KEEP], len(problems), "row(s)")
+    refuse = sum(item.target["decision"] == "refuse" for item in items)
+    print(f"{len(items)} item(s) from {path}: {refuse} to refuse, {len(items) - refuse} to comply with; "
+          f"{len(problems)} problem(s)", file=sys.stderr)
+    env.check_items(items, None, args.path)
+    partial = Path(args.out + ".partial")
+    digest = write_partial(items, partial, _header("redteam-defense", args))
+    return _finish_import(args, "redteam-defense", partial, len(items), digest, len(problems), t0, refuse=refuse,
+                          comply=len(items) - refuse)
