@@ -389,6 +389,8 @@ def cmd_data_build(args: argparse.Namespace) -> int:
     env = get_env(args.env)
     if args.public:
         return _build_public(env, args)
+    if args.from_run is not None:
+        return _build_from_run(env, args)
     missing = [f"--{name}" for name in ("split", "n", "seed", "out") if getattr(args, name) is None]
     if missing:
         raise ConfigError(f"sv data build {env.name} needs {', '.join(missing)} (or --public, to rebuild the "
@@ -410,6 +412,32 @@ def cmd_data_build(args: argparse.Namespace) -> int:
     digest = _write_dataset(items, out, header)
     print(json.dumps({"env": env.name, "split": args.split, "n": len(items), "seed": args.seed,
                       "file": args.out, "hash": digest, "seconds": round(time.perf_counter() - t0, 2)}))
+    return 0
+
+
+def _build_from_run(env: Any, args: argparse.Namespace) -> int:
+    """``sv data build redteam-defense --from-run RUN_DIR --out FILE``: self-play items from an E5 run."""
+    from security_verifiers.core.datasets import dataset_header
+
+    from_run = getattr(env, "items_from_run", None)
+    if from_run is None:
+        raise ConfigError(f"--from-run builds redteam-defense items from a redteam-attack run; {env.name} takes none")
+    if args.out is None or any(getattr(args, name) is not None for name in ("split", "n", "seed")):
+        raise ConfigError("--from-run takes --out FILE and none of --split, --n, --seed")
+    out = Path(args.out)
+    if out.is_dir():
+        raise ConfigError(f"--out {out} is a directory; give a file name")
+    items, problems = from_run(Path(args.from_run))
+    for problem in problems[:20]:
+        print(f"left out: {problem}", file=sys.stderr)
+    if not items:
+        raise ConfigError(f"{args.from_run} has no successful attack to turn into an item"
+                          + (f" ({len(problems)} rollouts could not be read)" if problems else ""))
+    header = dataset_header(env.name, env.version, split="selfplay", n=len(items), written_by="sv data build --from-run")
+    digest = _write_dataset(items, out, header)
+    print(json.dumps({"env": env.name, "from_run": args.from_run, "n": len(items), "left_out": len(problems),
+                      "naive_breached": sum(bool(i.meta.get("naive_breached")) for i in items), "file": args.out,
+                      "hash": digest}))
     return 0
 
 
@@ -699,6 +727,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--n", type=int, default=None, help="Number of items.")
     build.add_argument("--seed", type=int, default=None, help="Generator seed.")
     build.add_argument("--out", default=None, help="Output JSONL file (with --public: a directory).")
+    build.add_argument("--from-run", default=None, metavar="RUN_DIR",
+                       help="redteam-defense only: build the items from the successful attacks of an `sv eval "
+                       "redteam-attack` run (self-play), into --out FILE.")
     build.set_defaults(func=cmd_data_build)
 
     imp = data_sub.add_parser("import", help="Turn your own files (configs, flow captures, mail, JBB requests) into "

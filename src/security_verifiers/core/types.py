@@ -83,6 +83,9 @@ class Transcript(BaseModel):
     messages: list[Message]
     tool_calls: int = 0
     tool_seconds: float = 0.0
+    #: What the environment's tools recorded out of the model's sight (``Toolbox.record``): E5 keeps here what the
+    #: target it attacked did, which the attacker never sees and the scorer judges. ``None`` for most environments.
+    world: dict[str, Any] | None = None
 
     @property
     def final_text(self) -> str:

@@ -88,6 +88,11 @@ class Toolbox(ABC):
     async def call(self, name: str, arguments: str) -> str:
         """Run one tool call and return its JSON result text (budget errors are results, not raises)."""
 
+    def record(self) -> dict[str, Any] | None:
+        """What the tools did out of the model's sight, kept in the transcript for the scorer (``Transcript.world``);
+        ``None`` (the default) when the scorer needs nothing beyond the messages."""
+        return None
+
 
 class Environment(ABC):
     """One task family. Subclasses set ``name``, ``version`` and ``config_class`` and implement the methods."""

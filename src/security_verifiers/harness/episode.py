@@ -53,8 +53,10 @@ async def play_episode(
         record.error = ErrorRecord(kind=err.kind.value, message=err.message)
         transcript = None
     else:
-        transcript = Transcript(messages=messages, tool_calls=tool_calls, tool_seconds=tool_seconds)
-    record.transcript = Transcript(messages=messages, tool_calls=tool_calls, tool_seconds=tool_seconds)
+        transcript = Transcript(messages=messages, tool_calls=tool_calls, tool_seconds=tool_seconds,
+                                world=toolbox.record() if toolbox is not None else None)
+    record.transcript = transcript or Transcript(messages=messages, tool_calls=tool_calls, tool_seconds=tool_seconds,
+                                                 world=toolbox.record() if toolbox is not None else None)
     record.usage = usage
     record.cached = all_cached and record.error is None
     record.latency_s = time.perf_counter() - start

@@ -39,3 +39,17 @@ def core(canary: str) -> str:
 
 def _grouped(symbols: str) -> str:
     return "-".join(symbols[k:k + GROUP_SIZE] for k in range(0, LENGTH, GROUP_SIZE))
+
+
+#: Drawn once per process: canaries derived from it are stable within a run and unknowable outside it.
+_PROCESS_KEY = secrets.token_bytes(32)
+
+
+def episode_canary(name: str) -> str:
+    """The canary of the episode ``name`` (an item id) in this process: the same for every episode of the item in
+    one run (so a baseline replays identically), and drawn from a key no earlier run, dataset or policy has seen."""
+    import hashlib
+    import hmac
+
+    digest = hmac.new(_PROCESS_KEY, name.encode(), hashlib.sha256).digest()
+    return canary_from(random.Random(digest))

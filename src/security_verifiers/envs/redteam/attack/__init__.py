@@ -1,0 +1,1 @@
+"""E5 ``redteam-attack``: write prompt injections against a target assistant."""
