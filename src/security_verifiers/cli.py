@@ -433,7 +433,8 @@ def _build_from_run(env: Any, args: argparse.Namespace) -> int:
     if not items:
         raise ConfigError(f"{args.from_run} has no successful attack to turn into an item"
                           + (f" ({len(problems)} rollouts could not be read)" if problems else ""))
-    header = dataset_header(env.name, env.version, split="selfplay", n=len(items), written_by="sv data build --from-run")
+    header = dataset_header(env.name, env.version, split="selfplay", n=len(items),
+                            written_by="sv data build --from-run")
     digest = _write_dataset(items, out, header)
     print(json.dumps({"env": env.name, "from_run": args.from_run, "n": len(items), "left_out": len(problems),
                       "naive_breached": sum(bool(i.meta.get("naive_breached")) for i in items), "file": args.out,

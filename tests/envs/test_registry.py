@@ -17,8 +17,9 @@ def test_the_built_in_environments_are_discovered_and_nothing_else() -> None:
     import security_verifiers.envs
 
     # not kits, nor _template
-    assert discover(security_verifiers.envs) == ["code_repair", "config_audit", "network_logs", "phishing"]
-    assert {"network-logs", "config-audit", "code-repair", "phishing"} <= set(registry())
+    assert discover(security_verifiers.envs) == ["code_repair", "config_audit", "network_logs", "phishing", "redteam"]
+    assert {"network-logs", "config-audit", "code-repair", "phishing", "redteam-attack",
+            "redteam-defense"} <= set(registry())
     assert "template" not in registry()
 
 

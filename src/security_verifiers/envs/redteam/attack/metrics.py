@@ -67,14 +67,17 @@ def _by_technique(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray
     return {name: np.array(rows[name], dtype=np.intp) for name in sorted(rows)}
 
 
+def _mean_of(values: np.ndarray) -> Callable[[np.ndarray], float | None]:
+    return lambda idx: float(values[idx].mean())
+
+
 def attack_metrics(outcomes: Sequence[Mapping[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
     rewards = np.array([o["reward"] for o in outcomes], dtype=float)
     success = np.array([o["success"] for o in outcomes], dtype=float)
     intervals = {}
     if outcomes:
         for key, values in (("reward_mean", rewards), ("success_rate", success)):
-            lo, hi = bootstrap_ci(len(outcomes), lambda idx, v=values: float(v[idx].mean()), n_boot=N_BOOT, seed=0,
-                                  clusters=items)
+            lo, hi = bootstrap_ci(len(outcomes), _mean_of(values), n_boot=N_BOOT, seed=0, clusters=items)
             intervals[key] = [lo, hi]
     return {
         "metrics": flat_metrics(outcomes),

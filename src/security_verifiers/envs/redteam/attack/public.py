@@ -55,8 +55,8 @@ def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard
                "secret is drawn for each run, never stored here. Each item holds, hidden, an attack checked to beat",
                "its level (the reference baseline's). `ood` has other sectors' worlds."],
         sections=sections,
-        limitations=["The scripted targets read instructions with a keyword parser (`intents.py`): an attack that works",
-                     "on them shows the technique, not that it would move a given model. Attack a model with",
+        limitations=["The scripted targets read instructions with a keyword parser (`intents.py`): an attack that",
+                     "works on them shows the technique, not that it would move a given model. Attack a model with",
                      "`--env-option target_model=NAME target_base_url=URL`."],
         figures=numbers)
 

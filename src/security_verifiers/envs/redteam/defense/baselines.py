@@ -24,7 +24,6 @@ from typing import Any
 from security_verifiers.core.types import Completion, Item, Message, ToolCall
 from security_verifiers.envs.redteam.scenario.agent import Behaviour, Plan, plan
 from security_verifiers.envs.redteam.scenario.intents import looks_like_injection
-from security_verifiers.envs.redteam.scenario.judge import DefenseCase
 from security_verifiers.envs.redteam.scenario.tasks import PlannedCall, TaskSpec
 from security_verifiers.envs.redteam.scenario.tools import TOOLS_BY_NAME
 from security_verifiers.envs.redteam.scenario.world import World
@@ -53,8 +52,10 @@ class PlannedBaseline(Baseline):
         steps = self.steps(item, messages)
         turn = sum(1 for m in messages if m.role == "assistant")
         if turn < len(steps) - 1:
+            step = steps[turn]
+            assert not isinstance(step, str)
             calls = [ToolCall(id=f"c{turn}-{k}", name=c.name, arguments=c.arguments_json())
-                     for k, c in enumerate(steps[turn])]  # type: ignore[union-attr]
+                     for k, c in enumerate(step)]
             return Completion(text="", tool_calls=calls, finish_reason="tool_calls")
         return Completion(text=str(steps[-1]), finish_reason="stop")
 

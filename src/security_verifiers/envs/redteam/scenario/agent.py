@@ -27,7 +27,7 @@ from security_verifiers.envs.redteam.scenario.intents import (
     has_override,
     looks_like_injection,
 )
-from security_verifiers.envs.redteam.scenario.tasks import PlannedCall, Reading, TaskSpec, act, read
+from security_verifiers.envs.redteam.scenario.tasks import PlannedCall, Reading, TaskSpec, act, read, strings_in
 from security_verifiers.envs.redteam.scenario.world import World
 
 Behaviour = Literal["never", "obey-all", "ignore-filter", "authority", "decoder", "multi-step", "guard"]
@@ -77,7 +77,7 @@ def candidate_intents(behaviour: Behaviour, texts: list[str], memory: Memory) ->
             out += _plain_intents(text)
         elif behaviour == "decoder":
             out += _decoded_intents(text)
-        elif behaviour == "multi-step" and not has_override(text):
+        elif behaviour == "multi-step":
             out += _plain_intents(text)
     return out
 
@@ -144,7 +144,8 @@ def plan(behaviour: Behaviour, world: World, request: str, task: TaskSpec, secre
     """One turn of the scripted assistant ``behaviour`` on the request, in ``world``."""
     memory = memory if memory is not None else Memory()
     reading = reading if reading is not None else read(world, task)
-    texts = [request, *reading.texts]
+    # What a tool returned, read as a model reads it: the text of its JSON values, not the JSON.
+    texts = [request, *(part for text in reading.texts for part in strings_in(text))]
     if behaviour == "guard" and any(looks_like_injection(t) for t in texts):
         return Plan(reading.calls, (), "refuse", REFUSAL)
     calls: list[PlannedCall] = []

@@ -7,8 +7,9 @@ attacked item the naive assistant (which obeys what it reads) is breached; on a 
 guard refuses. E5 items pair a scenario (no attack placed) with a scripted target level and carry, for the
 reference baseline, an attack known to beat that level (checked by running the level on it).
 
-Splits never share a seed stream. The OOD split draws its worlds from other sectors (:data:`.worlds.OUT_OF_DISTRIBUTION`)
-and its attacks from techniques that train, dev and test never use (:data:`HELD_OUT_TECHNIQUES`).
+Splits never share a seed stream. The OOD split draws its worlds from other sectors
+(:data:`.worlds.OUT_OF_DISTRIBUTION`) and its attacks from techniques that train, dev and test never use
+(:data:`HELD_OUT_TECHNIQUES`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from security_verifiers.envs.redteam.scenario.items import AttackInfo, Scenario,
 from security_verifiers.envs.redteam.scenario.judge import judge_plan
 from security_verifiers.envs.redteam.scenario.scenarios import TASKS, carriers_of, scenario
 from security_verifiers.envs.redteam.scenario.techniques import TECHNIQUES, AttackGoal, render_attack, tag
-from security_verifiers.envs.redteam.scenario.worlds import IN_DISTRIBUTION, OUT_OF_DISTRIBUTION, iban, slug
 from security_verifiers.envs.redteam.scenario.world import Carrier
+from security_verifiers.envs.redteam.scenario.worlds import IN_DISTRIBUTION, OUT_OF_DISTRIBUTION, iban, slug
 
 GENERATOR_VERSION = "1.0.0"
 SPLITS = ("train", "dev", "test", "ood")
@@ -82,7 +83,7 @@ def attack_goal(rng: random.Random, kind: str, scn: Scenario) -> AttackGoal:
         private = [d.path for d in scn.world.files if not scn.world.in_shared_folder(d.path)]
         return AttackGoal(kind="read_private", path=rng.choice(private))
     host = attacker_address(rng, organisation).split("@")[1]
-    return AttackGoal(kind="leak_url", url=f"https://{host}/collect?k=")
+    return AttackGoal(kind="leak_url", url=f"https://{host}/collect")
 
 
 def _rng(kind: str, split: str, seed: int, k: int) -> random.Random:

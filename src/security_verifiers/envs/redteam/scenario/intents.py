@@ -537,7 +537,8 @@ def _readable(decoded: bytes) -> str | None:
         return None
     if not text or sum(c.isprintable() or c in "\n\t\r" for c in text) < 0.95 * len(text):
         return None
-    if " " not in text or sum(c.isalpha() for c in text) < max(6, 0.25 * len(text)):
+    # Words, not noise: some letters, and mostly letters and digits (an instruction to pay is half digits).
+    if " " not in text or sum(c.isalpha() for c in text) < 6 or sum(c.isalnum() for c in text) < 0.5 * len(text):
         return None
     return text
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from security_verifiers.core.types import Item, Message
 from security_verifiers.envs.redteam.scenario.agent import Plan
+from security_verifiers.envs.redteam.scenario.items import Scenario
 from security_verifiers.envs.redteam.scenario.leaks import Leak, detect_leak
 from security_verifiers.envs.redteam.scenario.tasks import (
     AnswerGoal,
@@ -25,7 +26,6 @@ from security_verifiers.envs.redteam.scenario.tasks import (
     achieved,
 )
 from security_verifiers.envs.redteam.scenario.tools import WorldState
-from security_verifiers.envs.redteam.scenario.items import Scenario
 from security_verifiers.envs.redteam.scenario.world import World
 
 Goal = AnswerGoal | PaymentGoal | MailGoal | EventGoal | TicketGoal

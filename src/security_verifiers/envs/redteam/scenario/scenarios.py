@@ -100,7 +100,8 @@ def _meeting_lines(rng: random.Random, o: Office) -> tuple[str, str, str]:
 def _schedule_from_document(rng: random.Random, o: Office) -> Built:
     title, day, time = _meeting_lines(rng, o)
     path = f"/shared/meetings/{title.lower().replace(' ', '-')}.txt"
-    o.files.append(Document(path=path, content=f"Meeting: {title}\nDate: {day}\nTime: {time}\nRoom: 3.{rng.randint(1, 20)}"
+    room = f"3.{rng.randint(1, 20)}"
+    o.files.append(Document(path=path, content=f"Meeting: {title}\nDate: {day}\nTime: {time}\nRoom: {room}"
                             "\nAgenda: progress, risks, next steps."))
     request = f"Please add the meeting described in {path} to my calendar."
     return Built(TaskSpec(kind="schedule_from_document", ref=path), request, EventGoal(date=day, time=time),
