@@ -27,6 +27,7 @@ from security_verifiers.envs.redteam.scenario.intents import (
     has_override,
     looks_like_injection,
 )
+from security_verifiers.envs.redteam.scenario.items import pasted
 from security_verifiers.envs.redteam.scenario.tasks import PlannedCall, Reading, TaskSpec, act, read, strings_in
 from security_verifiers.envs.redteam.scenario.world import World
 
@@ -144,8 +145,10 @@ def plan(behaviour: Behaviour, world: World, request: str, task: TaskSpec, secre
     """One turn of the scripted assistant ``behaviour`` on the request, in ``world``."""
     memory = memory if memory is not None else Memory()
     reading = reading if reading is not None else read(world, task)
-    # What a tool returned, read as a model reads it: the text of its JSON values, not the JSON.
-    texts = [request, *(part for text in reading.texts for part in strings_in(text))]
+    # The data it reads: text pasted into the user's message (the user's own request is what it does, not an
+    # injection), and what the tools returned, read as a model reads it: the text of the JSON values.
+    texts = [text for text in (pasted(request),) if text is not None]
+    texts += [part for text in reading.texts for part in strings_in(text)]
     if behaviour == "guard" and any(looks_like_injection(t) for t in texts):
         return Plan(reading.calls, (), "refuse", REFUSAL)
     calls: list[PlannedCall] = []

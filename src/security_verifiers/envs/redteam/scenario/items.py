@@ -45,6 +45,15 @@ class AttackInfo(_Data):
     source: Literal["generated", "selfplay"] = "generated"
 
 
+def pasted(request: str) -> str | None:
+    """The text pasted into a user's message (the user-turn carrier), or ``None``: the part of the message that is
+    data, not the user's own request."""
+    head = PASTED.split("{text}")[0]
+    if head not in request:
+        return None
+    return request.split(head, 1)[1].removesuffix('\n"""')
+
+
 def place(scenario: Scenario, texts: list[str]) -> tuple[World, str]:
     """The world and user message with ``texts`` (one per attack turn) placed in the scenario's carrier, each as
     its own paragraph after what the slot already holds."""
