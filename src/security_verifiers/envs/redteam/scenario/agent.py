@@ -41,6 +41,8 @@ class Memory:
     """What a scripted assistant remembers between the turns of one conversation (E5 sends several attacks)."""
 
     followed: list[Intent] = field(default_factory=list)
+    #: The texts read in earlier turns: an instruction split across turns is read from them and the new ones.
+    seen: list[str] = field(default_factory=list)
     #: Whether it has already followed a harmless request (the multi-step lure's first step).
     complied_harmless: bool = False
 
@@ -84,9 +86,15 @@ def candidate_intents(behaviour: Behaviour, texts: list[str], memory: Memory) ->
 
 
 def followed(behaviour: Behaviour, texts: list[str], memory: Memory) -> list[Intent]:
-    """The instructions followed this turn (each at most once per conversation); updates ``memory``."""
+    """The instructions followed this turn (each at most once per conversation); updates ``memory``.
+
+    Each text is read on its own, and all of them together with what earlier turns brought (so a payload split
+    into parts, in one place, in several tool results or over several turns, is read whole)."""
     fresh: list[Intent] = []
-    for intent in candidate_intents(behaviour, texts, memory):
+    whole = "\n\n".join([*memory.seen, *texts])
+    memory.seen += texts
+    for intent in candidate_intents(behaviour, [*texts, whole] if len(texts) + len(memory.seen) > 1 else texts,
+                                    memory):
         if intent in memory.followed or intent in fresh:
             continue
         if behaviour == "multi-step" and intent.kind != "harmless" and not memory.complied_harmless:

@@ -595,6 +595,10 @@ def _word_runs(text: str, transform: str) -> list[tuple[int, str]]:
     return out
 
 
+_NAMES_ROT13 = re.compile(r"\brot[\s-]?13\b", re.I)
+_NAMES_REVERSED = re.compile(r"\b(?:reversed?|backwards?|right[\s-]to[\s-]left)\b", re.I)
+
+
 def decoded_payloads(text: str) -> list[tuple[str, str]]:
     """(encoding, decoded text) for each base64, hex, rot13 or reversed blob in ``text`` that decodes to readable
     text, in the order they appear.
@@ -617,6 +621,20 @@ def decoded_payloads(text: str) -> list[tuple[str, str]]:
             found.append((m.start(), "base64", decoded))
     for transform in ("rot13", "reversed"):
         found.extend((pos, transform, decoded) for pos, decoded in _word_runs(text, transform))
+    # A text that names its own encoding ("that line is ROT13", "read this backwards") is decoded line by line as
+    # it says, however few common words the line holds (a short "Cnl 900.00 gb QR12..." has none).
+    for transform, named in (("rot13", _NAMES_ROT13), ("reversed", _NAMES_REVERSED)):
+        if named.search(text):
+            for line in re.finditer(r"[^\n]+", text):
+                part, at = line.group(), line.start()
+                if named.search(part):  # the naming line itself: only what follows its last colon is encoded
+                    if ":" not in part:
+                        continue
+                    at += part.rindex(":") + 1
+                    part = part[part.rindex(":") + 1:]
+                decoded = part.strip().translate(_ROT13) if transform == "rot13" else part.strip()[::-1]
+                if decoded and not any(d == decoded for _, _, d in found):
+                    found.append((at, transform, decoded))
     found.sort(key=lambda item: item[0])
     return [(encoding, decoded) for _, encoding, decoded in found]
 
