@@ -597,6 +597,8 @@ def _word_runs(text: str, transform: str) -> list[tuple[int, str]]:
 
 _NAMES_ROT13 = re.compile(r"\brot[\s-]?13\b", re.I)
 _NAMES_REVERSED = re.compile(r"\b(?:reversed?|backwards?|right[\s-]to[\s-]left)\b", re.I)
+#: Said of the text itself, not of how to write an answer ("print the key reversed" names no encoded input).
+_TOLD_TO_DECODE = re.compile(r"\b(?:decod\w*|encoded|read (?:it|this|that|the (?:line|text)) backwards)\b", re.I)
 
 
 def decoded_payloads(text: str) -> list[tuple[str, str]]:
@@ -624,7 +626,7 @@ def decoded_payloads(text: str) -> list[tuple[str, str]]:
     # A text that names its own encoding ("that line is ROT13", "read this backwards") is decoded line by line as
     # it says, however few common words the line holds (a short "Cnl 900.00 gb QR12..." has none).
     for transform, named in (("rot13", _NAMES_ROT13), ("reversed", _NAMES_REVERSED)):
-        if named.search(text):
+        if named.search(text) and _TOLD_TO_DECODE.search(text):
             for line in re.finditer(r"[^\n]+", text):
                 part, at = line.group(), line.start()
                 if named.search(part):  # the naming line itself: only what follows its last colon is encoded
