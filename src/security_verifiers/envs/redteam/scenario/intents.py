@@ -597,8 +597,9 @@ def _word_runs(text: str, transform: str) -> list[tuple[int, str]]:
 
 _NAMES_ROT13 = re.compile(r"\brot[\s-]?13\b", re.I)
 _NAMES_REVERSED = re.compile(r"\b(?:reversed?|backwards?|right[\s-]to[\s-]left)\b", re.I)
-#: Said of the text itself, not of how to write an answer ("print the key reversed" names no encoded input).
-_TOLD_TO_DECODE = re.compile(r"\b(?:decod\w*|encoded|read (?:it|this|that|the (?:line|text)) backwards)\b", re.I)
+#: Said of the text itself, not of how to write an answer ("print the key reversed", "the token encoded with ROT13"
+#: name no encoded input).
+_TOLD_TO_DECODE = re.compile(r"\b(?:decod\w*|read (?:it|this|that|the (?:line|text)) backwards)\b", re.I)
 
 
 def decoded_payloads(text: str) -> list[tuple[str, str]]:
