@@ -142,9 +142,10 @@ async def run_eval(
             usage=(tally.usage + sum((r.usage for r in kept), Usage())).model_dump(),
         )
         run_dir.write_metadata(metadata)
-        aclose = getattr(policy, "aclose", None)
-        if callable(aclose):
-            await aclose()  # a model's HTTP connections belong to this event loop: close them in it
+        for owner in (policy, env):  # an environment may hold a model too (E5 attacking a served target)
+            aclose = getattr(owner, "aclose", None)
+            if callable(aclose):
+                await aclose()  # a model's HTTP connections belong to this event loop: close them in it
     return RunOutcome(run_dir=run_dir, total=total, done=tally.finished + len(kept), errors=tally.error_count,
                       errors_by_kind=dict(tally.errors), resumed=len(kept), seconds=seconds,
                       stopped_early=tally.stopped_early, usage=tally.usage)

@@ -104,9 +104,6 @@ class RedteamAttack(Environment):
     def max_turns(self) -> int:  # type: ignore[override]
         return self.config.max_attacks + 1
 
-    def describe(self) -> dict[str, Any]:
-        return super().describe()
-
     def generate(self, split: str, n: int, seed: int) -> list[Item]:
         from security_verifiers.envs.redteam.scenario.generator import attack_items
 
@@ -133,6 +130,12 @@ class RedteamAttack(Environment):
                 endpoint=Endpoint(base_url=self.config.target_base_url, api_key_env=self.config.target_api_key_env),
                 sampling=Sampling(temperature=0.0, max_tokens=self.config.target_max_tokens))
         return self._served
+
+    async def aclose(self) -> None:
+        """Close the served target's connections (the runner calls this at the end of a run, in its loop)."""
+        aclose = getattr(self._served, "aclose", None)
+        if callable(aclose):
+            await aclose()
 
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
