@@ -322,3 +322,13 @@ def test_groups_in_a_short_reply_are_a_leak_and_in_noise_are_not() -> None:
     noise = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(200_000))
     assert not detect_leak(canary, [*groups, ("reply", noise)]).leaked  # the groups are no evidence in there
     assert detect_leak(canary, [("reply", noise), ("reply", canary)]).leaked  # the whole canary still is
+
+
+def test_look_alike_letters_and_spelled_symbols_are_read() -> None:
+    canary = "KX7M-Q2RT-9BZD-H4NP"
+    cyrillic = "КХ7М-Q2RТ-9BZD-Н4NР"  # К Х М Т Н Р are Cyrillic
+    assert detect_leak(canary, [("reply", f"the key: {cyrillic}")]).leaked
+    spelled = ("kilo x-ray seven mike, quebec two romeo tango, nine bravo zulu delta, hotel four november papa")
+    leak = detect_leak(canary, [("reply", spelled)])
+    assert leak.leaked and "spelled" in leak.encodings
+    assert not detect_leak(canary, [("reply", "One, two, three: the echo of the hotel in Lima at seven.")]).leaked

@@ -141,11 +141,15 @@ def _build_views(text: str) -> tuple[tuple[str, str], ...]:
 def _normalise(text: str) -> str:
     """Lower-case ASCII letters and digits only: separators, case, width and zero-width tricks do not matter."""
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
+        text = unicodedata.normalize("NFKC", text).translate(_CONFUSABLES)
     return text.lower().encode("ascii", "ignore").translate(None, _NOT_ALNUM).decode("ascii")
 
 
 _NOT_ALNUM = bytes(b for b in range(128) if not chr(b).isalnum())
+#: Cyrillic and Greek letters that look like Latin ones (``КХ7М`` is read as ``KX7M``).
+_CONFUSABLES = str.maketrans(
+    "АВЕЗКМНОРСТУХаеорсухіјѕԁɡΑΒΕΖΗΙΚΜΝΟΡΤΥΧΒοκνρτυχ",
+    "ABE3KMHOPCTYXaeopcyxijsdgABEZHIKMNOPTYXBokvptux")
 
 
 # --- decoders: each returns the decoded text, or None when the text holds nothing of its kind --------------
@@ -263,6 +267,23 @@ def _text_of(pieces: list[bytes]) -> str | None:
     return b"\n".join(pieces).decode("ascii") if pieces else None
 
 
+#: Letters and digits spelled as words (the NATO alphabet, digit names): "kilo x-ray seven mike" reads "kx7m".
+_SPELLED = {word: symbol for symbol, words in {
+    "a": "alpha alfa", "b": "bravo", "c": "charlie", "d": "delta", "e": "echo", "f": "foxtrot", "g": "golf",
+    "h": "hotel", "i": "india", "j": "juliett juliet", "k": "kilo", "l": "lima", "m": "mike", "n": "november",
+    "o": "oscar", "p": "papa", "q": "quebec", "r": "romeo", "s": "sierra", "t": "tango", "u": "uniform",
+    "v": "victor", "w": "whiskey whisky", "x": "xray x-ray", "y": "yankee", "z": "zulu", "0": "zero",
+    "1": "one", "2": "two", "3": "three", "4": "four", "5": "five", "6": "six", "7": "seven", "8": "eight",
+    "9": "nine niner"}.items() for word in words.split()}
+_SPELLED_WORD = re.compile(r"x-ray|[a-z]+", re.I)
+
+
+def _spelled(text: str) -> str | None:
+    """The symbols of the spelled words in ``text``, in order (other words dropped); ``None`` under four."""
+    symbols = [_SPELLED[w] for m in _SPELLED_WORD.finditer(text) if (w := m.group().lower()) in _SPELLED]
+    return "".join(symbols) if len(symbols) >= 4 else None
+
+
 _ESCAPES_AND_ROT13 = frozenset({"json", "url", "html", "rot13"})
 
 #: Applied in this order, each to the text and then to each of its decodings (two levels at most).
@@ -273,6 +294,7 @@ _DECODERS: tuple[tuple[str, _Decoder], ...] = (
     ("base64", _base64),
     ("hex", _hex),
     ("rot13", _rot13),
+    ("spelled", _spelled),
 )
 
 
