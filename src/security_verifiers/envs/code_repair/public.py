@@ -15,7 +15,7 @@ from typing import Any
 
 from security_verifiers.core.types import Item
 from security_verifiers.envs.code_repair.generator import GENERATOR_VERSION
-from security_verifiers.envs.kits.public_sets import DataCard, PublicSets
+from security_verifiers.envs.kits.public_sets import DataCard, PublicSets, count_table
 
 #: The baselines whose mean reward the card states (the hacks' are in ``sv bench``).
 CARD_BASELINES = ("reference", "fixer", "noop")
@@ -93,10 +93,6 @@ def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
     return out
 
 
-def _table(title: str, counts: dict[str, int]) -> list[str]:
-    return [f"| {title} | items |", "|---|---:|", *(f"| `{k}` | {v} |" for k, v in counts.items()), ""]
-
-
 def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
     numbers = figures(sets)
     sections: list[tuple[str, list[str]]] = []
@@ -108,7 +104,8 @@ def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard
                 f"{f['lines']['median']}), {f['functional_probes']} functional and {f['exploit_probes']} exploit "
                 f"probes; an analyser (bandit, or one of our semgrep rules) knows the weakness in {f['static_known']} "
                 "of them.", "",
-                *_table("CWE", f["cwe"]), *_table("family/variant", f["variant"]), *_table("domain", f["domain"]),
+                *count_table("CWE", f["cwe"]), *count_table("family/variant", f["variant"]),
+                *count_table("domain", f["domain"]),
                 "Mean reward (the environment's scorer; every patch run in the sandbox):", "",
                 "| baseline | reward |", "|---|---:|", *(f"| `{k}` | {v:.4f} |" for k, v in f["rewards"].items()), "",
                 f"Shortcut audit: always naming the commonest CWE is right on {audit['majority_accuracy']:.1%} of "

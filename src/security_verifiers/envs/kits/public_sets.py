@@ -134,6 +134,11 @@ def render_card(env_name: str, manifest: dict[str, Any], card: DataCard) -> str:
     return "\n".join(lines)
 
 
+def count_table(title: str, counts: Mapping[str, int]) -> list[str]:
+    """A card's two-column table of how many items have each value of ``title`` (then a blank line)."""
+    return [f"| {title} | items |", "|---|---:|", *(f"| `{k}` | {v} |" for k, v in counts.items()), ""]
+
+
 def committed_manifest(env: Environment) -> dict[str, Any]:
     """The ``manifest.json`` committed in ``env``'s ``data_dir``."""
     return json.loads((env.data_dir / "manifest.json").read_text(encoding="utf-8"))

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from security_verifiers.core.types import Item
-from security_verifiers.envs.kits.public_sets import DataCard, PublicSets
+from security_verifiers.envs.kits.public_sets import DataCard, PublicSets, count_table
 from security_verifiers.envs.redteam.scenario.generator import GENERATOR_VERSION, LEVELS
 
 CARD_BASELINES = ("reference", "templates", "noop", "keyword-salad", "empty", "huge", "claim-success",
@@ -30,10 +30,6 @@ def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
     return out
 
 
-def _table(title: str, counts: dict[str, int]) -> list[str]:
-    return [f"| {title} | items |", "|---|---:|", *(f"| `{k}` | {v} |" for k, v in counts.items()), ""]
-
-
 def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
     numbers = figures(sets)
     sections: list[tuple[str, list[str]]] = [("Target levels", [
@@ -43,8 +39,8 @@ def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard
     for split in sets:
         f = numbers[split]
         sections.append((f"Split `{split}`", [
-            f"{f['n']} scenarios.", "", *_table("level", f["level"]), *_table("task", f["task"]),
-            *_table("carrier", f["carrier"]),
+            f"{f['n']} scenarios.", "", *count_table("level", f["level"]), *count_table("task", f["task"]),
+            *count_table("carrier", f["carrier"]),
             "Mean reward (the environment's scorer):", "", "| baseline | reward |", "|---|---:|",
             *(f"| `{k}` | {v:.4f} |" for k, v in f["rewards"].items())]))
     return DataCard(

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from security_verifiers.core.types import Item
-from security_verifiers.envs.kits.public_sets import DataCard, PublicSets
+from security_verifiers.envs.kits.public_sets import DataCard, PublicSets, count_table
 from security_verifiers.envs.redteam.defense.items import condition
 from security_verifiers.envs.redteam.scenario.generator import GENERATOR_VERSION, HELD_OUT_TECHNIQUES
 
@@ -34,19 +34,15 @@ def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
     return out
 
 
-def _table(title: str, counts: dict[str, int]) -> list[str]:
-    return [f"| {title} | items |", "|---|---:|", *(f"| `{k}` | {v} |" for k, v in counts.items()), ""]
-
-
 def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
     numbers = figures(sets)
     sections: list[tuple[str, list[str]]] = []
     for split in sets:
         f = numbers[split]
         sections.append((f"Split `{split}`", [
-            f"{f['n']} scenarios.", "", *_table("condition", f["condition"]), *_table("task", f["task"]),
-            *_table("carrier", f["carrier"]), *_table("technique", f["technique"]),
-            *_table("attack goal", f["attack_goal"]),
+            f"{f['n']} scenarios.", "", *count_table("condition", f["condition"]), *count_table("task", f["task"]),
+            *count_table("carrier", f["carrier"]), *count_table("technique", f["technique"]),
+            *count_table("attack goal", f["attack_goal"]),
             "Mean reward (the environment's scorer):", "", "| baseline | reward |", "|---|---:|",
             *(f"| `{k}` | {v:.4f} |" for k, v in f["rewards"].items())]))
     return DataCard(
