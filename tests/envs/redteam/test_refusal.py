@@ -291,7 +291,6 @@ def test_the_import_command_is_wired() -> None:
     assert (args.path, args.format, args.split, args.strict) == (str(JBB), "jbb", "local", True)
 
 
-@pytest.mark.skip(reason="needs redteam-defense registered")
 def test_import_writes_the_items_and_reports_problems(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "jbb.jsonl"
     assert main(["data", "import", "redteam-defense", "--format", "jbb", str(JBB), "--out", str(out),
