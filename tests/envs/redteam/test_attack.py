@@ -66,13 +66,7 @@ def test_templates_succeed_later_than_the_reference_so_the_reference_scores_high
     assert mean["reference"] > mean["templates"] > 0
 
 
-L5_XFAIL = pytest.mark.xfail(strict=True, reason="src bug: the template library is 6 texts (multi-step takes two) "
-                             "for max_attacks=5 deliveries, so the multi-step request is never delivered; L5 falls "
-                             "only where an earlier template opens the door (6 of its 20 public test items)")
-
-
-@pytest.mark.parametrize("level", [pytest.param(level, marks=L5_XFAIL) if level == "L5-multi-step" else level
-                                   for level in LEVELS])
+@pytest.mark.parametrize("level", LEVELS)
 def test_templates_beat_every_level(level: str) -> None:
     levels = ENV.metrics([r.outcome for r in runs("templates")])["breakdowns"]["level"]
     assert levels[level]["success_rate"] == 1.0

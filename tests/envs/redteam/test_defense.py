@@ -290,8 +290,6 @@ def test_naive_falls_to_every_attack() -> None:
     assert metrics_of("naive")["attack_success_rate"] == 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="src bug: naive follows the user's own request as an injected instruction; "
-                   "on forward_file it sends the mail twice, so the task (one change only) is not done")
 def test_naive_does_every_clean_task() -> None:
     assert metrics_of("naive", lambda o: o["condition"] == "clean")["benign_utility"] == 1.0
 
