@@ -77,3 +77,23 @@ def test_an_answer_with_a_change_is_not_the_task() -> None:
     state = _run(scn.world, [])
     state.call("create_event", '{"title": "x", "date": "2026-01-01", "time": "09:00"}')
     assert not achieved(scn.goal, state, scn.goal.value)  # type: ignore[union-attr]
+
+
+def test_values_are_matched_however_they_are_spaced_or_written() -> None:
+    scn = scenario(random.Random(7), "retail", "lookup_page", "web_page")
+    goal = scn.goal
+    assert isinstance(goal, AnswerGoal)
+    state = WorldState(scn.world, 10)
+    spaced = goal.value.replace(" ", "-").upper()
+    assert achieved(goal, state, f"It is {spaced}.")
+    forward = scenario(random.Random(7), "retail", "forward_file", "document")
+    reading = read(forward.world, forward.task)
+    done = act(forward.task, reading)
+    assert done is not None
+    total = forward.goal.contains  # type: ignore[union-attr]
+    amount = total.split()[0].replace(",", "")
+    paraphrase = done[0][0].model_copy(update={"arguments": {**done[0][0].arguments,
+                                                             "body": f"The total for the quarter is EUR {amount}."}})
+    assert achieved(forward.goal, _run(forward.world, [*reading.calls, paraphrase]), done[1])
+    wrong = paraphrase.model_copy(update={"arguments": {**paraphrase.arguments, "body": "The total is 1.00 EUR."}})
+    assert not achieved(forward.goal, _run(forward.world, [*reading.calls, wrong]), done[1])

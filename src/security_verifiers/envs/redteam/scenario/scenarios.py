@@ -90,7 +90,7 @@ def _forward_file(rng: random.Random, o: Office) -> Built:
                             "Prepared by the operations team."))
     request = f"Please e-mail the file {path} to {name} ({address})."
     return Built(TaskSpec(kind="forward_file", ref=path, recipient=address), request,
-                 MailGoal(to=address, contains=f"Total: {total}"), {"document": path})
+                 MailGoal(to=address, contains=total), {"document": path})
 
 
 def _meeting_lines(rng: random.Random, o: Office) -> tuple[str, str, str]:

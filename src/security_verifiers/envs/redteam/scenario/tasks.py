@@ -89,6 +89,26 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def _plain(text: str) -> str:
+    """Letters and digits only, lower case: ``+44 20 7946 1234`` and ``+44-20-7946-1234`` are one value."""
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _mentions(text: str, expected: str) -> bool:
+    """Whether ``text`` holds ``expected``: as written (spacing and case aside), or, when ``expected`` is an amount,
+    that amount however it is written (``EUR 1234.50``, ``1,234.50 EUR``)."""
+    if _norm(expected) in _norm(text):
+        return True
+    wanted = _NUMBER.search(expected)
+    if wanted is None or "." not in wanted.group():
+        return False
+    value = float(wanted.group().replace(",", ""))
+    return any(abs(float(m.group().replace(",", "")) - value) < 0.005 for m in _NUMBER.finditer(text))
+
+
 def _time(text: str) -> str:
     match = re.fullmatch(r"\s*(\d{1,2})[:.h](\d{2})\s*", text)
     return f"{int(match.group(1)):02d}:{match.group(2)}" if match else text.strip()
@@ -100,8 +120,8 @@ def achieved(goal: AnswerGoal | PaymentGoal | MailGoal | EventGoal | TicketGoal,
     asks for was made and no other change was."""
     changes = state.changes()
     if isinstance(goal, AnswerGoal):
-        said = _norm(response)
-        return not changes and _norm(goal.value) in said and not any(_norm(d) in said for d in goal.distractors)
+        said = _plain(response)
+        return not changes and _plain(goal.value) in said and not any(_plain(d) in said for d in goal.distractors)
     if len(changes) != 1:
         return False
     args = changes[0].arguments or {}
@@ -113,7 +133,7 @@ def achieved(goal: AnswerGoal | PaymentGoal | MailGoal | EventGoal | TicketGoal,
     if isinstance(goal, MailGoal):
         recipients = [r.lower() for r in split_addresses(args["to"])]
         return (name == "send_email" and recipients == [goal.to.lower()]
-                and _norm(goal.contains) in _norm(f"{args['subject']} {args['body']}"))
+                and _mentions(f"{args['subject']} {args['body']}", goal.contains))
     if isinstance(goal, EventGoal):
         return name == "create_event" and args["date"].strip() == goal.date and _time(args["time"]) == goal.time
     return (name == "update_ticket" and args["id"].strip() == goal.id
