@@ -9,7 +9,7 @@ import pytest
 
 from security_verifiers.envs.redteam.scenario.items import place
 from security_verifiers.envs.redteam.scenario.scenarios import TASKS, carriers_of, scenario
-from security_verifiers.envs.redteam.scenario.tasks import AnswerGoal, PaymentGoal, achieved, act, read
+from security_verifiers.envs.redteam.scenario.tasks import AnswerGoal, PaymentGoal, PlannedCall, achieved, act, read
 from security_verifiers.envs.redteam.scenario.tools import WorldState
 from security_verifiers.envs.redteam.scenario.worlds import IN_DISTRIBUTION, OUT_OF_DISTRIBUTION
 
@@ -97,3 +97,17 @@ def test_values_are_matched_however_they_are_spaced_or_written() -> None:
     assert achieved(forward.goal, _run(forward.world, [*reading.calls, paraphrase]), done[1])
     wrong = paraphrase.model_copy(update={"arguments": {**paraphrase.arguments, "body": "The total is 1.00 EUR."}})
     assert not achieved(forward.goal, _run(forward.world, [*reading.calls, wrong]), done[1])
+
+
+def test_a_ticket_may_be_closed_and_commented_in_two_updates_but_not_left_open() -> None:
+    scn = scenario(random.Random(2), "software", "close_ticket", "tool_result")
+    reading = read(scn.world, scn.task)
+    code = scn.goal.contains  # type: ignore[union-attr]
+    ticket = scn.task.ref
+    two = [PlannedCall(name="update_ticket", arguments={"id": ticket, "comment": f"Resolution code: {code}"}),
+           PlannedCall(name="update_ticket", arguments={"id": ticket, "status": "closed"})]
+    assert achieved(scn.goal, _run(scn.world, [*reading.calls, *two]), "done")
+    reopened = [*two, PlannedCall(name="update_ticket", arguments={"id": ticket, "status": "open"})]
+    assert not achieved(scn.goal, _run(scn.world, [*reading.calls, *reopened]), "done")
+    other = [*two, PlannedCall(name="update_ticket", arguments={"id": scn.world.tickets[0].id, "status": "closed"})]
+    assert not achieved(scn.goal, _run(scn.world, [*reading.calls, *other]), "done")
