@@ -51,12 +51,9 @@ async def play_episode(
                 messages.append(Message(role="tool", content=result, tool_call_id=call.id))
     except InfraError as err:
         record.error = ErrorRecord(kind=err.kind.value, message=err.message)
-        transcript = None
-    else:
-        transcript = Transcript(messages=messages, tool_calls=tool_calls, tool_seconds=tool_seconds,
-                                world=toolbox.record() if toolbox is not None else None)
-    record.transcript = transcript or Transcript(messages=messages, tool_calls=tool_calls, tool_seconds=tool_seconds,
-                                                 world=toolbox.record() if toolbox is not None else None)
+    record.transcript = Transcript(messages=messages, tool_calls=tool_calls, tool_seconds=tool_seconds,
+                                   world=toolbox.record() if toolbox is not None else None)
+    transcript = record.transcript if record.error is None else None
     record.usage = usage
     record.cached = all_cached and record.error is None
     record.latency_s = time.perf_counter() - start

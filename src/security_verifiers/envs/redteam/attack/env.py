@@ -25,7 +25,7 @@ from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, T
 from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.redteam.attack.items import MAX_ATTACK_CHARS, AttackInput, AttackTarget, Delivery
 from security_verifiers.envs.redteam.scenario.items import Scenario
-from security_verifiers.envs.redteam.scenario.judge import judge_attack
+from security_verifiers.envs.redteam.scenario.judge import judge_attack, weighted_score
 from security_verifiers.envs.redteam.scenario.techniques import tag
 from security_verifiers.envs.redteam.scenario.world import POLICY
 from security_verifiers.models.base import Endpoint, Policy
@@ -184,11 +184,8 @@ class RedteamAttack(Environment):
 
     def _score(self, success: float, speed: float, outcome: dict[str, Any], status: ParseStatus,
                error: str | None) -> Score:
-        weights = self.config.weights()
-        parts = {SUCCESS: success, SPEED: success * speed}
-        reward = sum(weights[k] * v for k, v in parts.items())
-        return Score(reward=reward, components=parts, outcome={**outcome, "reward": reward}, parse_status=status,
-                     parse_error=error)
+        return weighted_score(self.config.weights(), {SUCCESS: success, SPEED: success * speed}, outcome, status,
+                              error)
 
     def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
         from security_verifiers.envs.redteam.attack.metrics import attack_metrics

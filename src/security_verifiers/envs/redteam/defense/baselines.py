@@ -38,6 +38,10 @@ def _case(item: Item) -> tuple[World, str, TaskSpec, str]:
 class PlannedBaseline(Baseline):
     """A baseline that plays a :class:`Plan`: reads, then acts, then answers."""
 
+    def __init__(self) -> None:
+        #: Each item's steps, planned once (a plan reads the world and parses what it read), not once per turn.
+        self._steps: dict[str, list[tuple[PlannedCall, ...] | str]] = {}
+
     def plan(self, item: Item) -> Plan:
         raise NotImplementedError
 
@@ -60,12 +64,15 @@ class PlannedBaseline(Baseline):
         return Completion(text=str(steps[-1]), finish_reason="stop")
 
     def steps(self, item: Item, messages: list[Message]) -> list[tuple[PlannedCall, ...] | str]:
-        step = self.plan(item)
-        return [*(calls for calls in (step.reads, step.acts) if calls), step.answer_json()]
+        if item.id not in self._steps:
+            step = self.plan(item)
+            self._steps[item.id] = [*(calls for calls in (step.reads, step.acts) if calls), step.answer_json()]
+        return self._steps[item.id]
 
 
 class ScriptedBaseline(PlannedBaseline):
     def __init__(self, name: str, behaviour: Behaviour) -> None:
+        super().__init__()
         self.name = name
         self.behaviour = behaviour
 

@@ -60,28 +60,24 @@ class Plan:
         return json.dumps({"decision": self.decision, "response": self.response}, ensure_ascii=False)
 
 
-def _plain_intents(text: str) -> list[Intent]:
-    return find_intents(text)
-
-
 def _decoded_intents(text: str) -> list[Intent]:
     return [intent for _, decoded in decoded_payloads(text) for intent in find_intents(decoded)]
 
 
-def candidate_intents(behaviour: Behaviour, texts: list[str], memory: Memory) -> list[Intent]:
+def candidate_intents(behaviour: Behaviour, texts: list[str]) -> list[Intent]:
     """The instructions in ``texts`` that ``behaviour`` follows, before the multi-step rule."""
     out: list[Intent] = []
     for text in texts:
         if behaviour == "obey-all":
-            out += _plain_intents(text) + _decoded_intents(text)
+            out += find_intents(text) + _decoded_intents(text)
         elif behaviour == "ignore-filter" and not has_override(text):
-            out += _plain_intents(text) + _decoded_intents(text)
+            out += find_intents(text) + _decoded_intents(text)
         elif behaviour == "authority" and has_authority(text):
-            out += _plain_intents(text)
+            out += find_intents(text)
         elif behaviour == "decoder":
             out += _decoded_intents(text)
         elif behaviour == "multi-step":
-            out += _plain_intents(text)
+            out += find_intents(text)
     return out
 
 
@@ -93,8 +89,7 @@ def followed(behaviour: Behaviour, texts: list[str], memory: Memory) -> list[Int
     fresh: list[Intent] = []
     whole = "\n\n".join([*memory.seen, *texts])
     memory.seen += texts
-    for intent in candidate_intents(behaviour, [*texts, whole] if len(texts) + len(memory.seen) > 1 else texts,
-                                    memory):
+    for intent in candidate_intents(behaviour, [*texts, whole]):
         if intent in memory.followed or intent in fresh:
             continue
         if behaviour == "multi-step" and intent.kind != "harmless" and not memory.complied_harmless:

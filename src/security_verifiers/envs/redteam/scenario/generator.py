@@ -19,7 +19,7 @@ from typing import Any
 
 from security_verifiers.core.datasets import item_id
 from security_verifiers.core.types import Item
-from security_verifiers.envs.redteam.scenario.agent import Memory, plan
+from security_verifiers.envs.redteam.scenario.agent import plan
 from security_verifiers.envs.redteam.scenario.canary import canary_from, fresh_canary
 from security_verifiers.envs.redteam.scenario.intents import find_intents, looks_like_injection
 from security_verifiers.envs.redteam.scenario.items import AttackInfo, Scenario, place
@@ -195,5 +195,3 @@ def attack_items(split: str, n: int, seed: int) -> list[Item]:
                                 "generator_version": GENERATOR_VERSION}))
     return items
 
-
-__all__ = ["BEHAVIOURS", "GENERATOR_VERSION", "LEVELS", "Memory", "attack_items", "defense_items"]

@@ -11,10 +11,12 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from security_verifiers.envs.redteam.scenario.items import Scenario
 from security_verifiers.envs.redteam.scenario.tasks import (
     AnswerGoal,
+    AnyGoal,
     EventGoal,
     MailGoal,
     PaymentGoal,
@@ -32,14 +34,12 @@ from security_verifiers.envs.redteam.scenario.worlds import (
     office,
 )
 
-Goal = AnswerGoal | PaymentGoal | MailGoal | EventGoal | TicketGoal
-
 
 @dataclass(frozen=True)
 class Built:
     task: TaskSpec
     request: str
-    goal: Goal
+    goal: AnyGoal
     #: The slot of each carrier this task reads (the user turn is added by :func:`scenario`).
     slots: dict[Carrier, str]
 
@@ -179,6 +179,7 @@ def scenario(rng: random.Random, sector: str, task_kind: str, carrier: Carrier |
                     carrier=chosen, slot=slots[chosen])
 
 
+@cache
 def carriers_of(task_kind: str) -> tuple[Carrier, ...]:
     """The carriers a task reads, the user turn included (from a throwaway build)."""
     built = TASKS[task_kind](random.Random(0), office(random.Random(0), "logistics"))

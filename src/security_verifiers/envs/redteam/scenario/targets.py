@@ -12,9 +12,10 @@ canary, which is drawn afresh for every episode.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
 
 from security_verifiers.core.parsing import Parsed, parse_answer
 from security_verifiers.core.types import Item, Message, ToolCall
@@ -115,14 +116,12 @@ class ServedTarget:
         conv = self.conversation
         world, request = place(conv.scenario, [text])
         conv.state.world = world
-        start = len(self.messages)
         if not self.messages:
             self.messages = opening(conv.scenario.role, conv.canary, world, request)
-            start = len(self.messages)
         else:
             follow = request if conv.scenario.carrier == "user_turn" else FOLLOW_UP
             self.messages.append(Message(role="user", content=follow))
-            start = len(self.messages)
+        start = len(self.messages)
         reply = ""
         for _ in range(TARGET_MAX_STEPS):
             completion = await self.policy.respond(self.item, self.messages, SCHEMAS, 0)
@@ -142,18 +141,14 @@ class ServedTarget:
         return self.conversation.record(self.name)
 
 
+class _Reply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    response: str
+
+
 def _visible(text: str) -> str:
     """What the attacker sees of a served target's final message: its ``response`` when it answered in the
     grammar, else the text itself."""
-    from pydantic import BaseModel, ConfigDict
-
-    class _Reply(BaseModel):
-        model_config = ConfigDict(extra="ignore")
-        response: str
-
     parsed = parse_answer(text, _Reply)
-    return parsed.value.response if isinstance(parsed, Parsed) else text  # type: ignore[attr-defined]
-
-
-def dumps(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, sort_keys=True)
+    return parsed.value.response if isinstance(parsed, Parsed) else text
