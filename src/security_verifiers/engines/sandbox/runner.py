@@ -235,10 +235,20 @@ async def _release(init: asyncio.Task[int | None], *tasks: asyncio.Task[tuple[by
 async def _run_started(found: Host, argv: list[str], workdir: Path, limits: SandboxLimits,
                        extra_ro: list[Path]) -> SandboxResult:
     with _prepared(found, argv, workdir, limits, extra_ro) as prepared:
+        return await run_prepared(prepared, limits)
+
+
+async def run_prepared(prepared: _Prepared, limits: SandboxLimits, stdin: bytes | None = None) -> SandboxResult:
+    """Run a prepared bubblewrap command (it owns ``prepared``'s descriptors until it returns) under ``limits``'
+    wall-clock timeout and output caps; ``stdin`` is given whole (as an in-memory file, so a large input never
+    blocks on a pipe), or is empty."""
+    stdin_fd = _memfd("sv-sandbox-stdin", stdin) if stdin is not None else None
+    try:
         started = time.monotonic()
         try:
             proc = await asyncio.create_subprocess_exec(
-                *prepared.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                *prepared.command, stdin=subprocess.DEVNULL if stdin_fd is None else stdin_fd,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 pass_fds=prepared.passed, env={}, start_new_session=True)
         except OSError as error:
             raise InfraError(ErrorKind.SANDBOX, f"bubblewrap could not be started: {error}") from error
@@ -270,6 +280,9 @@ async def _run_started(found: Host, argv: list[str], workdir: Path, limits: Sand
                                  "ended or was killed") from error
         finally:
             await _release(init, out, err)
+    finally:
+        if stdin_fd is not None:
+            os.close(stdin_fd)
     if not stdout.startswith(START_MARKER):
         what = f"did not start within {limits.timeout:g} s" if timed_out else "could not start"
         raise InfraError(ErrorKind.SANDBOX, f"bubblewrap {what}: {_quote_stderr(stderr)}")

@@ -1,164 +1,221 @@
-"""Run a task's probes against a version of its files (vulnerable, reference fix, or a model's patch) in the sandbox.
+"""Run a task's probes against a version of its files (vulnerable, reference fix, or a model's patch), judged from
+outside the program.
 
-The host prepares a fresh work directory per run: the task's files under ``src/``, the fixtures (with this run's
-canary), and, after the files, the driver and the hidden test module in a directory of their own with
-``run.json`` (nonce, canary, marker name, probe order, all random per run). A patch has already been applied
-and checked by then, so it can neither change the tests nor add a file the interpreter would pick up. The
-sandbox runs ``python -I -B driver.py``; the host then reads the observations (lines with the nonce) and
-checks the work directory for the marker file, and :mod:`.verdict` decides.
+The host draws what makes one run unguessable (:class:`RunSecrets`: the canary, in a length and alphabet of its own,
+the marker name, the probe order, the entropy, and the program's identity: project path, uid, user and host name)
+and hands the judge (``judge/driver.py``, in the judge sandbox of ``engines/sandbox/judged.py``) one document: the
+program's files, the fixtures with the canary in them, the hidden test module, the probes, the world. The judge
+starts the program in a sandbox of its own, calls it from outside, and reports per probe what it observed, live and
+replayed as a plain script (:class:`Execution`). Nothing of that document is ever in the program's process or on its
+filesystem view; :mod:`.verdict` then decides on the host.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import random
 import secrets
-import shutil
-import tempfile
+import string
+import time
 from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from security_verifiers.core.errors import ErrorKind, InfraError
-from security_verifiers.engines.sandbox import SandboxLimits, run_async, sandbox_python
+from security_verifiers.engines.sandbox import SandboxLimits, check_available
+from security_verifiers.engines.sandbox.judged import Identity, program_argv, run_judge_async
+from security_verifiers.engines.sandbox.seccomp import getrandom_enosys
 from security_verifiers.envs.code_repair.program import Program
 
 T = TypeVar("T")
-#: Seconds the program's modules (and the test module) may take to import: these programs import in milliseconds.
+JUDGE_DIR = Path(__file__).with_name("judge")
+#: Seconds the program's modules may take to import (these programs import in milliseconds).
 IMPORT_S = 1.0
-DRIVER = Path(__file__).with_name("sandbox_driver.py")
-#: Resource limits of one run besides its wall-clock timeout (the program's own ``timeout_s``).
-LIMITS = dict(cpu_s=10, memory_mb=768, max_processes=32, file_mb=16, open_files=128, output_bytes=512 * 1024,
-              tmp_mb=32)
+#: Seconds one request to the program may take (a probe that tests a hang has its own, shorter limit).
+REQUEST_S = 5.0
+#: Limits of every program sandbox the judge starts.
+PROGRAM_LIMITS = SandboxLimits(timeout=3600, cpu_s=10, memory_mb=768, max_processes=32, file_mb=16, open_files=128,
+                               output_bytes=512 * 1024, tmp_mb=32)
+
+#: Canary alphabets: a canary's form is drawn per run too, so no shape can be scrubbed from what a program returns.
+_ALPHABETS = (string.hexdigits[:16], string.ascii_lowercase + string.digits, string.ascii_uppercase + "234567",
+              string.ascii_letters + string.digits, string.ascii_letters + string.digits + "-_",
+              string.ascii_lowercase, string.digits + string.ascii_uppercase)
+
+
+def draw_canary(rng: random.Random) -> str:
+    """A secret of 12 to 40 symbols of a random alphabet (hex, base32, base64url, letters...)."""
+    alphabet = rng.choice(_ALPHABETS)
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(12, 40)))
 
 
 @dataclass(frozen=True)
 class RunSecrets:
     """What makes one run's effects unguessable: drawn fresh for every run, never stored in an item."""
 
-    nonce: str
     canary: str
     marker: str
     order_seed: int
+    entropy_seed: int
+    identity: Identity
 
     @classmethod
     def draw(cls) -> RunSecrets:
-        return cls(nonce=secrets.token_hex(12), canary="cn" + secrets.token_hex(10),
-                   marker="mk" + secrets.token_hex(8), order_seed=secrets.randbits(32))
+        rng = random.Random(secrets.randbits(128))
+        return cls(canary=draw_canary(rng), marker=rng.choice(("", ".", "_")) + secrets.token_hex(rng.randint(5, 9)),
+                   order_seed=rng.getrandbits(32), entropy_seed=rng.getrandbits(64), identity=Identity.draw(rng))
+
+
+@dataclass
+class ProbeRun:
+    """One run of one probe: what it returned (``value``), raised, or why there is nothing (``hung``, ``gone``,
+    ``diverged``, ``setup_failed``), and the effects seen meanwhile (marker names, changed fixtures, world records)."""
+
+    observation: dict[str, Any]
+    effects: dict[str, Any]
 
 
 @dataclass
 class Execution:
-    """What one run showed: observations by probe id, which probes' marker files appeared, how the sandbox ended."""
+    """What one judged run showed, per probe: its live runs and, for exploits, its replays as a plain script."""
 
-    observations: dict[str, dict[str, Any]]
-    markers_created: list[str]  # the marker probes whose own marker file exists after the run
+    serve: dict[str, list[ProbeRun]]
+    script: dict[str, list[ProbeRun]]
     canary: str
-    exit_code: int
-    timed_out: bool
     wall_s: float
-    import_error: str | None = None
-    finished: bool = False
-    #: Canary fixtures (or directories above them) the program deleted, changed or re-permissioned.
-    tampered: list[str] = field(default_factory=list)
-    stderr_tail: str = ""
+    setup_error: dict[str, Any] | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+    judge_stderr: str = ""
+
+    @property
+    def import_error(self) -> str | None:
+        """The program's own error when its setup (imports, configuration) failed."""
+        if self.setup_error is None:
+            return None
+        return f"{self.setup_error.get('raised')}: {self.setup_error.get('message', '')}"[:500]
+
+    @property
+    def timed_out(self) -> bool:
+        return any("hung" in r.observation for runs in self.serve.values() for r in runs)
 
 
-def _write(base: Path, relative: str, text: str) -> None:
-    path = base / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def prepare(workdir: Path, program: Program, files: Mapping[str, str], run: RunSecrets) -> list[str]:
-    """Fill ``workdir`` for one run; returns the sandbox command."""
-    for relative, text in files.items():
-        _write(workdir / "src", relative, text)
-    for relative, text in program.fixtures.items():
-        _write(workdir, relative, text.replace("{canary}", run.canary))
-    rundir_name = "run_" + secrets.token_hex(6)
-    tests_module = "t_" + secrets.token_hex(6)
-    rundir = workdir / rundir_name
-    rundir.mkdir()
-    shutil.copyfile(DRIVER, rundir / "driver.py")
-    (rundir / f"{tests_module}.py").write_text(program.tests, encoding="utf-8")
-    order = [p.id for p in program.probes]
-    random.Random(run.order_seed).shuffle(order)
-    inside = "/work"
-    ctx = {"canary": run.canary, "marker": f"{inside}/{run.marker}", "work": inside}
-    hang = {p.id: p.detect.seconds for p in program.exploits() if p.detect is not None and p.detect.kind == "hang"}
-    (rundir / "run.json").write_text(json.dumps({
-        "nonce": run.nonce, "order": order, "ctx": ctx, "hang": hang, "src": f"{inside}/src", "import_s": IMPORT_S,
-        "tests_module": tests_module}), encoding="utf-8")
-    return [sandbox_python(), "-I", "-B", f"{inside}/{rundir_name}/driver.py", f"{inside}/{rundir_name}"]
-
-
-def read_observations(stdout: bytes, nonce: str) -> dict[str, dict[str, Any]]:
-    """The first observation per probe among the lines that carry the run's nonce."""
-    found: dict[str, dict[str, Any]] = {}
-    prefix = nonce + "\t"
-    for raw in stdout.decode("utf-8", "replace").splitlines():
-        if not raw.startswith(prefix):
-            continue
-        parts = raw.split("\t", 2)
-        if len(parts) != 3 or parts[1] in found:
-            continue
-        try:
-            value = json.loads(parts[2])
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            found[parts[1]] = value
-    return found
-
-
-async def execute_async(program: Program, files: Mapping[str, str], run: RunSecrets | None = None) -> Execution:
-    """Run every probe of ``program`` against ``files`` once, in a fresh sandbox and work directory."""
-    run = run or RunSecrets.draw()
-    with tempfile.TemporaryDirectory(prefix="sv-code-repair-") as tmp:
-        workdir = Path(tmp)
-        command = prepare(workdir, program, files, run)
-        guarded = _guarded_state(workdir, program)
-        limits = SandboxLimits(timeout=program.timeout_s, **LIMITS)
-        result = await run_async(command, workdir, limits)
-        markers = [p.id for p in program.exploits() if p.detect is not None and p.detect.kind == "marker"
-                   and ((workdir / f"{run.marker}-{p.id}").exists() or (workdir / f"{run.marker}-{p.id}").is_symlink())]
-        tampered = [path for path, state in guarded.items() if _state(workdir / path) != state]
-    observations = read_observations(result.stdout, run.nonce)
-    imported = observations.pop("__import__", None)
-    finished = observations.pop("__done__", None) is not None
-    import_error = None if imported is None else f"{imported.get('raised')}: {imported.get('message', '')}"[:500]
-    return Execution(observations=observations, markers_created=markers, canary=run.canary,
-                     exit_code=result.exit_code, timed_out=result.timed_out, wall_s=result.wall_s,
-                     import_error=import_error, finished=finished, tampered=sorted(tampered),
-                     stderr_tail=result.stderr.decode("utf-8", "replace")[-800:])
-
-
-def _state(path: Path) -> tuple[int, bytes] | None:
-    """A path's type and permission bits, and a file's content; None when it is gone."""
-    try:
-        st = path.lstat()
-        return st.st_mode, path.read_bytes() if path.is_file() and not path.is_symlink() else b""
-    except OSError:
-        return None
-
-
-def _guarded_state(workdir: Path, program: Program) -> dict[str, tuple[int, bytes] | None]:
-    """The fixtures that hold the canary and the directories above them, as they are before the run: a program
-    that deletes, rewrites, re-permissions or replaces them (with a link) blocks an exploit by breaking the test,
-    not the weakness, and the run's exploits then count as successful."""
-    guarded: dict[str, tuple[int, bytes] | None] = {}
+def guarded_paths(program: Program) -> list[str]:
+    """The fixtures holding the canary, the directories above them, and the project directory itself: a program that
+    deletes, rewrites or re-permissions them blocks an exploit by breaking the test, not the weakness."""
+    guarded = {"."}
     for relative, text in program.fixtures.items():
         if "{canary}" not in text:
             continue
         parts = Path(relative).parts
-        for depth in range(1, len(parts) + 1):
-            path = "/".join(parts[:depth])
-            guarded[path] = _state(workdir / path)
-    return guarded
+        guarded.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+    return sorted(guarded)
+
+
+@cache
+def _seccomp() -> str:
+    return base64.b64encode(getrandom_enosys()).decode()
+
+
+def control(program: Program, files: Mapping[str, str], run: RunSecrets,
+            phases: Sequence[Literal["serve", "script"]] = ("serve", "script"),
+            only: Literal["all", "functional"] = "all") -> dict[str, Any]:
+    """The judge's whole input for one run."""
+    found = check_available()
+    argv = program_argv(found, run.identity, PROGRAM_LIMITS, [found.python], entropy="{entropy}",
+                        etc_dir="/run/judge/etc")
+    probes = [p for p in program.probes if only == "all" or p.kind == "functional"]
+    etc = {name.rsplit("/", 1)[-1]: data.decode() for name, data in run.identity.etc_files().items()}
+    etc["hosts"] = "127.0.0.1 localhost\n::1 localhost\n"
+    etc["ssl-certs.crt"] = ""
+    world = None
+    if program.world is not None:
+        from security_verifiers.envs.code_repair.world_spec import judge_world
+
+        world, hosts, ca = judge_world(program.world)
+        etc["hosts"] += hosts
+        etc["ssl-certs.crt"] = ca
+    return {
+        "identity": vars(run.identity), "argv": argv, "seccomp": _seccomp(),
+        "files": dict(files),
+        "fixtures": {path: {"text": text.replace("{canary}", run.canary)} for path, text in program.fixtures.items()},
+        "guarded": guarded_paths(program), "tests": program.tests, "packages": sorted(program.packages()),
+        "probes": [{"id": p.id, "kind": p.kind, "detect": p.detect.model_dump(mode="json") if p.detect else None,
+                    "hang": p.detect.seconds if p.detect is not None and p.detect.kind == "hang" else None,
+                    "runs": 3 if p.detect is not None and p.detect.kind == "entropy" else 1}
+                   for p in probes if p.detect is None or p.detect.kind != "static"],
+        "order_seed": run.order_seed, "entropy_seed": run.entropy_seed,
+        "ctx": {"canary": run.canary, "marker": run.marker},
+        "budget_s": program.timeout_s, "import_s": IMPORT_S, "request_s": REQUEST_S,
+        "phases": list(phases), "etc": etc, "world": world, "site_dirs": [], "t0": time.time(),
+    }
+
+
+@cache
+def judge_code() -> Path:
+    """The judge's code, compiled: a copy of ``judge/`` with its bytecode, made once per process (the judge sandbox
+    shows it read-only, where Python could not write bytecode, and compiling it on every run costs ~10 ms)."""
+    import compileall
+    import shutil
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix="sv-judge-"))
+    for source in JUDGE_DIR.glob("*.py"):
+        shutil.copy2(source, directory / source.name)
+    if not compileall.compile_dir(str(directory), quiet=2, legacy=False):
+        raise InfraError(ErrorKind.SANDBOX, f"the judge's code does not compile ({directory})")
+    directory.chmod(0o755)
+    for path in directory.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return directory
+
+
+def _judge_limits(program: Program) -> SandboxLimits:
+    return SandboxLimits(timeout=2 * program.timeout_s + 30, cpu_s=120, memory_mb=1024, max_processes=128,
+                         file_mb=64, open_files=512, output_bytes=8 * 1024 * 1024, tmp_mb=64)
+
+
+def read_events(stdout: bytes) -> list[dict[str, Any]]:
+    events = []
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and "event" in event:
+            events.append(event)
+    return events
+
+
+async def execute_async(program: Program, files: Mapping[str, str], run: RunSecrets | None = None,
+                        phases: Sequence[Literal["serve", "script"]] = ("serve", "script"),
+                        only: Literal["all", "functional"] = "all") -> Execution:
+    """Judge ``files`` (a version of ``program``'s modules) once: every probe, live and, for exploits, as a script."""
+    run = run or RunSecrets.draw()
+    document = json.dumps(control(program, files, run, phases, only)).encode()
+    result = await run_judge_async(judge_code(), [check_available().python, "-I", "-S", "-B", "/judge/driver.py"], document, _judge_limits(program))
+    events = read_events(result.stdout)
+    stderr = result.stderr.decode("utf-8", "replace")[-2000:]
+    infra = [e for e in events if e["event"] == "infra"]
+    if infra:
+        raise InfraError(ErrorKind.SANDBOX, f"the judge failed: {infra[0].get('message', '')[-1500:]}")
+    if not any(e["event"] == "done" for e in events):
+        what = "timed out" if result.timed_out else f"ended with status {result.exit_code}"
+        raise InfraError(ErrorKind.SANDBOX, f"the judge {what} before it finished: {stderr[-1200:]}")
+    execution = Execution(serve={}, script={}, canary=run.canary, wall_s=result.wall_s, judge_stderr=stderr)
+    for event in events:
+        if event["event"] == "probe":
+            runs = [ProbeRun(r["observation"], r["effects"]) for r in event["runs"]]
+            (execution.serve if event["phase"] == "serve" else execution.script)[event["probe"]] = runs
+        elif event["event"] == "setup":
+            execution.setup_error = {k: v for k, v in event.items() if k != "event"}
+        elif event["event"] == "done":
+            execution.stats = event.get("stats", {})
+    return execution
 
 
 def _run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -172,14 +229,16 @@ def _run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def execute(program: Program, files: Mapping[str, str], run: RunSecrets | None = None) -> Execution:
+def execute(program: Program, files: Mapping[str, str], run: RunSecrets | None = None,
+            phases: Sequence[Literal["serve", "script"]] = ("serve", "script"),
+            only: Literal["all", "functional"] = "all") -> Execution:
     """:func:`execute_async` for synchronous callers."""
-    return _run_sync(execute_async(program, files, run))
+    return _run_sync(execute_async(program, files, run, phases, only))
 
 
 def execute_many(jobs: Sequence[tuple[Program, Mapping[str, str]]], parallel: int = 2) -> list[Execution | InfraError]:
-    """Run several (program, files) pairs, ``parallel`` sandboxes at a time, in the order given. A run whose sandbox
-    failed (or whose preparation did) is an :class:`InfraError` in its place; the others still count."""
+    """Run several (program, files) pairs, ``parallel`` judges at a time, in the order given. A run whose sandbox
+    failed is an :class:`InfraError` in its place; the others still count."""
 
     async def all_runs() -> list[Execution | InfraError]:
         gate = asyncio.Semaphore(parallel)
@@ -191,7 +250,7 @@ def execute_many(jobs: Sequence[tuple[Program, Mapping[str, str]]], parallel: in
                 except InfraError as error:
                     return error
                 except OSError as error:  # the host could not prepare the run: not the program's doing
-                    return InfraError(ErrorKind.SANDBOX, f"preparing a sandboxed run failed: {error}")
+                    return InfraError(ErrorKind.SANDBOX, f"preparing a judged run failed: {error}")
 
         return list(await asyncio.gather(*(one(p, f) for p, f in jobs)))
 

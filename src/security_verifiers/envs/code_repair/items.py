@@ -47,6 +47,7 @@ class CodeRepairTarget(_Strict):
     static_ids: list[str] = Field(default_factory=list)
     timeout_s: float = 3.0
     trivial: list[str] = Field(default_factory=list)
+    world: dict[str, Any] | None = None
     source: dict[str, str] | None = Field(None, description="Imported records: dataset, file, record, CVE, project.")
 
     @model_validator(mode="after")

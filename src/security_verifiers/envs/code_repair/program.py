@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, m
 _PROBE_ID = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 #: A task file's path: a relative POSIX path of Python modules (``pkg/mod.py``), no dot directories.
 _TASK_PATH = re.compile(r"^(?:[a-z_][a-z0-9_]*/){0,2}[a-z_][a-z0-9_]*\.py$")
-#: Where fixtures may be written, relative to the sandbox's /work (not under src/, where the task's files are).
-_FIXTURE_PATH = re.compile(r"^(?!src/)(?:[A-Za-z0-9_.-]+/){0,4}[A-Za-z0-9_.-]+$")
+#: Where fixtures may be written, relative to the program's project directory (beside its packages, not in them).
+_FIXTURE_PATH = re.compile(r"^(?:[A-Za-z0-9_.-]+/){0,4}[A-Za-z0-9_.-]+$")
 CWE = re.compile(r"^CWE-[1-9][0-9]{0,4}$")
 #: Lines of a task's modules together: small enough to read in one prompt, large enough to hide the weakness in.
 MIN_LINES, MAX_LINES = 30, 250
@@ -46,18 +46,27 @@ class Detect(_Strict):
       work directory afterwards (checked on the host): the program created what only the weakness creates (a
       command ran, an archive wrote outside its target);
     - ``equals``: the observation equals ``value`` (a spy in the test saw the unsafe operation happen);
-    - ``hang``: the call ran longer than ``seconds`` (the driver runs it in a child it kills then).
+    - ``hang``: a request of the probe ran longer than ``seconds`` (the judge kills the program then);
+    - ``entropy``: the probe returns the tokens the program issued; it runs in three fresh programs fed the same
+      bytes, the same bytes, and other bytes during its own requests (``judge/entropy.py``). The tokens must be the
+      same in the first two (they are drawn from the bytes, not the clock) and all different in the third (from the
+      bytes of their own call, not a generator seeded before);
+    - ``static``: not run; the patched source is checked by :mod:`.taint` (``rule`` names the check), for a weakness
+      that has no effect a test can observe (a comparison's timing).
     """
 
-    kind: Literal["contains", "marker", "equals", "hang"]
+    kind: Literal["contains", "marker", "equals", "hang", "entropy", "static"]
     text: str | None = None
     value: JsonValue = None
     seconds: float = Field(1.0, gt=0, le=5)
+    rule: dict[str, JsonValue] | None = Field(None, description="static: the check and its parameters.")
 
     @model_validator(mode="after")
     def _fields_of_kind(self) -> Detect:
         if self.kind == "contains" and (not self.text or "{canary}" not in self.text):
             raise ValueError("a 'contains' detector needs text holding {canary}")
+        if self.kind == "static" and not self.rule:
+            raise ValueError("a 'static' detector needs its rule")
         return self
 
 
@@ -119,6 +128,8 @@ class Program(_Strict):
     timeout_s: float = Field(3.0, gt=0, le=30, description="Wall-clock limit of one run of all probes.")
     trivial: list[str] = Field(default_factory=list, description="Functional probes a degenerate version of the "
                                "program passes (found by the self-check): they earn no partial credit.")
+    world: dict[str, JsonValue] | None = Field(None, description="The program's network, when it has one: host "
+                                               "names, sites and services the judge serves (see world_spec.py).")
 
     @field_validator("cwe")
     @classmethod
@@ -142,7 +153,7 @@ class Program(_Strict):
     def _fixture_paths(cls, value: dict[str, str]) -> dict[str, str]:
         for path in value:
             if not _FIXTURE_PATH.match(path) or ".." in path.split("/"):
-                raise ValueError(f"fixture path {path!r} must be relative, outside src/")
+                raise ValueError(f"fixture path {path!r} must be relative, inside the project directory")
         return value
 
     @model_validator(mode="after")
@@ -166,7 +177,15 @@ class Program(_Strict):
         for probe in self.probes:
             if f"def probe_{probe.id}(" not in self.tests:
                 raise ValueError(f"the test module has no probe_{probe.id}(ctx)")
+        tops = self.packages()
+        for path in self.fixtures:
+            if path.split("/")[0].removesuffix(".py") in tops:
+                raise ValueError(f"fixture {path!r} would sit among the program's own files")
         return self
+
+    def packages(self) -> set[str]:
+        """The top-level names the program's files make importable (``shop`` for ``shop/cart.py``)."""
+        return {path.split("/")[0].removesuffix(".py") for path in self.files}
 
     def functional(self) -> list[Probe]:
         return [p for p in self.probes if p.kind == "functional"]

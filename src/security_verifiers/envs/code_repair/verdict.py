@@ -1,19 +1,22 @@
-"""The host's verdict on one run: which functional probes passed and whether any exploit still works.
+"""The host's verdict on one judged run: which functional probes passed and whether any exploit still works.
 
-Fail-closed everywhere: a functional probe passes only with an observation equal to its expectation; an
-exploit probe is *blocked* only with an observation that shows no effect (a missing one means the run ended
-before it: exploited). The canary is compared case-insensitively in the observation's JSON text, so an
-observation that re-cases or escapes nothing still shows it.
+Fail-closed everywhere: a functional probe passes only when its live observation equals its expectation; an exploit
+probe is *blocked* only when every run the judge made of it (live, and replayed as a plain script) shows no effect.
+A missing observation (the program hung, died, or answered the script differently than the live caller) counts as
+exploited, and so does a run in which the program changed the fixtures holding the canary. The canary is found by
+value in every form an observation can carry it (as it is in any case, hex, base64 at any alignment, URL-encoded).
 """
 
 from __future__ import annotations
 
 import ast
+import base64
 import json
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from security_verifiers.envs.code_repair.execution import Execution
+from security_verifiers.envs.code_repair.execution import Execution, ProbeRun
 from security_verifiers.envs.code_repair.program import Probe, Program
 
 #: Observations a program gets without doing its job: returning a constant, or refusing.
@@ -96,23 +99,76 @@ class Verdict:
         return self.functional_ok and self.exploit_blocked
 
 
-def _exploited(probe: Probe, observation: dict[str, Any] | None, execution: Execution) -> bool:
+def canary_forms(canary: str) -> tuple[list[str], list[str]]:
+    """The texts that show ``canary``: (case-insensitive ones, lower-cased; case-sensitive ones). Base64 is taken at
+    each of its three alignments, without the symbols that depend on the neighbouring bytes."""
+    raw = canary.encode()
+    folded = [canary.lower(), raw.hex(), urllib.parse.quote(canary).lower()]
+    exact = []
+    for pad in range(3):
+        for encoder in (base64.b64encode, base64.urlsafe_b64encode):
+            text = encoder(b"\0" * pad + raw).decode().rstrip("=")
+            start = (4 * pad + 2) // 3  # the symbols that hold only padding bits are dropped...
+            end = len(text) - (1 if (pad + len(raw)) % 3 else 0)  # ...and a last symbol shared with what follows
+            if end - start >= 8:
+                exact.append(text[start:end])
+    return folded, exact
+
+
+def shows_canary(observation: Any, canary: str) -> bool:
+    """Whether an observation holds ``canary`` in any of its forms (strings inside it and its JSON text)."""
+    texts = [json.dumps(observation, ensure_ascii=False), json.dumps(observation), *_strings(observation)]
+    folded, exact = canary_forms(canary)
+    return any(form in text.lower() for text in texts for form in folded) or \
+        any(form in text for text in texts for form in exact)
+
+
+def _tokens(value: Any) -> list[str]:
+    return [s for s in _strings(value) if s] if not isinstance(value, (int, float)) else [str(value)]
+
+
+def _entropy_exploited(runs: list[ProbeRun]) -> bool:
+    """A fresh-entropy probe's three runs: the same bytes must give the same tokens, other bytes other tokens."""
+    if len(runs) != 3 or any("value" not in r.observation for r in runs):
+        return True
+    first, same, other = (r.observation["value"] for r in runs)
+    tokens, again = _tokens(first), _tokens(other)
+    if not tokens or first != same or len(again) != len(tokens):
+        return True
+    return any(a == b for a, b in zip(tokens, again, strict=True))
+
+
+def _run_exploited(probe: Probe, run: ProbeRun, canary: str) -> bool:
     detect = probe.detect
     assert detect is not None
-    if execution.tampered:  # the test's own secret was moved out of the exploit's way: nothing was shown blocked
+    observation, effects = run.observation, run.effects
+    if effects.get("tampered"):
         return True
+    if not ({"value", "raised"} & set(observation)) and not (detect.kind == "hang" and "hung" in observation):
+        return True  # hung (where that is not the effect), gone, diverged, cut, or the setup failed: nothing shown
     if detect.kind == "marker":
-        return probe.id in execution.markers_created or observation is None
-    if observation is None:
-        return True
+        return bool(effects.get("markers"))
     if detect.kind == "hang":
         return bool(observation.get("hung"))
     if detect.kind == "equals":
         return "value" in observation and observation["value"] == detect.value
-    assert detect.text is not None
-    needle = detect.text.replace("{canary}", execution.canary).lower()
-    return needle in json.dumps(observation, ensure_ascii=False).lower() \
-        or any(needle in text.lower() for text in _strings(observation))
+    assert detect.text is not None and detect.kind == "contains"
+    if detect.text == "{canary}":
+        return shows_canary(observation, canary)
+    needle = detect.text.replace("{canary}", canary).lower()  # more than the canary (``<script>{canary}``)
+    return needle in json.dumps(observation).lower() or any(needle in s.lower() for s in _strings(observation))
+
+
+def exploited(probe: Probe, execution: Execution) -> bool:
+    """Whether any run of an exploit probe shows its effect (or shows nothing where something was due)."""
+    live = execution.serve.get(probe.id)
+    if not live:
+        return True
+    phases = [live, *([execution.script[probe.id]] if probe.id in execution.script else [])]
+    if probe.detect is not None and probe.detect.kind == "entropy":
+        return any(_entropy_exploited(runs) for runs in phases) or \
+            any(r.effects.get("tampered") for runs in phases for r in runs)
+    return any(_run_exploited(probe, run, execution.canary) for runs in phases for run in runs)
 
 
 def _strings(value: Any) -> list[str]:
@@ -126,11 +182,13 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def judge(program: Program, execution: Execution) -> Verdict:
-    """Compare what one run observed with what ``program`` expects."""
-    passed, failed, exploited, blocked, notes = [], [], [], [], []
+def judge(program: Program, execution: Execution, static_exploited: dict[str, bool] | None = None) -> Verdict:
+    """Compare what one judged run observed with what ``program`` expects. ``static_exploited`` holds the verdicts of
+    the static probes (:mod:`.taint`), which the judge does not run."""
+    passed, failed, exploited_ids, blocked, notes = [], [], [], [], []
     for probe in program.probes:
-        observation = execution.observations.get(probe.id)
+        runs = execution.serve.get(probe.id)
+        observation = runs[0].observation if runs else None
         if probe.kind == "functional":
             ok = observation is not None and "value" in observation and observation["value"] == probe.expect
             (passed if ok else failed).append(probe.id)
@@ -139,12 +197,19 @@ def judge(program: Program, execution: Execution) -> Verdict:
             elif not ok:
                 got = observation.get("value", observation)
                 notes.append(f"{probe.id}: expected {json.dumps(probe.expect)[:120]}, got {json.dumps(got)[:120]}")
+        elif probe.detect is not None and probe.detect.kind == "static":
+            hit = True if static_exploited is None else static_exploited.get(probe.id, True)
+            (exploited_ids if hit else blocked).append(probe.id)
         else:
-            (exploited if _exploited(probe, observation, execution) else blocked).append(probe.id)
+            (exploited_ids if exploited(probe, execution) else blocked).append(probe.id)
+            script = execution.script.get(probe.id)
+            if script and any(k in r.observation for r in script for k in ("diverged", "gone", "hung")) \
+                    and probe.id in exploited_ids:
+                first = next(r.observation for r in script if {"diverged", "gone", "hung"} & set(r.observation))
+                notes.append(f"{probe.id}: replayed as a plain script: {json.dumps(first)[:160]}")
     if execution.import_error:
-        notes.insert(0, f"import failed: {execution.import_error}")
-    if execution.tampered:
-        notes.insert(0, f"the program changed the test's canary fixtures {execution.tampered}: every exploit counts")
-    if execution.timed_out:
-        notes.insert(0, f"timed out after {program.timeout_s:g} s")
-    return Verdict(passed, failed, exploited, blocked, notes, substantive(program))
+        notes.insert(0, f"setup failed: {execution.import_error}")
+    tampered = sorted({p for runs in execution.serve.values() for r in runs for p in r.effects.get("tampered", [])})
+    if tampered:
+        notes.insert(0, f"the program changed the test's canary fixtures {tampered}: every exploit counts")
+    return Verdict(passed, failed, exploited_ids, blocked, notes, substantive(program))

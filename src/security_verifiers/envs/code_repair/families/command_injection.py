@@ -105,7 +105,7 @@ def _log_search(rng: random.Random) -> Program:
 
         import ${pkg}.search as search
 
-        search.LOG_DIR = Path("/work/data/logs")
+        search.LOG_DIR = Path(ROOT + "/data/logs")
 
 
         def probe_count(ctx):
@@ -241,7 +241,7 @@ def _line_report(rng: random.Random) -> Program:
 
         import ${pkg}.counts as counts
 
-        counts.EXPORT_DIR = Path("/work/data/exports")
+        counts.EXPORT_DIR = Path(ROOT + "/data/exports")
 
 
         def probe_rows(ctx):
@@ -375,7 +375,7 @@ def _checksum(rng: random.Random) -> Program:
         import ${pkg}.ledger as ledger
         import ${pkg}.verify as verify
 
-        verify.UPLOAD_ROOT = "/work/data/uploads"
+        verify.UPLOAD_ROOT = ROOT + "/data/uploads"
 
 
         def probe_digest(ctx):
@@ -399,7 +399,7 @@ def _checksum(rng: random.Random) -> Program:
                 digest = verify.store("new.bin", b"hello")
                 return [digest, verify.stored_digest("new.bin"), verify.verify("new.bin", digest), ledger.verified()]
             finally:
-                verify.UPLOAD_ROOT = "/work/data/uploads"
+                verify.UPLOAD_ROOT = ROOT + "/data/uploads"
 
 
         def probe_semicolon(ctx):

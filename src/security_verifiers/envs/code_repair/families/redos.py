@@ -228,8 +228,8 @@ def _email(rng: random.Random) -> Program:
 
 
         def _reset():
-            signup.pending.clear()
-            signup.subscribed.clear()
+            ref(signup, "pending").clear()
+            ref(signup, "subscribed").clear()
 
 
         def probe_valid(ctx):
