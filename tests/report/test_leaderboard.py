@@ -97,7 +97,7 @@ def test_the_constant_floor_is_an_unranked_row_in_its_place(tmp_path: Path) -> N
     md = write_leaderboard(board, tmp_path)[0].read_text()
     lines = [line for line in md.splitlines() if line.startswith("| ")][1:]
     assert [line.split(" | ")[0] for line in lines] == ["| 1", "| 2", "| floor", "| 3"]
-    assert 'constant floor: always-abstain {"label": "Abstain", "p_malicious": 0.45} | 0.8907 | – |' in lines[2]
+    assert 'constant floor: always-abstain {"label": "Abstain", "p_malicious": 0.45} | 0.8907 | n/a |' in lines[2]
     console = Console(record=True, width=250)
     console.print(render_table(board)[0])
     assert "floor" in console.export_text()

@@ -87,7 +87,7 @@ def test_e2_shows_recall_by_severity_and_the_worst_rules_under_its_headline(tmp_
     top = text[text.index("## Headline metrics"):text.index("## All metrics")]
     # A micro F1 of 12 found out of 15 hides the critical secret found 0 times out of 3; these tables do not.
     assert "### Detection by severity" in top and "### Worst rules" in top
-    assert "| critical† | 0 | 0 | 3 | 3 | – | 0.0000 |" in top
+    assert "| critical† | 0 | 0 | 3 | 3 | n/a | 0.0000 |" in top
     assert "| cfg-hardcoded-aws-key† | critical | 3 | 0 | 3 | 0.0000 |" in top
     assert "† fewer than 10 oracle findings" in top
     assert "empty-answer" in top  # its constant floor

@@ -26,13 +26,14 @@ ROW_FLAGS = {"few_items": f"fewer than {FEW} items", "few_findings": f"fewer tha
 
 
 def fmt(value: Any) -> str:
-    """One table cell: floats to 4 decimals, ``None`` as a dash, a pair as an interval.
+    """One table cell: floats to 4 decimals, ``None`` as n/a (a rate that is not applicable, or had nothing to
+    measure, is never shown as a number), a pair as an interval.
 
     >>> fmt(0.123456), fmt(None), fmt(3), fmt([0.1, 0.25])
-    ('0.1235', '–', '3', '[0.1000, 0.2500]')
+    ('0.1235', 'n/a', '3', '[0.1000, 0.2500]')
     """
     if value is None:
-        return "–"
+        return "n/a"
     if isinstance(value, float):
         return f"{value:.4f}"
     if isinstance(value, list | tuple) and len(value) == 2:

@@ -30,7 +30,7 @@ def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     >>> print(md_table(["a", "b"], [[1, None]]))
     | a | b |
     |---|---|
-    | 1 | – |
+    | 1 | n/a |
     """
     def line(cells: Iterable[Any]) -> str:
         return "| " + " | ".join(fmt(c).replace("|", "\\|") for c in cells) + " |"

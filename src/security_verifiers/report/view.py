@@ -118,7 +118,7 @@ def _embed(data: dict[str, Any]) -> str:
 
 
 def _e(value: Any) -> str:
-    return html.escape("–" if value is None else str(value), quote=True)
+    return html.escape("n/a" if value is None else str(value), quote=True)
 
 
 def _header(metadata: dict[str, Any], summary: dict[str, Any] | None, data: dict[str, Any]) -> str:

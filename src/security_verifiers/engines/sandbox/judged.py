@@ -39,16 +39,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from security_verifiers.core.errors import ConfigError
+from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError
 from security_verifiers.engines.sandbox.command import (
     SANDBOX_ENV,
     SHM_BYTES,
     START_MARKER,
     _readable_parents,
 )
-from security_verifiers.engines.sandbox.config import MIB, SandboxLimits, SandboxResult
+from security_verifiers.engines.sandbox.config import MIB, SandboxLimits
 from security_verifiers.engines.sandbox.host import ETC_FILES, SANDBOX_GID, SANDBOX_UID, SYSTEM_DIRS, Host
-from security_verifiers.engines.sandbox.runner import _memfd, _Prepared, check_available, run_prepared
+from security_verifiers.engines.sandbox.runner import _memfd, check_available
 
 #: Inside the judge sandbox: the judge's code (read-only), its private writable directory, and the two directories
 #: it shares with the programs it starts.
@@ -172,36 +172,142 @@ def judge_command(found: Host, judge_code: str, argv: Sequence[str], limits: San
     return command, b"".join(o.encode() + b"\0" for o in first)
 
 
-async def run_judge_async(judge_code: Path | str, argv: Sequence[str], stdin: bytes, limits: SandboxLimits,
-                          extra_ro: Sequence[Path | str] = ()) -> SandboxResult:
-    """Run the judge ``argv`` (inside: ``python3 /judge/...``) with ``stdin`` as its whole input. ``judge_code`` is the
-    host directory shown read-only at ``/judge``; ``extra_ro`` are host paths the judge may show its programs (at the
-    same path). The result is the judge's: its stdout holds its observations."""
-    import os
+class JudgeProcess:
+    """One judge sandbox kept running: it takes one document at a time (its length, a newline, the bytes) on stdin
+    and answers JSON lines on stdout up to a line whose event is ``end``. The judge forks a child per document, so
+    nothing of one run's judging is left for the next; keeping the sandbox saves starting it (two bubblewraps and
+    an interpreter, about half of a short run). Used by one thread at a time."""
 
-    found = check_available()
-    code = Path(judge_code).resolve()
-    extra = []
-    for path in extra_ro:
-        resolved = Path(path).resolve()
-        if not resolved.exists():
-            raise ConfigError(f"judged sandbox: {path} does not exist")
-        extra.append(str(resolved))
-    prepared = _Prepared()
-    try:
-        prepared.status_read, status_write = os.pipe()
-        prepared.passed.append(status_write)
+    def __init__(self, judge_code: Path | str, argv: Sequence[str], limits: SandboxLimits,
+                 extra_ro: Sequence[Path | str] = ()) -> None:
+        import os
+        import subprocess
+
+        found = check_available()
+        code = Path(judge_code).resolve()
+        extra = []
+        for path in extra_ro:
+            resolved = Path(path).resolve()
+            if not resolved.exists():
+                raise ConfigError(f"judged sandbox: {path} does not exist")
+            extra.append(str(resolved))
+        status_read, status_write = os.pipe()
         command, options = judge_command(found, str(code), argv, limits, extra, status_write)
         args_fd = _memfd("sv-judge-options", options)
-        prepared.passed.append(args_fd)
-        prepared.command = [str(args_fd) if part == "{args_fd}" else part for part in command]
-        return await run_prepared(prepared, limits, stdin)
-    finally:
-        prepared.close()
+        try:
+            self.proc = subprocess.Popen([str(args_fd) if p == "{args_fd}" else p for p in command],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         pass_fds=[args_fd, status_write], env={}, start_new_session=True)
+        except OSError as error:
+            raise InfraError(ErrorKind.SANDBOX, f"bubblewrap could not be started: {error}") from error
+        finally:
+            os.close(args_fd)
+            os.close(status_write)
+        self.status_read = status_read
+        self.stderr = bytearray()
+        self.buffer = b""
+        self.limits = limits
+        self.started = False
+        #: Whether the site directories of imported cases were there to show when it started.
+        self.sees_sites = False
+        import threading
+
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):  # type: ignore[union-attr]
+            self.stderr += chunk
+            del self.stderr[:-8192]
+
+    def _read(self, deadline: float) -> bytes | None:
+        import os
+        import select
+        import time
+
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        return os.read(fd, 1 << 16) or None
+
+    def _fail(self, what: str) -> InfraError:
+        self.close()
+        tail = bytes(self.stderr[-1500:]).decode("utf-8", "replace").strip()
+        return InfraError(ErrorKind.SANDBOX, f"the judge {what}" + (f": {tail}" if tail else ""))
+
+    def judge(self, document: bytes, timeout: float) -> list[bytes]:
+        """Send ``document``; the JSON lines answered for it (without the ``end`` line). An InfraError when the judge
+        did not answer within ``timeout`` seconds, or ended (the process is then closed: start a new one)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        if not self.started:
+            while not self.buffer.startswith(START_MARKER):
+                if len(self.buffer) >= len(START_MARKER):
+                    raise self._fail(f"printed {self.buffer[:80]!r} before starting")
+                chunk = self._read(deadline)
+                if chunk is None:
+                    raise self._fail("sandbox did not start")
+                self.buffer += chunk
+            self.buffer = self.buffer[len(START_MARKER):]
+            self.started = True
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(f"{len(document)}\n".encode() + document)
+            self.proc.stdin.flush()
+        except OSError as error:
+            raise self._fail(f"does not take input ({error})") from error
+        lines: list[bytes] = []
+        size = 0
+        while True:
+            while b"\n" not in self.buffer:
+                chunk = self._read(deadline)
+                if chunk is None:
+                    raise self._fail("did not finish in time" if time.monotonic() >= deadline else "ended")
+                self.buffer += chunk
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            if line.startswith(b'{"event": "end"'):
+                return lines
+            size += len(line)
+            if size > self.limits.output_bytes:
+                raise self._fail(f"wrote more than {self.limits.output_bytes} bytes for one run")
+            lines.append(line)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        """Kill the judge sandbox (bubblewrap's process group; --die-with-parent takes the namespaces down)."""
+        import os
+        import signal
+
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        try:
+            self.proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - a judge that will not die is reported by the next start, not here
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        try:
+            os.close(self.status_read)
+        except OSError:
+            pass
 
 
 def program_argv(found: Host, identity: Identity, limits: SandboxLimits, argv: Sequence[str], *,
-                 entropy: str, etc_dir: str, site_dirs: Sequence[str] = (), extra_ro: Sequence[str] = ()) -> list[str]:
+                 entropy: str | None, etc_dir: str, site_dirs: Sequence[str] = (),
+                 extra_ro: Sequence[str] = ()) -> list[str]:
     """The command line, run by the judge, of one program sandbox (see the module doc). ``entropy`` is the judge's
     pipe shown as /dev/urandom and /dev/random; ``etc_dir`` holds the generated /etc files (every file there is shown
     at /etc/<name>, plus ``ssl-certs.crt`` as the system CA bundle); ``site_dirs`` are read-only package directories
@@ -212,8 +318,9 @@ def program_argv(found: Host, identity: Identity, limits: SandboxLimits, argv: S
             "--hostname", identity.hostname, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     args += _system_view(found, [*site_dirs, *extra_ro], made)
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm",
-             "--bind", entropy, "/dev/urandom",
              "--bind", SHARED_TMP, "/tmp"]
+    if entropy is not None:
+        args += ["--bind", entropy, "/dev/urandom"]
     args += _readable_parents([identity.root], made) + ["--bind", SHARED_WORK, identity.root]
     args += _readable_parents(["/etc/passwd", "/etc/ssl/certs/ca-certificates.crt"], made)
     for name in ("passwd", "group", "hostname", "hosts", "nsswitch.conf"):
@@ -222,5 +329,6 @@ def program_argv(found: Host, identity: Identity, limits: SandboxLimits, argv: S
     env = {**SANDBOX_ENV, "PATH": found.path, "HOME": identity.root, "USER": identity.user,
            "LOGNAME": identity.user}
     args += ["--remount-ro", "/", "--chdir", identity.root, "--clearenv",
-             *[a for k, v in env.items() for a in ("--setenv", k, v)], "--seccomp", SECCOMP_FD, "--"]
+             *[a for k, v in env.items() for a in ("--setenv", k, v)],
+             *(["--seccomp", SECCOMP_FD] if entropy is not None else []), "--"]
     return args + _limits_and_start(found, limits) + list(argv)

@@ -46,7 +46,7 @@ from security_verifiers.envs.code_repair.static import (
     semgrep_version,
     signal_remaining,
 )
-from security_verifiers.envs.code_repair.verdict import judge
+from security_verifiers.envs.code_repair.verdict import judge, static_verdicts
 from security_verifiers.envs.kits.patching import PatchError, apply_patch_files, files_diff, show_files
 from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.kits.toolbox import CallBudget, shared_worker
@@ -229,7 +229,7 @@ class CodeRepair(Environment):
     def _run_parts(program: Program, patched: dict[str, str], run: Execution, parts: dict[str, float],
                    fields: dict[str, Any], reference_lines: int,
                    semgrep: tuple[list[StaticFinding], list[StaticFinding]]) -> tuple[dict[str, float], dict[str, Any]]:
-        verdict = judge(program, run)
+        verdict = judge(program, run, static_verdicts(program, patched))
         before, after = scan(program.files) + semgrep[0], scan(patched) + semgrep[1]
         remaining = signal_remaining(before, after, program.static_ids)  # bandit's tests and our semgrep rules
         introduced = new_high(before, after)

@@ -13,26 +13,29 @@ filesystem view; :mod:`.verdict` then decides on the host.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import base64
 import json
 import random
 import secrets
 import string
+import threading
 import time
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from security_verifiers.core.errors import ErrorKind, InfraError
 from security_verifiers.engines.sandbox import SandboxLimits, check_available
-from security_verifiers.engines.sandbox.judged import Identity, program_argv, run_judge_async
+from security_verifiers.engines.sandbox.judged import Identity, JudgeProcess, program_argv
 from security_verifiers.engines.sandbox.seccomp import getrandom_enosys
+from security_verifiers.envs.code_repair.callers import callers
 from security_verifiers.envs.code_repair.program import Program
+from security_verifiers.envs.code_repair.sites import site_dir, sites_root
 
-T = TypeVar("T")
 JUDGE_DIR = Path(__file__).with_name("judge")
 #: Seconds the program's modules may take to import (these programs import in milliseconds).
 IMPORT_S = 1.0
@@ -126,8 +129,11 @@ def control(program: Program, files: Mapping[str, str], run: RunSecrets,
             only: Literal["all", "functional"] = "all") -> dict[str, Any]:
     """The judge's whole input for one run."""
     found = check_available()
-    argv = program_argv(found, run.identity, PROGRAM_LIMITS, [found.python], entropy="{entropy}",
-                        etc_dir="/run/judge/etc")
+    sites = [str(site_dir(program.site, program.requirements))] if program.site else []
+    # the entropy pipe only where a probe needs it (it is one more thing a patch could tell a test by)
+    controlled = any(p.detect is not None and p.detect.kind == "entropy" for p in program.probes)
+    argv = program_argv(found, run.identity, PROGRAM_LIMITS, [found.python],
+                        entropy="{entropy}" if controlled else None, etc_dir="/run/judge/etc", site_dirs=sites)
     probes = [p for p in program.probes if only == "all" or p.kind == "functional"]
     etc = {name.rsplit("/", 1)[-1]: data.decode() for name, data in run.identity.etc_files().items()}
     etc["hosts"] = "127.0.0.1 localhost\n::1 localhost\n"
@@ -140,7 +146,7 @@ def control(program: Program, files: Mapping[str, str], run: RunSecrets,
         etc["hosts"] += hosts
         etc["ssl-certs.crt"] = ca
     return {
-        "identity": vars(run.identity), "argv": argv, "seccomp": _seccomp(),
+        "identity": vars(run.identity), "argv": argv, "seccomp": _seccomp() if controlled else None,
         "files": dict(files),
         "fixtures": {path: {"text": text.replace("{canary}", run.canary)} for path, text in program.fixtures.items()},
         "guarded": guarded_paths(program), "tests": program.tests, "packages": sorted(program.packages()),
@@ -151,7 +157,8 @@ def control(program: Program, files: Mapping[str, str], run: RunSecrets,
         "order_seed": run.order_seed, "entropy_seed": run.entropy_seed,
         "ctx": {"canary": run.canary, "marker": run.marker},
         "budget_s": program.timeout_s, "import_s": IMPORT_S, "request_s": REQUEST_S,
-        "phases": list(phases), "etc": etc, "world": world, "site_dirs": [], "t0": time.time(),
+        "phases": list(phases), "etc": etc, "world": world, "callers": callers(run.order_seed), "site_dirs": sites,
+        "t0": time.time(),
     }
 
 
@@ -174,9 +181,51 @@ def judge_code() -> Path:
     return directory
 
 
-def _judge_limits(program: Program) -> SandboxLimits:
-    return SandboxLimits(timeout=2 * program.timeout_s + 30, cpu_s=120, memory_mb=1024, max_processes=128,
-                         file_mb=64, open_files=512, output_bytes=8 * 1024 * 1024, tmp_mb=64)
+#: Limits of a judge sandbox (its own process; each program it starts has :data:`PROGRAM_LIMITS`).
+JUDGE_LIMITS = SandboxLimits(timeout=3600, cpu_s=3600, memory_mb=1024, max_processes=128, file_mb=64,
+                             open_files=512, output_bytes=8 * 1024 * 1024, tmp_mb=64)
+
+
+class JudgePool:
+    """Judge sandboxes kept running, one per thread that judges at a time (``JudgeProcess``): a run takes an idle
+    one or starts one, and gives it back unless it failed (then it is closed; the next run starts another)."""
+
+    def __init__(self) -> None:
+        self.idle: list[JudgeProcess] = []
+        self.lock = threading.Lock()
+
+    def _new(self) -> JudgeProcess:
+        extra = [sites_root()] if sites_root().is_dir() else []
+        return JudgeProcess(judge_code(), [check_available().python, "-I", "-S", "-B", "/judge/driver.py"],
+                            JUDGE_LIMITS, extra_ro=extra)
+
+    def judge(self, document: bytes, timeout: float, site_dirs: Sequence[str]) -> list[bytes]:
+        with self.lock:
+            process = self.idle.pop() if self.idle else None
+        if process is not None and (not process.alive or (site_dirs and not process.sees_sites)):
+            process.close()
+            process = None
+        if process is None:
+            process = self._new()
+            process.sees_sites = sites_root().is_dir()
+        try:
+            lines = process.judge(document, timeout)
+        except InfraError:
+            process.close()
+            raise
+        with self.lock:
+            self.idle.append(process)
+        return lines
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for process in idle:
+            process.close()
+
+
+_POOL = JudgePool()
+atexit.register(_POOL.close)
 
 
 def read_events(stdout: bytes) -> list[dict[str, Any]]:
@@ -191,22 +240,21 @@ def read_events(stdout: bytes) -> list[dict[str, Any]]:
     return events
 
 
-async def execute_async(program: Program, files: Mapping[str, str], run: RunSecrets | None = None,
-                        phases: Sequence[Literal["serve", "script"]] = ("serve", "script"),
-                        only: Literal["all", "functional"] = "all") -> Execution:
+def execute(program: Program, files: Mapping[str, str], run: RunSecrets | None = None,
+            phases: Sequence[Literal["serve", "script"]] = ("serve", "script"),
+            only: Literal["all", "functional"] = "all") -> Execution:
     """Judge ``files`` (a version of ``program``'s modules) once: every probe, live and, for exploits, as a script."""
     run = run or RunSecrets.draw()
-    document = json.dumps(control(program, files, run, phases, only)).encode()
-    result = await run_judge_async(judge_code(), [check_available().python, "-I", "-S", "-B", "/judge/driver.py"], document, _judge_limits(program))
-    events = read_events(result.stdout)
-    stderr = result.stderr.decode("utf-8", "replace")[-2000:]
+    document = control(program, files, run, phases, only)
+    started = time.monotonic()
+    lines = _POOL.judge(json.dumps(document).encode(), 2 * program.timeout_s + 30, document["site_dirs"])
+    events = read_events(b"\n".join(lines))
     infra = [e for e in events if e["event"] == "infra"]
     if infra:
         raise InfraError(ErrorKind.SANDBOX, f"the judge failed: {infra[0].get('message', '')[-1500:]}")
     if not any(e["event"] == "done" for e in events):
-        what = "timed out" if result.timed_out else f"ended with status {result.exit_code}"
-        raise InfraError(ErrorKind.SANDBOX, f"the judge {what} before it finished: {stderr[-1200:]}")
-    execution = Execution(serve={}, script={}, canary=run.canary, wall_s=result.wall_s, judge_stderr=stderr)
+        raise InfraError(ErrorKind.SANDBOX, "the judge ended a run without finishing it")
+    execution = Execution(serve={}, script={}, canary=run.canary, wall_s=round(time.monotonic() - started, 4))
     for event in events:
         if event["event"] == "probe":
             runs = [ProbeRun(r["observation"], r["effects"]) for r in event["runs"]]
@@ -218,40 +266,28 @@ async def execute_async(program: Program, files: Mapping[str, str], run: RunSecr
     return execution
 
 
-def _run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` to completion from synchronous code: in this thread when no event loop runs here, else in a
-    thread of its own (a scorer called from inside a coroutine must not need one of its own)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+async def execute_async(program: Program, files: Mapping[str, str], run: RunSecrets | None = None,
+                        phases: Sequence[Literal["serve", "script"]] = ("serve", "script"),
+                        only: Literal["all", "functional"] = "all") -> Execution:
+    """:func:`execute` from a coroutine (in a thread: judging blocks on the judge's pipes)."""
+    return await asyncio.to_thread(execute, program, files, run, phases, only)
 
 
-def execute(program: Program, files: Mapping[str, str], run: RunSecrets | None = None,
-            phases: Sequence[Literal["serve", "script"]] = ("serve", "script"),
-            only: Literal["all", "functional"] = "all") -> Execution:
-    """:func:`execute_async` for synchronous callers."""
-    return _run_sync(execute_async(program, files, run, phases, only))
-
-
-def execute_many(jobs: Sequence[tuple[Program, Mapping[str, str]]], parallel: int = 2) -> list[Execution | InfraError]:
+def execute_many(jobs: Sequence[tuple[Program, Mapping[str, str]]], parallel: int = 2,
+                 phases: Sequence[Literal["serve", "script"]] = ("serve", "script"),
+                 only: Literal["all", "functional"] = "all") -> list[Execution | InfraError]:
     """Run several (program, files) pairs, ``parallel`` judges at a time, in the order given. A run whose sandbox
     failed is an :class:`InfraError` in its place; the others still count."""
 
-    async def all_runs() -> list[Execution | InfraError]:
-        gate = asyncio.Semaphore(parallel)
+    def one(job: tuple[Program, Mapping[str, str]]) -> Execution | InfraError:
+        try:
+            return execute(job[0], job[1], phases=phases, only=only)
+        except InfraError as error:
+            return error
+        except OSError as error:  # the host could not prepare the run: not the program's doing
+            return InfraError(ErrorKind.SANDBOX, f"preparing a judged run failed: {error}")
 
-        async def one(program: Program, files: Mapping[str, str]) -> Execution | InfraError:
-            async with gate:
-                try:
-                    return await execute_async(program, files)
-                except InfraError as error:
-                    return error
-                except OSError as error:  # the host could not prepare the run: not the program's doing
-                    return InfraError(ErrorKind.SANDBOX, f"preparing a judged run failed: {error}")
-
-        return list(await asyncio.gather(*(one(p, f) for p, f in jobs)))
-
-    return _run_sync(all_runs())
+    if not jobs:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(jobs)))) as pool:
+        return list(pool.map(one, jobs))

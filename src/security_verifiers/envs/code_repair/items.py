@@ -48,6 +48,8 @@ class CodeRepairTarget(_Strict):
     timeout_s: float = 3.0
     trivial: list[str] = Field(default_factory=list)
     world: dict[str, Any] | None = None
+    requirements: list[str] = Field(default_factory=list)
+    site: str | None = None
     source: dict[str, str] | None = Field(None, description="Imported records: dataset, file, record, CVE, project.")
 
     @model_validator(mode="after")

@@ -19,22 +19,27 @@ N_BOOT = 1000
 
 
 def flat_metrics(outcomes: Sequence[RepairOutcome]) -> dict[str, Any]:
+    """Detection metrics over every rollout; repair metrics over the rollouts of items that have tests (generated
+    programs, imported cases), so that a run of detection-only records shows them as not applicable (None), not 0."""
     n = len(outcomes)
-    present = [o for o in outcomes if o.patch_present]
-    applied = [o for o in outcomes if o.patch_applied]
+    programs = [o for o in outcomes if o.kind == "program"]
+    present = [o for o in programs if o.patch_present]
+    applied = [o for o in programs if o.patch_applied]
+    m = len(programs)
     return {
         "n": n,
+        "n_repairable": m,
         "format_valid_rate": ratio(sum(o.valid for o in outcomes), n),
         "cwe_accuracy": ratio(sum(o.cwe_correct for o in outcomes), n),
         "localization_rate": ratio(sum(o.located for o in outcomes), n),
-        "patch_rate": ratio(len(present), n),
+        "patch_rate": ratio(len(present), m),
         "patch_apply_rate": ratio(len(applied), len(present)),
-        "functional_pass_rate": ratio(sum(o.functional_fraction == 1.0 for o in outcomes), n),
-        "exploit_blocked_rate": ratio(sum(o.exploit_blocked for o in outcomes), n),
-        "repair_rate": ratio(sum(o.repaired for o in outcomes), n),
-        "static_clean_rate": ratio(sum(o.repaired and o.static_clean for o in outcomes), n),
-        "harness_probe_rate": ratio(sum(bool(o.harness_probes) for o in outcomes), n),
-        "timeout_rate": ratio(sum(o.timed_out for o in outcomes), n),
+        "functional_pass_rate": ratio(sum(o.functional_fraction == 1.0 for o in programs), m),
+        "exploit_blocked_rate": ratio(sum(o.exploit_blocked for o in programs), m),
+        "repair_rate": ratio(sum(o.repaired for o in programs), m),
+        "static_clean_rate": ratio(sum(o.repaired and o.static_clean for o in programs), m),
+        "harness_probe_rate": ratio(sum(bool(o.harness_probes) for o in programs), m),
+        "timeout_rate": ratio(sum(o.timed_out for o in programs), m),
         "tool_calls_mean": mean_or_none([o.tool_calls for o in outcomes]),
         "patch_lines_mean": mean_or_none([o.patch_lines for o in applied if o.patch_lines is not None]),
         "reward_mean": mean_or_none([o.reward for o in outcomes]),
@@ -42,13 +47,19 @@ def flat_metrics(outcomes: Sequence[RepairOutcome]) -> dict[str, Any]:
 
 
 def _intervals(outcomes: Sequence[RepairOutcome], items: Sequence[str] | None) -> dict[str, list[float | None]]:
+    nan = float("nan")
     arrays = {"reward_mean": np.array([o.reward for o in outcomes], dtype=float),
-              "repair_rate": np.array([o.repaired for o in outcomes], dtype=float),
-              "exploit_blocked_rate": np.array([o.exploit_blocked for o in outcomes], dtype=float),
+              "repair_rate": np.array([o.repaired if o.kind == "program" else nan for o in outcomes], dtype=float),
+              "exploit_blocked_rate": np.array([o.exploit_blocked if o.kind == "program" else nan
+                                                for o in outcomes], dtype=float),
               "cwe_accuracy": np.array([o.cwe_correct for o in outcomes], dtype=float)}
 
     def mean_of(values: np.ndarray) -> Callable[[np.ndarray], float | None]:
-        return lambda idx: float(values[idx].mean())
+        def mean(idx: np.ndarray) -> float | None:
+            kept = values[idx][~np.isnan(values[idx])]
+            return float(kept.mean()) if kept.size else None
+
+        return mean
 
     return {k: list(bootstrap_ci(len(outcomes), mean_of(v), n_boot=N_BOOT, seed=0, clusters=items))
             for k, v in arrays.items()}

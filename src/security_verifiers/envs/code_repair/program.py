@@ -130,6 +130,10 @@ class Program(_Strict):
                                "program passes (found by the self-check): they earn no partial credit.")
     world: dict[str, JsonValue] | None = Field(None, description="The program's network, when it has one: host "
                                                "names, sites and services the judge serves (see world_spec.py).")
+    requirements: list[str] = Field(default_factory=list, description="Third-party packages the program imports, "
+                                    "pinned (name==version); installed in the site directory ``site``.")
+    site: str | None = Field(None, description="The key of the read-only site directory holding ``requirements`` "
+                             "(sites.py), when there are any.")
 
     @field_validator("cwe")
     @classmethod
@@ -177,6 +181,8 @@ class Program(_Strict):
         for probe in self.probes:
             if f"def probe_{probe.id}(" not in self.tests:
                 raise ValueError(f"the test module has no probe_{probe.id}(ctx)")
+        if bool(self.requirements) != bool(self.site):
+            raise ValueError("a program with requirements needs the key of their site directory, and only then")
         tops = self.packages()
         for path in self.fixtures:
             if path.split("/")[0].removesuffix(".py") in tops:

@@ -27,7 +27,7 @@ from security_verifiers.envs.code_repair.static import (
     semgrep_signal,
     signal_remaining,
 )
-from security_verifiers.envs.code_repair.verdict import judge, substantive
+from security_verifiers.envs.code_repair.verdict import judge, static_verdicts, substantive
 
 #: Lines around the stated location within which the analyser's finding must fall.
 LOCATION_SLACK = 2
@@ -76,24 +76,29 @@ def _static_problems(program: Program) -> list[str]:
 
 
 def self_check(programs: Sequence[Program], parallel: int = 8) -> list[CheckResult]:
-    """Check every program: its two versions and its degenerate ones run in the sandbox, ``parallel`` at a time."""
+    """Check every program: its two versions (live and replayed as scripts) and its degenerate ones (live, functional
+    probes only) run in the judged sandbox, ``parallel`` at a time."""
     jobs: list[tuple[Program, dict[str, str]]] = []
+    degenerate_jobs: list[tuple[Program, dict[str, str]]] = []
     labels: list[list[str]] = []
     for p in programs:
         degenerate = versions(p)
-        jobs += [(p, p.files), (p, p.fixed), *((p, files) for _, files in degenerate)]
+        jobs += [(p, p.files), (p, p.fixed)]
+        degenerate_jobs += [(p, files) for _, files in degenerate]
         labels.append([label for label, _ in degenerate])
     runs = iter(execute_many(jobs, parallel=parallel))
+    degenerate_runs_all = iter(execute_many(degenerate_jobs, parallel=parallel, phases=("serve",), only="functional"))
     scanned = semgrep_scan_many([files for p in programs for files in (p.files, p.fixed)])
     results = []
     for index, (program, degenerate_labels) in enumerate(zip(programs, labels, strict=True)):
         vulnerable_run, fixed_run = next(runs), next(runs)
-        degenerate_runs = [next(runs) for _ in degenerate_labels]
+        degenerate_runs = [next(degenerate_runs_all) for _ in degenerate_labels]
         for run in (vulnerable_run, fixed_run, *degenerate_runs):
             if isinstance(run, InfraError):  # the sandbox, not the program: nothing was checked
                 raise run
-        vulnerable, fixed = judge(program, vulnerable_run), judge(program, fixed_run)
-        result = CheckResult(vulnerable_wall_s=vulnerable_run.wall_s, fixed_wall_s=fixed_run.wall_s)
+        vulnerable = judge(program, vulnerable_run, static_verdicts(program, program.files))  # type: ignore[arg-type]
+        fixed = judge(program, fixed_run, static_verdicts(program, program.fixed))  # type: ignore[arg-type]
+        result = CheckResult(vulnerable_wall_s=vulnerable_run.wall_s, fixed_wall_s=fixed_run.wall_s)  # type: ignore[union-attr]
         if not vulnerable.functional_ok:
             result.problems.append(f"vulnerable version fails functional probes {vulnerable.functional_failed}: "
                                    f"{vulnerable.notes}")
@@ -106,7 +111,7 @@ def self_check(programs: Sequence[Program], parallel: int = 8) -> list[CheckResu
         result.problems += _static_problems(program)
         result.semgrep_rules = semgrep_rules_for(program, scanned[2 * index], scanned[2 * index + 1])
         for run in degenerate_runs:
-            earned = judge(program, run)  # type: ignore[arg-type]
+            earned = judge(program.model_copy(update={"probes": program.functional()}), run)  # type: ignore[arg-type]
             result.trivial.update(p for p in earned.substantive if p in earned.functional_passed)
         if set(result.trivial) >= set(substantive(program)):
             result.problems.append(f"every substantive functional probe passes in a degenerate version "

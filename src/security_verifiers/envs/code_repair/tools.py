@@ -1,7 +1,10 @@
 """The tools a model may call during a code-repair episode (``mode="tools"``), on the budgeted-toolbox kit.
 
-- ``run_tests``: apply a draft patch (or none) and run the program's functional probes in the sandbox; it answers
-  which passed and which failed, never what they expected (the probes stay hidden) and never the exploits.
+- ``run_tests``: apply a draft patch (or none) and run the program's functional probes, judged from outside as in
+  scoring; it answers how many passed and, for each that failed (numbered), what the program did: the exception it
+  raised with its own message (cut at 200 characters), that it hung or ended, or that its value differed. Never a
+  test's code, inputs or expectation, and never the exploits: they are not run, and the judge's files are not on the
+  program's filesystem view, so a draft that reads or raises whatever it can find reads nothing of them.
 - ``run_bandit``: bandit's findings on the task's files with a draft patch applied (or as given).
 
 A draft that does not apply answers the applier's message. Calls run in the environment's warm worker process
@@ -35,11 +38,32 @@ def _patched(files: dict[str, str], patch: str | None) -> dict[str, str] | dict[
         return {"error": f"the patch does not apply: {err}"}
 
 
+#: Characters of the program's own error message a failed test reports.
+MESSAGE_CHARS = 200
+
+
+def _what_happened(observation: dict[str, Any] | None) -> str:
+    """A failed functional test, told from the program's side only: what it raised (its own message), that it hung or
+    ended, or that its value was not the expected one. Never the test's inputs, expectation or code."""
+    if observation is None:
+        return "not run"
+    if observation.get("hung"):
+        return "the program did not answer in time"
+    if "gone" in observation or "diverged" in observation:
+        return "the program ended before answering"
+    if "raised" in observation:
+        if observation.get("program"):
+            return f"the program raised {observation['raised']}: {str(observation.get('message', ''))[:MESSAGE_CHARS]}"
+        return "the test could not use what the program returned"
+    if "setup_failed" in observation:
+        return "the program could not be set up (see setup_error)"
+    return "the program returned a different value than the intended behaviour gives"
+
+
 def _run_tests(_state: None, target: dict[str, Any], files: dict[str, str], description: str,
                patch: str | None) -> dict[str, Any]:
     from security_verifiers.envs.code_repair.execution import execute
     from security_verifiers.envs.code_repair.items import is_program, program_of
-    from security_verifiers.envs.code_repair.verdict import judge
 
     if not is_program(target):
         return {"error": "this item is an imported record: it has no tests to run"}
@@ -47,11 +71,21 @@ def _run_tests(_state: None, target: dict[str, Any], files: dict[str, str], desc
     if "error" in patched:
         return patched
     full = program_of({"files": files, "description": description}, target)
-    functional_only = full.model_copy(update={"probes": full.functional()})  # the exploits stay hidden
-    run = execute(functional_only, patched)  # type: ignore[arg-type]
-    verdict = judge(functional_only, run)
-    return {"passed": len(verdict.functional_passed), "failed": len(verdict.functional_failed),
-            "timed_out": run.timed_out, "import_error": run.import_error}
+    functional = full.functional()
+    run = execute(full, patched, phases=("serve",), only="functional")  # type: ignore[arg-type]
+    failed = []
+    for number, probe in enumerate(functional, start=1):
+        runs = run.serve.get(probe.id)
+        observation = runs[0].observation if runs else None
+        if observation is not None and "value" in observation and observation["value"] == probe.expect:
+            continue
+        failed.append({"test": number, "what": _what_happened(observation)})
+    out: dict[str, Any] = {"tests": len(functional), "passed": len(functional) - len(failed), "failed": failed}
+    setup = run.setup_error
+    if setup is not None:
+        out["setup_error"] = (f"{setup.get('raised')}: {str(setup.get('message', ''))[:MESSAGE_CHARS]}"
+                              if setup.get("program") else "the program could not be imported or set up")
+    return out
 
 
 def _run_bandit(_state: None, target: dict[str, Any], files: dict[str, str], description: str,

@@ -182,6 +182,15 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def static_verdicts(program: Program, files: dict[str, str]) -> dict[str, bool]:
+    """Per static probe (a weakness no test can observe, see :mod:`.taint`), whether ``files`` still have it."""
+    if not any(p.detect is not None and p.detect.kind == "static" for p in program.exploits()):
+        return {}
+    from security_verifiers.envs.code_repair.taint import static_exploited
+
+    return static_exploited(program, files)
+
+
 def judge(program: Program, execution: Execution, static_exploited: dict[str, bool] | None = None) -> Verdict:
     """Compare what one judged run observed with what ``program`` expects. ``static_exploited`` holds the verdicts of
     the static probes (:mod:`.taint`), which the judge does not run."""

@@ -27,10 +27,10 @@
     return node;
   }
   function num(x, digits) {
-    return (x === null || x === undefined) ? "–" : (typeof x === "number" ? x.toFixed(digits === undefined ? 4 : digits) : String(x));
+    return (x === null || x === undefined) ? "n/a" : (typeof x === "number" ? x.toFixed(digits === undefined ? 4 : digits) : String(x));
   }
   function show(v) {
-    if (v === null || v === undefined) return "–";
+    if (v === null || v === undefined) return "n/a";
     if (typeof v === "number") return Number.isInteger(v) ? String(v) : v.toFixed(4);
     if (typeof v === "string") return v;
     return JSON.stringify(v);

@@ -83,7 +83,8 @@ class Judge:
         self.c = control
         self.root = control["identity"]["root"]
         self.probes = {p["id"]: p for p in control["probes"]}
-        self.serve_code = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve.py")).read()
+        self.serve_code = control["callers"]["serve"]
+        self.encoder = control["callers"]["encoder"]
         self.trace = remote.Trace()
         self.program = None
         self.caller = None
@@ -94,7 +95,8 @@ class Judge:
         self.launches = 0
         self.spare = None
         self.killed = []
-        self.stats = {"launches": 0, "scripts": 0, "ms": {"boot": round(1000 * (time.time() - control.get("t0", 0)), 1)}}
+        boot = round(1000 * (time.time() - control.get("t0", 0)), 1)
+        self.stats = {"launches": 0, "scripts": 0, "ms": {"boot": boot}}
         self.t0 = time.monotonic()
 
     # -- setting up -------------------------------------------------------------------------------------------------
@@ -110,8 +112,10 @@ class Judge:
             with open(os.path.join(etc, name), "w", encoding="utf-8") as handle:
                 handle.write(text)
         self.watch = markers.Watch(WORK)
-        self.seccomp = os.memfd_create("seccomp", 0)
-        os.write(self.seccomp, base64.b64decode(self.c["seccomp"]))
+        self.seccomp = None
+        if self.c.get("seccomp"):  # this program's entropy is controlled (a fresh-entropy probe)
+            self.seccomp = os.memfd_create("seccomp", 0)
+            os.write(self.seccomp, base64.b64decode(self.c["seccomp"]))
         if self.c.get("world"):
             import world
 
@@ -143,9 +147,11 @@ class Judge:
     def _start(self, code):
         """A new program sandbox running ``code``, with an entropy pipe of its own (not yet the current program)."""
         self.launches += 1
-        feed = entropy.Entropy(os.path.join(PRIVATE, f"entropy-{self.launches}"), self.c["entropy_seed"])
-        feed.begin("start", 0)
-        os.lseek(self.seccomp, 0, os.SEEK_SET)
+        feed = None
+        if self.seccomp is not None:
+            feed = entropy.Entropy(os.path.join(PRIVATE, f"entropy-{self.launches}"), self.c["entropy_seed"])
+            feed.begin("start", 0)
+            os.lseek(self.seccomp, 0, os.SEEK_SET)
         argv = [feed.path if part == "{entropy}" else part for part in self.c["argv"]]
         program = programs.Program(argv, self.seccomp, code, self.c.get("site_dirs", []), feed)
         self.stats["launches"] = self.launches
@@ -182,12 +188,14 @@ class Judge:
 
     def serve(self, fresh=False):
         """A live program with the setup done: the current one, or a new one."""
-        if not fresh and self.program is not None and self.program.alive and isinstance(self.caller, remote.ServeCaller):
+        live = self.program is not None and self.program.alive and isinstance(self.caller, remote.ServeCaller)
+        if live and not fresh:
             return self.caller
         program = self._launch(self.serve_code)
         self.mark("launched")
         program.read_json(min(self.deadline, time.monotonic() + self.c["import_s"] + 5))  # {"ready": true}
-        program.entropy.drain()
+        if program.entropy is not None:
+            program.entropy.drain()
         self.mark("ready")
         self.caller = remote.ServeCaller(program, self.trace, self._entropy_key, self._next_deadline)
         remote.ACTIVE[0] = self.caller
@@ -208,7 +216,8 @@ class Judge:
             self.spare = None
         for program in self.killed:
             program.reap()
-            program.entropy.close()
+            if program.entropy is not None:
+                program.entropy.close()
 
     def program_cpu(self):
         """CPU seconds the running program has used so far (all its processes), read from outside."""
@@ -245,7 +254,7 @@ class Judge:
         except BaseException as error:  # noqa: B902 - the program's import, or the setup, failed: every probe fails
             self.trace.setup_end = len(self.trace.steps)
             return {"raised": type(error).__name__, "message": str(error)[:4000],
-                    "gone": isinstance(error, programs.Gone)}
+                    "gone": isinstance(error, programs.Gone), "program": isinstance(error, remote.RemoteError)}
 
     # -- probes -------------------------------------------------------------------------------------------------------
     def ctx(self, probe_id):
@@ -276,7 +285,8 @@ class Judge:
         except programs.SandboxFailed:
             raise
         except BaseException as error:  # noqa: B902 - what the program raised and the probe did not catch
-            observation = {"raised": type(error).__name__, "message": str(error)[:4000]}
+            observation = {"raised": type(error).__name__, "message": str(error)[:4000],
+                           "program": isinstance(error, remote.RemoteError)}
         finally:
             self.current = None
         text = json.dumps(observation, default=repr, ensure_ascii=True, sort_keys=True)
@@ -314,14 +324,15 @@ class Judge:
             group = [order[0]] if probe.get("runs", 1) > 1 else \
                 [p for p in order if self.probes[p].get("runs", 1) == 1]
             steps = list(range(self.trace.setup_end)) + [s for p in group for s in range(*todo[p])]
-            script = remote.compile_script(self.trace, steps, self.serve_code)
+            script = remote.compile_script(self.trace, steps, self.encoder, self.c["order_seed"] + 1)
             results = {p: [] for p in group}
             for run in range(probe.get("runs", 1)):
                 pending = list(group)
                 while pending:
                     self.stats["scripts"] += 1
-                    program = self._script_program(remote.compile_script(self.trace, list(range(self.trace.setup_end)) + [
-                        s for p in pending for s in range(*todo[p])], self.serve_code) if pending != group else script)
+                    rest = list(range(self.trace.setup_end)) + [s for p in pending for s in range(*todo[p])]
+                    program = self._script_program(script if pending == group else remote.compile_script(
+                        self.trace, rest, self.encoder, self.c["order_seed"] + 1))
                     self.caller = remote.ScriptCaller(program, self.trace, steps, self._entropy_key,
                                                       self._next_deadline)
                     self.caller.pending = list(range(self.trace.setup_end)) + [s for p in pending
@@ -397,8 +408,7 @@ def settled(probe, runs, ctx):
     return False
 
 
-def main():
-    control = json.load(sys.stdin)
+def judge_one(control):
     judge = Judge(control)
     try:
         judge.run()
@@ -410,6 +420,65 @@ def main():
         emit({"event": "infra", "message": traceback.format_exc()[-3000:]})
     finally:
         judge.close()
+
+
+def _read_exactly(fd, n):
+    data = bytearray()
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return bytes(data)
+
+
+def _empty(directory):
+    """Remove everything a run left in ``directory`` (the judge may: it is uid 0 of the namespace that owns it)."""
+    import shutil
+
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            for root, dirs, _files in os.walk(path):
+                for entry in dirs:
+                    try:
+                        os.chmod(os.path.join(root, entry), 0o700)
+                    except OSError:
+                        pass
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def main():
+    """Judge documents one after another: each is ``<length>\\n<JSON>`` on stdin, judged in a child process of its
+    own; a line ``{"event": "end"}`` follows the child's events. The directories it shares with the programs are
+    emptied between runs."""
+    while True:
+        size = b""
+        try:
+            while not size.endswith(b"\n"):
+                size += _read_exactly(0, 1)
+            document = _read_exactly(0, int(size))
+        except (EOFError, ValueError):
+            return
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                judge_one(json.loads(document))
+                sys.stdout.flush()
+            finally:
+                os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            emit({"event": "infra", "message": f"the judge's run ended with status {status}"})
+        for directory in (WORK, "/tmp", PRIVATE):
+            _empty(directory)
+        emit({"event": "end"})
 
 
 if __name__ == "__main__":

@@ -43,13 +43,14 @@ class Program:
 
     def __init__(self, argv_template, seccomp_fd, code, args, entropy, on_wait=None):
         argv = [str(seccomp_fd) if part == "{seccomp_fd}" else part for part in argv_template]
+        passed = [seccomp_fd] if seccomp_fd is not None else []
         self.entropy = entropy
         self.on_wait = on_wait
         self.buffer = b""
         self.stderr = bytearray()
         self.started = time.monotonic()
         self.proc = subprocess.Popen([*argv, "-I", "-S", "-B", "-c", code, *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=[seccomp_fd],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=passed,
                                      start_new_session=True, close_fds=True)
         self.alive = True
         threading.Thread(target=self._drain_stderr, daemon=True).start()
@@ -64,7 +65,8 @@ class Program:
         while len(self.buffer) < len(START_MARKER):
             chunk = self._read(deadline)
             if chunk is None:
-                raise SandboxFailed(f"the program's sandbox did not start: {bytes(self.stderr[-600:]).decode('utf-8', 'replace')}")
+                tail = bytes(self.stderr[-600:]).decode("utf-8", "replace")
+                raise SandboxFailed(f"the program's sandbox did not start: {tail}")
             self.buffer += chunk
         if not self.buffer.startswith(START_MARKER):
             raise SandboxFailed(f"the program's sandbox printed {self.buffer[:80]!r} before starting")

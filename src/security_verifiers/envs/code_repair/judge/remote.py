@@ -23,7 +23,6 @@ import builtins
 import json
 import math
 import sys
-import time
 
 import programs
 
@@ -421,41 +420,28 @@ def statement(step, normal):
     raise ValueError(f"unknown step {op!r}")
 
 
-_ENCODER_PARTS = ("MAX_REPLY", "_HANDLES", "_Ref", "_new_handle", "encode", "_plain", "_name", "_repr", "_classes",
-                  "_reply_text", "_raised_text")
+def compile_script(trace, steps, encoder, seed=0):
+    """A script that runs ``steps`` of ``trace`` in order, each after a line on stdin, printing each value with
+    ``encoder`` (the value encoder of the serve loop under other names: ``{"code": ..., "names": {...}}``, made by
+    the host, ``callers.py``). Its own names are drawn from ``seed``: nothing in it reads like the serve loop."""
+    import random as _random
 
-
-_ENCODER = {}
-
-
-def encoder_source(serve_source):
-    """The value encoder of ``serve.py`` (how results are printed), without its request loop."""
-    import ast
-
-    if serve_source in _ENCODER:
-        return _ENCODER[serve_source]
-    tree = ast.parse(serve_source)
-    kept = [node for node in tree.body if (isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Assign)) and
-            (getattr(node, "name", None) in _ENCODER_PARTS or
-             any(isinstance(t, ast.Name) and t.id in _ENCODER_PARTS for t in getattr(node, "targets", []))))]
-    _ENCODER[serve_source] = ast.unparse(ast.Module(body=kept, type_ignores=[]))
-    return _ENCODER[serve_source]
-
-
-def compile_script(trace, steps, serve_source):
-    """A script that runs ``steps`` of ``trace`` in order, each after a line on stdin, printing each value."""
-    lines = ["import base64, importlib, json, math, os, sys", encoder_source(serve_source),
-             "_in, _stdout = os.fdopen(os.dup(0)), os.fdopen(os.dup(1), 'w')",
-             "_null = os.open(os.devnull, os.O_RDONLY)", "os.dup2(_null, 0)", "sys.stdin = open(os.devnull)",
-             "sys.path[:0] = [os.getcwd(), *sys.argv[1:]]", "R = {}", "",
-             "def _out(text):", "    _stdout.write(text + '\\n')", "    _stdout.flush()", ""]
+    rng = _random.Random(seed)
+    own = {name: "_" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(5, 9)))
+           for name in ("R", "_in", "_stdout", "_null", "_out", "_error")}
+    names = encoder["names"]
+    results, out, err = own["R"], own["_out"], own["_error"]
+    lines = ["import base64, importlib, json, math, os, sys", encoder["code"],
+             f"{own['_in']}, {own['_stdout']} = os.fdopen(os.dup(0)), os.fdopen(os.dup(1), 'w')",
+             f"{own['_null']} = os.open(os.devnull, os.O_RDONLY)", f"os.dup2({own['_null']}, 0)",
+             "sys.stdin = open(os.devnull)", "sys.path[:0] = [os.getcwd(), *sys.argv[1:]]", f"{results} = {{}}", "",
+             f"def {out}(text):", f"    {own['_stdout']}.write(text + '\\n')", f"    {own['_stdout']}.flush()", ""]
     for step in steps:
-        lines += ["if not _in.readline():", "    os._exit(0)", "try:",
-                  f"    {statement(step, trace.steps[step])}",
-                  f"    _out(_reply_text({step}, _Ref(R[{step}]) if {trace.steps[step]['op'] == 'ref'} else R[{step}]))",
-                  "except BaseException as _error:", f"    _out(_raised_text({step}, _error))"]
+        value = f"{results}[{step}]"
+        if trace.steps[step]["op"] == "ref":
+            value = f"{names['_Ref']}({value})"
+        lines += [f"if not {own['_in']}.readline():", "    os._exit(0)", "try:",
+                  "    " + statement(step, trace.steps[step]).replace("R[", f"{results}["),
+                  f"    {out}({names['_reply_text']}({step}, {value}))",
+                  f"except BaseException as {err}:", f"    {out}({names['_raised_text']}({step}, {err}))"]
     return "\n".join(lines) + "\n"
-
-
-def now():
-    return time.monotonic()

@@ -1,0 +1,41 @@
+"""Read-only site directories of third-party packages for programs that need them (imported real-code cases).
+
+A case that imports a package (PyYAML, PyJWT...) names it, pinned, in its requirements. ``sv data import code-repair
+--format cases --wheelhouse DIR`` installs those wheels, offline, into a directory of their own under
+:func:`sites_root` named by the hash of what was installed (:func:`site_key`); the item records that key. When the
+item is judged, the directory is shown to its program read-only (engines/sandbox/judged.py ``site_dirs``) and put on
+its ``sys.path``; nothing else of the host's packages is visible. A key whose directory is missing is an error that
+says how to make it, never a run without the packages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from security_verifiers.core.errors import ConfigError
+
+
+def sites_root() -> Path:
+    """Where site directories live: $SV_CACHE_DIR (or ~/.cache/security-verifiers)/code-repair-sites."""
+    base = os.environ.get("SV_CACHE_DIR") or str(Path.home() / ".cache" / "security-verifiers")
+    return Path(base) / "code-repair-sites"
+
+
+def site_key(requirements: Sequence[str], wheel_hashes: Sequence[str]) -> str:
+    """The name of the site directory of pinned ``requirements`` installed from wheels with these sha256 sums."""
+    text = "\n".join(sorted(r.strip().lower() for r in requirements)) + "\n--\n" + "\n".join(sorted(wheel_hashes))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def site_dir(key: str, requirements: Sequence[str] = ()) -> Path:
+    """The installed site directory of ``key``; a ConfigError naming what to run when it is not there."""
+    path = sites_root() / key
+    if not (path / ".complete").is_file():
+        need = ", ".join(requirements) or "its packages"
+        raise ConfigError(f"code-repair: this item needs {need} installed in the site directory {path}, which is "
+                          "missing; import the cases again with `sv data import code-repair --format cases DIR "
+                          "--wheelhouse WHEELS` on this machine (the wheelhouse made with `pip download`)")
+    return path
