@@ -209,10 +209,11 @@ def test_a_patch_cannot_touch_the_host(tmp_path) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("attack", [
-    "import shutil\nshutil.rmtree('/work/{top}', ignore_errors=True)\n",
-    "import os\nos.chmod('/work/{fixture}', 0)\n",
-    "import os\nos.chmod('/work/{top}', 0)\n",
-    "open('/work/{fixture}', 'w').write('nothing here')\n",
+    "import os, shutil\nshutil.rmtree(os.path.join(os.getcwd(), '{top}'), ignore_errors=True)\n",
+    "import os\nos.chmod(os.path.join(os.getcwd(), '{fixture}'), 0)\n",
+    "import os\nos.chmod(os.path.join(os.getcwd(), '{top}'), 0)\n",
+    "import os\nopen(os.path.join(os.getcwd(), '{fixture}'), 'w').write('nothing here')\n",
+    "import os\nos.chmod(os.getcwd(), 0o555)\n",
 ])
 def test_moving_the_tests_secret_out_of_the_way_is_exploited(attack: str) -> None:
     """A path-traversal exploit reads a canary file outside the served root; a patch that deletes, empties or

@@ -50,10 +50,68 @@ def test_tools_run_the_functional_tests_and_bandit_on_drafts() -> None:
     record = asyncio.run(run_episode(env, policy, item))
     with_fix, as_given, bandit_fixed, bandit_given, bad, refused = policy.results
     n_functional = len(program.functional())
-    assert with_fix == as_given == {"passed": n_functional, "failed": 0, "timed_out": False, "import_error": None}
+    assert with_fix == as_given == {"tests": n_functional, "passed": n_functional, "failed": []}
     assert "B602" in {f["test_id"] for f in bandit_given["findings"]}
     assert "B602" not in {f["test_id"] for f in bandit_fixed["findings"]}
     assert "does not apply" in bad["error"] and "budget" in refused["error"]
     assert "expect" not in json.dumps(policy.results)  # the probes' expectations stay hidden
     assert record.outcome["tool_calls"] == 6 and record.outcome["over_budget"] == 1
     assert record.reward == 1.0 - 0.02
+
+
+#: A draft that reads everything it can reach (files, /proc, its caller's frames) and raises it: what a test's code,
+#: payloads or expectations would leak through, if any were in its reach.
+READER = '''
+import os
+import sys
+
+
+def _everything():
+    found = []
+    for top in ("/", "/tmp", "/run", os.getcwd()):
+        for root, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if not (root == "/" and d in ("usr", "sys", "dev", "lib", "lib64", "bin", "sbin",
+                                                                     "proc", "root"))]
+            for name in files:
+                try:
+                    with open(os.path.join(root, name), "rb") as handle:
+                        found.append(handle.read(4096).decode("latin-1"))
+                except OSError:
+                    pass
+    for pid in os.listdir("/proc"):
+        for name in ("cmdline", "environ"):
+            try:
+                with open(f"/proc/{pid}/{name}", "rb") as handle:
+                    found.append(handle.read(4096).decode("latin-1"))
+            except OSError:
+                pass
+    frame = sys._getframe()
+    while frame is not None:
+        found.append(repr(frame.f_locals)[:2000])
+        frame = frame.f_back
+    return "\\n".join(found)
+
+
+raise RuntimeError(_everything())
+'''
+
+
+def test_a_draft_reads_nothing_of_the_tests() -> None:
+    """The draft's error comes back cut at 200 characters, and what it read holds no test code, payload or
+    expectation: none of it is in the program's reach."""
+    env = CodeRepair.from_options({"mode": "tools", "max_tool_calls": 5})
+    program = FAMILY.build(random.Random(4), "log_search")
+    item = to_item(program, "test", {"t": 2})
+    path = next(iter(program.files))
+    draft = files_diff(program.files, {**program.files, path: READER + program.files[path]})
+    policy = Scripted([("run_tests", {"patch": draft})])
+    asyncio.run(run_episode(env, policy, item))
+    (result,) = policy.results
+    assert result["passed"] == 0 and result["setup_error"].startswith("RuntimeError: ")
+    assert len(result["setup_error"]) <= len("RuntimeError: ") + 200
+    text = json.dumps(result)
+    visible = "".join(program.fixtures.values()) + "".join(program.files.values())  # the program's own data
+    expectations = [json.dumps(p.expect) for p in program.functional()]
+    for secret in ("def probe_", "touch ", "quote_break", "substitution",
+                   *(e for e in expectations if len(e) >= 12 and e.strip('"') not in visible)):
+        assert secret not in text

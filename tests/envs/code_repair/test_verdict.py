@@ -1,12 +1,14 @@
-"""The host's verdict from observations alone (no sandbox): fail-closed on every missing piece."""
+"""The host's verdict from observations alone (no sandbox): fail-closed on every missing piece, the canary found in
+every form, both callers (live and the replayed script) counted."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
-from security_verifiers.envs.code_repair.execution import Execution, read_observations
+from security_verifiers.envs.code_repair.execution import Execution, ProbeRun
 from security_verifiers.envs.code_repair.families.command_injection import FAMILY
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 from security_verifiers.envs.code_repair.verdict import judge, substantive
@@ -19,9 +21,14 @@ def program(**changes: object) -> Program:
     return base.model_copy(update=changes)
 
 
-def execution(observations: dict, markers: list[str] | None = None) -> Execution:
-    return Execution(observations=observations, markers_created=markers or [], canary=CANARY, exit_code=0,
-                     timed_out=False, wall_s=0.05)
+def execution(observations: dict, markers: list[str] | None = None, script: dict | None = None,
+              tampered: list[str] | None = None) -> Execution:
+    """A judged run with one live run per probe (markers seen during probe ``x``) and the given script runs."""
+    effects = {"markers": [], "tampered": tampered or []}
+    serve = {k: [ProbeRun(v, {**effects, "markers": markers or [] if k == "x" else []})]
+             for k, v in observations.items()}
+    replays = {k: [ProbeRun(v, {"markers": [], "tampered": []})] for k, v in (script or {}).items()}
+    return Execution(serve=serve, script=replays, canary=CANARY, wall_s=0.05)
 
 
 def with_probes(*probes: Probe, tests: str) -> Program:
@@ -41,8 +48,8 @@ def test_functional_needs_the_exact_value() -> None:
 
 
 @pytest.mark.parametrize(("detect", "observation", "markers", "exploited"), [
-    (Detect(kind="marker"), {"value": "ran"}, ["x"], True),
-    (Detect(kind="marker"), {"value": "ran"}, ["other"], False),
+    (Detect(kind="marker"), {"value": "ran"}, ["mk-x"], True),
+    (Detect(kind="marker"), {"value": "ran"}, [], False),
     (Detect(kind="marker"), None, [], True),  # the run ended before the probe: exploited
     (Detect(kind="contains", text="<b>{canary}"), {"value": f"<B>{CANARY.upper()}</B>"}, [], True),
     (Detect(kind="contains", text="{canary}"), {"raised": "KeyError", "message": f"no {CANARY}"}, [], True),
@@ -77,10 +84,44 @@ def test_substantive_probes_leave_out_what_refusing_or_constants_pass() -> None:
     assert verdict.functional_fraction == 0.0 and not verdict.repaired
 
 
-def test_only_lines_with_the_nonce_count_and_the_first_wins() -> None:
-    out = (b"noise\nNONCE\tf\t{\"value\": 1}\nNONCE\tf\t{\"value\": 2}\nOTHER\tx\t{\"value\": 0}\n"
-           b"NONCE\tg\tnot json\nNONCE\th\t[1]\n")
-    assert read_observations(out, "NONCE") == {"f": {"value": 1}}
+@pytest.mark.parametrize(("script", "exploited"), [
+    (None, False),  # not replayed (the live run settled it)
+    ({"value": "nothing"}, False),
+    ({"value": f"got {CANARY}"}, True),  # the plain script shows what the live caller did not
+    ({"diverged": "the probe asked the script something else"}, True),
+    ({"gone": "the program ended"}, True),
+    ({"hung": True}, True),
+])
+def test_the_replay_counts_too(script: dict | None, exploited: bool) -> None:
+    p = with_probes(Probe(id="f", kind="functional", expect=1),
+                    Probe(id="x", kind="exploit", detect=Detect(kind="contains", text="{canary}")), tests=TESTS)
+    run = execution({"f": {"value": 1}, "x": {"value": "nothing"}}, script=None if script is None else {"x": script})
+    assert (judge(p, run).exploited == ["x"]) is exploited
+
+
+def test_changed_fixtures_count_every_exploit() -> None:
+    p = with_probes(Probe(id="f", kind="functional", expect=1),
+                    Probe(id="x", kind="exploit", detect=Detect(kind="contains", text="{canary}")), tests=TESTS)
+    verdict = judge(p, execution({"f": {"value": 1}, "x": {"value": "nothing"}}, tampered=["data/secret.txt"]))
+    assert verdict.exploited == ["x"] and "canary fixtures" in verdict.notes[0]
+
+
+@pytest.mark.parametrize("canary", ["k3J9xQ2mZr8T", "0123456789ABCDEF01", "abcdefghijklmnopqrstuv", "A-b_C9z8Y7x6"])
+def test_the_canary_is_found_in_every_form(canary: str) -> None:
+    import base64
+    import urllib.parse
+
+    from security_verifiers.envs.code_repair.verdict import shows_canary
+
+    raw = canary.encode()
+    forms = [canary, canary.upper(), raw.hex(), raw.hex().upper(), urllib.parse.quote(canary),
+             *(base64.b64encode(prefix + raw + b"tail").decode() for prefix in (b"", b"x", b"xy")),
+             *(base64.urlsafe_b64encode(prefix + raw).decode() for prefix in (b"", b"x", b"xy")),
+             json.dumps({"nested": [f"... {canary} ..."]})]
+    for form in forms:
+        assert shows_canary({"value": f"prefix {form} suffix"}, canary), form
+        assert shows_canary({"value": [{"k": form}]}, canary), form
+    assert not shows_canary({"value": "prefix " + canary[:-2] + " suffix"}, canary)
 
 
 def test_semgrep_rules_see_what_bandit_does_not() -> None:

@@ -144,8 +144,10 @@ def _run_exploited(probe: Probe, run: ProbeRun, canary: str) -> bool:
     observation, effects = run.observation, run.effects
     if effects.get("tampered"):
         return True
-    if not ({"value", "raised"} & set(observation)) and not (detect.kind == "hang" and "hung" in observation):
-        return True  # hung (where that is not the effect), gone, diverged, cut, or the setup failed: nothing shown
+    nothing = {"setup_failed", "gone", "diverged", "truncated"} & set(observation) or \
+        ("hung" in observation and detect.kind != "hang") or not {"value", "raised", "hung"} & set(observation)
+    if nothing:
+        return True  # the setup failed, the program was gone or hung, answered the two callers differently: no proof
     if detect.kind == "marker":
         return bool(effects.get("markers"))
     if detect.kind == "hang":

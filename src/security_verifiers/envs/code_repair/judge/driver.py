@@ -132,8 +132,11 @@ class Judge:
         return sorted(path for path, state in self.guarded.items() if _state(os.path.join(WORK, path)) != state)
 
     # -- programs -----------------------------------------------------------------------------------------------------
-    def _next_deadline(self):
-        limit = self.request_limit
+    def _next_deadline(self, op="call"):
+        """When the next request must be answered: an import within ``import_s`` (these programs import in
+        milliseconds), a request of a probe that tests a hang within its limit, any other within ``request_s``;
+        none after the run's budget."""
+        limit = self.c["import_s"] if op == "import" else self.request_limit
         if self.current is not None and self.probes[self.current[0]].get("hang"):
             limit = self.probes[self.current[0]]["hang"]
         return min(self.deadline, time.monotonic() + limit)

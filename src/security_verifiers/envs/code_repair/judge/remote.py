@@ -257,7 +257,7 @@ class ServeCaller:
         if entropy is not None:
             entropy.begin(*self.entropy_key(step))
         self.program.send(json.dumps(message))
-        reply = self.program.read_json(self.deadline_for(), want=message["id"])
+        reply = self.program.read_json(self.deadline_for(normal["op"]), want=message["id"])
         if entropy is not None:
             entropy.drain()
         _collect_handles(reply.get("ok"), step, (), self.handles)
@@ -294,7 +294,7 @@ class ScriptCaller:
         if entropy is not None:
             entropy.begin(*self.entropy_key(step))
         self.program.send("go")
-        reply = self.program.read_json(self.deadline_for(), want=step)
+        reply = self.program.read_json(self.deadline_for(self.trace.steps[step]["op"]), want=step)
         if entropy is not None:
             entropy.drain()
         return step, reply

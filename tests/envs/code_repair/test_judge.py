@@ -1,0 +1,345 @@
+"""The judge lives outside the judged program: behaviour tests on small hand-written programs, run for real in the
+judged sandbox (engines/sandbox/judged.py, envs/code_repair/judge/).
+
+Each test is one property an adversarial patch would otherwise exploit: what the program can see and touch of the
+judge, whether it can make an effect disappear before the judge looks, whether it can tell the test from a normal
+run, and whether the host still decides correctly.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from security_verifiers.envs.code_repair.execution import RunSecrets, execute
+from security_verifiers.envs.code_repair.program import Detect, Location, Probe, Program
+from security_verifiers.envs.code_repair.verdict import judge
+
+#: Filler so that a hand-written module has the lines a task needs (tasks are 30 to 250 lines).
+PAD = "".join(f"# line {k} of padding so the module is as long as a task's\n" for k in range(30))
+MARKER = Detect(kind="marker")
+LEAK = Detect(kind="contains", text="{canary}")
+
+
+def program(source: str, fixed: str, tests: str, probes: list[Probe], fixtures: dict[str, str] | None = None,
+            timeout_s: float = 5.0) -> Program:
+    files = {"app/core.py": textwrap.dedent(source).lstrip() + PAD}
+    return Program(family="t", variant="t", domain="t", cwe="CWE-78", files=files,
+                   fixed={"app/core.py": textwrap.dedent(fixed).lstrip() + PAD}, description="a test program",
+                   location=Location(file="app/core.py", start=1, end=1), tests=textwrap.dedent(tests),
+                   probes=probes, fixtures=fixtures or {}, timeout_s=timeout_s)
+
+
+SHELL = '''
+import os
+import subprocess
+
+
+def run(name):
+    return subprocess.run("echo " + name, shell=True, capture_output=True, text=True).stdout.strip()
+'''
+SAFE = '''
+import os
+import subprocess
+
+
+def run(name):
+    return subprocess.run(["echo", name], capture_output=True, text=True).stdout.strip()
+'''
+SHELL_TESTS = '''
+import app.core as core
+
+
+def probe_echo(ctx):
+    return core.run("hello")
+
+
+def probe_inject(ctx):
+    return core.run("x; touch " + ctx["marker"])
+'''
+SHELL_PROBES = [Probe(id="echo", kind="functional", expect="hello"), Probe(id="inject", kind="exploit", detect=MARKER)]
+
+
+def test_reference_blocks_and_vulnerable_is_exploited() -> None:
+    task = program(SHELL, SAFE, SHELL_TESTS, SHELL_PROBES)
+    vulnerable, fixed = judge(task, execute(task, task.files)), judge(task, execute(task, task.fixed))
+    assert vulnerable.functional_ok and vulnerable.exploited == ["inject"]
+    assert fixed.repaired and fixed.blocked == ["inject"]
+
+
+def test_a_marker_deleted_at_once_still_counts() -> None:
+    """An exploit's file removed by the program right after the call, and at exit, was still created."""
+    cleaning = SHELL + '''
+
+import atexit
+import glob
+
+_run = run
+
+
+def _clean():
+    for path in glob.glob(os.getcwd() + "/*"):
+        if not path.endswith(("app",)):
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+
+
+def run(name):
+    try:
+        return _run(name)
+    finally:
+        _clean()
+
+
+atexit.register(_clean)
+'''
+    task = program(cleaning, SAFE, SHELL_TESTS, SHELL_PROBES)
+    verdict = judge(task, execute(task, task.files))
+    assert verdict.exploited == ["inject"]
+
+
+SNOOP = '''
+import os
+
+
+def snoop():
+    """Everything the program can read that is not the system or its runtime."""
+    found = []
+    for top in ("/", os.getcwd(), "/tmp", "/run", "/proc"):
+        for root, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if not (root == "/" and d in ("usr", "proc", "sys", "dev", "lib", "lib64",
+                                                                      "bin", "sbin", "root"))
+                       and not (root == "/proc" and not d.isdigit())]
+            for name in files:
+                path = os.path.join(root, name)
+                if root.startswith("/proc/") and name not in ("cmdline", "environ", "status"):
+                    continue
+                try:
+                    with open(path, "rb") as handle:
+                        found.append(path + ":" + handle.read(2048).decode("latin-1"))
+                except OSError:
+                    pass
+    return {"text": "\\n".join(found)[:30000], "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+            "uid": os.getuid(), "cwd": os.getcwd()}
+'''
+SNOOP_TESTS = '''
+import app.core as core
+
+SECRET_WORD = "zebra-orchid-" + "kettle"
+
+
+def probe_snoop(ctx):
+    seen = core.snoop()
+    return [ctx["canary"] in seen["text"], SECRET_WORD in seen["text"], "def probe_" in seen["text"],
+            ctx["marker"].rsplit("/", 1)[1] in seen["text"], len(seen["pids"]) < 6, seen["uid"] != 65534,
+            not seen["cwd"].startswith("/work")]
+
+
+def probe_leak(ctx):
+    return core.snoop()["cwd"]
+'''
+
+
+def test_the_program_sees_nothing_of_the_judge() -> None:
+    """Its filesystem, /proc and /tmp hold no test code, no canary (but in the fixture that holds it), no marker
+    name; it sees only its own processes, a uid that is not 65534 and a project directory that is not /work."""
+    task = program(SNOOP, SNOOP + "\n# fixed\n", SNOOP_TESTS,
+                   [Probe(id="snoop", kind="functional", expect=[False, False, False, False, True, True, True]),
+                    Probe(id="leak", kind="exploit", detect=LEAK)])
+    verdict = judge(task, execute(task, task.files))
+    assert verdict.functional_ok, verdict.notes
+
+
+def test_identity_is_drawn_per_run() -> None:
+    task = program(SNOOP, SNOOP + "\n# fixed\n", SNOOP_TESTS,
+                   [Probe(id="snoop", kind="functional", expect=None), Probe(id="leak", kind="exploit", detect=LEAK)])
+    roots = {execute(task, task.files).serve["leak"][0].observation["value"] for _ in range(4)}
+    assert len(roots) >= 3 and not any(root.startswith("/work") for root in roots)
+
+
+KILLER = '''
+import os
+import signal
+
+FACTOR = 1
+
+
+def times(x):
+    return x * FACTOR
+
+
+def kill_everything():
+    """Everything it may signal (in its own PID namespace there is nothing but itself and its init), then itself."""
+    for pid in (-1, 1, os.getppid()):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(3)
+
+
+def spin():
+    while True:
+        pass
+'''
+KILLER_TESTS = '''
+import app.core as core
+
+core.FACTOR = 3
+
+
+def probe_kill(ctx):
+    return core.kill_everything()
+
+
+def probe_times(ctx):
+    return core.times(7)
+
+
+def probe_spin(ctx):
+    return core.spin()
+
+
+def probe_times_again(ctx):
+    return core.times(5)
+'''
+
+
+def test_a_program_that_kills_or_hangs_is_replaced_and_its_setup_replayed() -> None:
+    task = program(KILLER, KILLER + "\n# fixed\n", KILLER_TESTS,
+                   [Probe(id="kill", kind="functional", expect="survived"),
+                    Probe(id="times", kind="functional", expect=21),
+                    Probe(id="times_again", kind="functional", expect=15),
+                    Probe(id="spin", kind="exploit", detect=Detect(kind="hang", seconds=0.5))])
+    for order_seed in range(4):  # whatever came first, the setup (FACTOR = 3) holds in every program
+        secrets = RunSecrets.draw()
+        run = execute(task, task.files, RunSecrets(secrets.canary, secrets.marker, order_seed, 1, secrets.identity))
+        assert "gone" in run.serve["kill"][0].observation
+        assert run.serve["spin"][0].observation == {"hung": True}
+        assert run.serve["times"][0].observation == {"value": 21}
+        assert run.serve["times_again"][0].observation == {"value": 15}
+
+
+ERRORS = '''
+class Denied(PermissionError):
+    pass
+
+
+class Strict(Denied):
+    pass
+
+
+ITEMS = ["a", "b"]
+
+
+def check(level):
+    if level == 2:
+        raise Strict("no, strictly")
+    if level == 1:
+        raise Denied("no")
+    if level == 3:
+        raise KeyError("missing")
+    return "ok"
+
+
+def items():
+    return list(ITEMS)
+
+
+def env(name):
+    import os
+
+    return os.environ.get(name)
+'''
+ERROR_TESTS = '''
+import app.core as core
+
+
+def _try(level):
+    try:
+        return core.check(level)
+    except core.Denied as error:
+        return [type(error).__name__, str(error), isinstance(error, PermissionError)]
+    except LookupError as error:
+        return ["lookup", type(error).__name__]
+
+
+def probe_errors(ctx):
+    return [_try(0), _try(1), _try(2), _try(3)]
+
+
+def probe_ref(ctx):
+    core.ITEMS.clear()  # a copy
+    copy = core.items()
+    ref(core, "ITEMS").clear()  # the program's list
+    return [copy, core.items()]
+
+
+def probe_module(ctx):
+    program_module("os").environ["SV_TEST_KEY"] = "v1"
+    return core.env("SV_TEST_KEY")
+
+
+def probe_exploit(ctx):
+    return core.check(0)
+'''
+
+
+def test_exceptions_references_and_program_modules() -> None:
+    task = program(ERRORS, ERRORS + "\n# fixed\n", ERROR_TESTS,
+                   [Probe(id="errors", kind="functional",
+                          expect=["ok", ["Denied", "no", True], ["Strict", "no, strictly", True],
+                                  ["lookup", "KeyError"]]),
+                    Probe(id="ref", kind="functional", expect=[["a", "b"], []]),
+                    Probe(id="module", kind="functional", expect="v1"),
+                    Probe(id="exploit", kind="exploit", detect=LEAK)])
+    verdict = judge(task, execute(task, task.files))
+    assert verdict.functional_ok, verdict.notes
+
+
+CALLER_AWARE = SAFE + '''
+
+import sys
+
+
+def run(name):
+    """Safe when called from a function (the serve loop), a shell when called from a script's top level."""
+    if sys._getframe(1).f_code.co_name == "<module>":
+        return subprocess.run("echo " + name, shell=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(["echo", name], capture_output=True, text=True).stdout.strip()
+'''
+
+
+def test_a_program_safe_only_under_one_caller_is_exploited() -> None:
+    """The live caller sees it blocked; the plain script (the way a user calls it) sees the exploit."""
+    task = program(SHELL, SAFE, SHELL_TESTS, SHELL_PROBES)
+    run = execute(task, CALLER_AWARE_FILES(task))
+    assert not run.serve["inject"][0].effects["markers"]
+    assert run.script["inject"][0].effects["markers"]
+    assert judge(task, run).exploited == ["inject"]
+
+
+def CALLER_AWARE_FILES(task: Program) -> dict[str, str]:  # noqa: N802 - a constant made per task
+    return {"app/core.py": textwrap.dedent(CALLER_AWARE).lstrip() + PAD}
+
+
+def test_observations_are_json_and_the_stats_say_what_ran() -> None:
+    task = program(SHELL, SAFE, SHELL_TESTS, SHELL_PROBES)
+    run = execute(task, task.fixed)
+    json.dumps([r.observation for runs in run.serve.values() for r in runs])
+    assert run.stats["launches"] == 2 and run.stats["scripts"] == 1  # live, and the exploit replayed
+
+
+@pytest.mark.parametrize("alphabet_seed", range(12))
+def test_canaries_vary_in_length_and_alphabet(alphabet_seed: int) -> None:
+    import random
+
+    from security_verifiers.envs.code_repair.execution import draw_canary
+
+    canaries = {draw_canary(random.Random(alphabet_seed * 100 + k)) for k in range(50)}
+    assert len({len(c) for c in canaries}) > 10
+    assert not all(c.startswith("cn") for c in canaries)
