@@ -343,3 +343,63 @@ def test_canaries_vary_in_length_and_alphabet(alphabet_seed: int) -> None:
     canaries = {draw_canary(random.Random(alphabet_seed * 100 + k)) for k in range(50)}
     assert len({len(c) for c in canaries}) > 10
     assert not all(c.startswith("cn") for c in canaries)
+
+
+TOKENS = '''
+import random
+import secrets
+import time
+
+_rng = random.Random()
+
+
+def secret_token():
+    return secrets.token_hex(16)
+
+
+def twister_token():
+    return "%032x" % random.getrandbits(128)
+
+
+def lazy_twister_token():
+    """Seeded from fresh entropy on first use, then reused: the second token comes from a known state."""
+    return "%032x" % _rng.getrandbits(128)
+
+
+def clock_token():
+    return "%032x" % random.Random(time.time()).getrandbits(128)
+'''
+
+
+@pytest.mark.parametrize(("maker", "exploited"), [
+    ("secret_token", False), ("twister_token", True), ("lazy_twister_token", True), ("clock_token", True)])
+def test_fresh_entropy_shows_from_outside(maker: str, exploited: bool) -> None:
+    """Three fresh programs fed the same bytes, the same bytes, and other bytes during the probe: tokens drawn from
+    the bytes of their own call pass; a generator seeded before (at import, or lazily once) or from the clock not."""
+    tests = f'''
+import app.core as core
+
+
+def probe_tokens(ctx):
+    return [core.{maker}(), core.{maker}()]
+
+
+def probe_plain(ctx):
+    return len(core.secret_token())
+'''
+    task = program(TOKENS, TOKENS + "\n# fixed\n", tests,
+                   [Probe(id="plain", kind="functional", expect=32),
+                    Probe(id="tokens", kind="exploit", detect=Detect(kind="entropy"))])
+    verdict = judge(task, execute(task, task.files))
+    assert (verdict.exploited == ["tokens"]) is exploited, verdict.notes
+
+
+def test_callers_are_disguised_per_run() -> None:
+    from security_verifiers.envs.code_repair.callers import callers
+
+    first, second = callers(1), callers(2)
+    assert first["serve"] != second["serve"]
+    for made in (first, second):
+        assert "carry_out" not in made["serve"] and "_reply_text" not in made["encoder"]["code"]
+        compile(made["serve"], "serve", "exec")
+        compile(made["encoder"]["code"], "encoder", "exec")

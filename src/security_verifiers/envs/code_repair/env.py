@@ -79,7 +79,7 @@ analyser, on a draft patch): at most {n} calls; more cost reward."""
 @register
 class CodeRepair(Environment):
     name: ClassVar[str] = "code-repair"
-    version: ClassVar[str] = "0.1.0"
+    version: ClassVar[str] = "0.2.0"
     config_class: ClassVar[type[EnvConfig]] = CodeRepairConfig
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("repair_rate", True), ("exploit_blocked_rate", True),

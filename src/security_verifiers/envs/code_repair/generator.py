@@ -22,7 +22,7 @@ from security_verifiers.envs.code_repair.families import Family, families
 from security_verifiers.envs.code_repair.program import Program, as_target
 from security_verifiers.envs.code_repair.selfcheck import self_check
 
-GENERATOR_VERSION = "1.0.0"
+GENERATOR_VERSION = "2.0.0"
 SPLITS = ("train", "dev", "test", "ood")
 #: How many programs one self-check batch holds (progress is reported per batch).
 CHECK_BATCH = 32
