@@ -74,6 +74,9 @@ class Identity:
     uid: int
     user: str
     hostname: str
+    #: PYTHONHASHSEED of every program of the run: the same for both callers (so that a set of strings iterates
+    #: alike under the two), another in every run (so that it tells nothing), and none read from /dev/urandom.
+    hash_seed: int = 1
 
     @classmethod
     def draw(cls, rng: random.Random) -> Identity:
@@ -84,7 +87,7 @@ class Identity:
         root = f"/home/{user}/{tail}" if top == "/home" else f"{top}/{tail}"
         uid = rng.randint(1000, 59999)
         host = f"{rng.choice(_WORDS)}-{rng.randint(1, 99):02d}"
-        return cls(root=root, uid=uid, user=user, hostname=host)
+        return cls(root=root, uid=uid, user=user, hostname=host, hash_seed=rng.randint(1, 2**32 - 1))
 
     def etc_files(self) -> dict[str, bytes]:
         """The generated /etc files that say who this is (the world adds hosts and the CA bundle)."""
@@ -327,7 +330,7 @@ def program_argv(found: Host, identity: Identity, limits: SandboxLimits, argv: S
         args += ["--ro-bind", f"{etc_dir}/{name}", f"/etc/{name}"]
     args += ["--ro-bind", f"{etc_dir}/ssl-certs.crt", "/etc/ssl/certs/ca-certificates.crt"]
     env = {**SANDBOX_ENV, "PATH": found.path, "HOME": identity.root, "USER": identity.user,
-           "LOGNAME": identity.user}
+           "LOGNAME": identity.user, "PYTHONHASHSEED": str(identity.hash_seed)}
     args += ["--remount-ro", "/", "--chdir", identity.root, "--clearenv",
              *[a for k, v in env.items() for a in ("--setenv", k, v)],
              *(["--seccomp", SECCOMP_FD] if entropy is not None else []), "--"]

@@ -9,11 +9,16 @@ Variants (every token is a secret that grants something: a password reset, a ses
 - ``partner_api_keys`` (OOD): API keys drawn from a ``random.Random`` instance seeded with the client id and the
   clock, so that the global generator is not even involved.
 
-The exploit probes: with the global generator seeded alike and the clocks of ``time`` standing still the program
-issues the same tokens again (or two tokens in a row agree in most places, as ``uuid1`` ids do), and a counting
-spy installed on ``random.Random`` before the program is imported sees the Mersenne Twister being drawn from
-while a token is made (``secrets`` and ``SystemRandom`` never touch it; a generator re-seeded from
-``os.urandom`` still counts). The reference fix draws from ``secrets``.
+The exploit probe (``fresh``, ``Detect(kind="entropy")``) makes three tokens in a row the way an attacker would
+collect them (two for the same account, one for another) and returns them. The judge runs it in three fresh
+programs whose /dev/urandom it feeds (``getrandom`` is off, so ``os.urandom``, ``secrets`` and ``SystemRandom``
+read its bytes): the same bytes, the same bytes, and other bytes during the probe's own requests. Tokens drawn
+from the bytes of their own call are the same in the first two runs and all different in the third; tokens of a
+Mersenne Twister (seeded at import from the start-up bytes, or seeded at its first use: the test's setup makes a
+token first, with the setup's bytes) come out the same in the third run too, and tokens of a clock differ between
+the first two. Tokens that repeat or agree in most places within one run (a time-seeded generator asked twice in
+a second, ``uuid1``-like ids) make the probe return a constant, which counts as exploited as well.
+The reference fix draws from ``secrets``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from security_verifiers.envs.code_repair.families import Family
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, fill, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
-SPOTTED = Detect(kind="equals", value=True)
+FRESH = Detect(kind="entropy")
 
 
 def _secrets_for_random(text: str) -> str:
@@ -39,68 +44,23 @@ def _secrets_for_random(text: str) -> str:
     block = sorted(set(lines[at[0]:at[-1] + 1]) - {"import random"} | {"import secrets"})
     return "\n".join(lines[:at[0]] + block + lines[at[-1] + 1:])
 
-#: Test-module prelude: counts draws from the Mersenne Twister (every ``random.Random``, the module's functions
-#: included), installed before the program is imported. ``SystemRandom`` (and so ``secrets``) overrides both
-#: methods and is never counted.
-_MT_SPY = '''
-import random
-import time
-import _random
-
-_DRAWS = [0]
+#: Test-module prelude: ``_issued(tokens)``, what the fresh-entropy probe returns. The judge compares the tokens of
+#: its three runs (``verdict._entropy_exploited``); a run whose tokens already show a pattern by themselves (two equal
+#: tokens, or two that agree in most places, as ``uuid1`` ids do) returns a constant instead, which the host counts
+#: as exploited (the same in every run, so never "different bytes, different tokens").
+_PRELUDE = '''
+PREDICTABLE = "predictable"
 
 
-def _counted_getrandbits(self, k):
-    _DRAWS[0] += 1
-    return _random.Random.getrandbits(self, k)
-
-
-def _counted_random(self):
-    _DRAWS[0] += 1
-    return _random.Random.random(self)
-
-
-random.Random.getrandbits = _counted_getrandbits
-random.Random.random = _counted_random
-random.getrandbits = random._inst.getrandbits
-random.random = random._inst.random
-
-
-_CLOCKS = {"time": lambda: 1_700_000_000.5, "time_ns": lambda: 1_700_000_000_500_000_000,
-           "monotonic": lambda: 4321.5, "monotonic_ns": lambda: 4_321_500_000_000,
-           "perf_counter": lambda: 4321.5, "perf_counter_ns": lambda: 4_321_500_000_000}
-
-
-def _replayed(make_pair, seed):
-    """Whether ``make_pair()`` (two tokens made in a row, from a fresh state) gives the same tokens again once the
-    generator is seeded alike and the clocks stand still, or gives two tokens that agree in most places (a clock
-    or a counter, not a secret)."""
-    real = {name: getattr(time, name) for name in _CLOCKS}
-    runs = []
-    try:
-        for _ in range(2):
-            for name, clock in _CLOCKS.items():
-                setattr(time, name, clock)
-            random.seed(seed)
-            runs.append(make_pair())
-    except Exception as error:
-        return type(error).__name__
-    finally:
-        for name, clock in real.items():
-            setattr(time, name, clock)
-    if runs[0] == runs[1]:
-        return True
-    return any(sum(x == y for x, y in zip(first, second)) >= max(8, len(first) // 2) for first, second in runs)
-
-
-def _draws_during(call):
-    """Whether the Mersenne Twister was drawn from while ``call()`` ran."""
-    _DRAWS[0] = 0
-    try:
-        call()
-    except Exception as error:
-        return type(error).__name__
-    return _DRAWS[0] > 0
+def _issued(tokens):
+    """The tokens one program issued in a row, or [PREDICTABLE] when they repeat or agree in most places."""
+    tokens = [str(token) for token in tokens]
+    for i, first in enumerate(tokens):
+        for second in tokens[i + 1:]:
+            alike = sum(x == y for x, y in zip(first, second))
+            if first == second or alike >= max(8, len(first) // 2):
+                return [PREDICTABLE]
+    return tokens
 '''.lstrip("\n")
 
 
@@ -194,7 +154,7 @@ def _reset_tokens(rng: random.Random) -> Program:
     path, reset_path = f"{pkg}/tokens.py", f"{pkg}/password_reset.py"
     email = f"{user.capitalize()}@{domain}"
     tests = fill('''
-        $spy
+        $prelude
         import os
         import string
 
@@ -202,9 +162,10 @@ def _reset_tokens(rng: random.Random) -> Program:
 
 
         def _fresh(name):
-            reset.DB_PATH = "/tmp/" + name + ".sqlite3"
-            if os.path.exists(reset.DB_PATH):
-                os.remove(reset.DB_PATH)
+            path = "/tmp/" + name + ".sqlite3"
+            if os.path.exists(path):
+                os.remove(path)
+            reset.DB_PATH = path
 
 
         def probe_format(ctx):
@@ -248,19 +209,18 @@ def _reset_tokens(rng: random.Random) -> Program:
             return "accepted"
 
 
-        def _pair():
-            _fresh("replay")
-            return [reset.$request("$email"), reset.$request("$other@$domain")]
+        # a token in the setup: a generator seeded at its first use is seeded here, from the setup's bytes
+        try:
+            _fresh("warm")
+            reset.$request("$email")
+        except Exception:
+            pass
 
 
-        def probe_replay(ctx):
-            return _replayed(_pair, ctx["canary"])
-
-
-        def probe_twister(ctx):
-            _fresh("twister")
-            return _draws_during(lambda: reset.$request("$email"))
-        ''', spy=_MT_SPY, pkg=pkg, request=request, redeem=redeem, purge=purge, email=email, other=other,
+        def probe_fresh(ctx):
+            _fresh("fresh")
+            return _issued([reset.$request("$email"), reset.$request("$email"), reset.$request("$other@$domain")])
+        ''', prelude=_PRELUDE, pkg=pkg, request=request, redeem=redeem, purge=purge, email=email, other=other,
         domain=domain, inside=1000 + ttl - 1, after=1000 + ttl + 1, purge_at=2000 + ttl,
         guess="A" * length)
     return Program(
@@ -277,8 +237,7 @@ def _reset_tokens(rng: random.Random) -> Program:
                 Probe(id="unknown", kind="functional", expect=None),
                 Probe(id="purge", kind="functional", expect=[2, 1]),
                 Probe(id="bad_address", kind="functional", expect="refused"),
-                Probe(id="replay", kind="exploit", detect=SPOTTED),
-                Probe(id="twister", kind="exploit", detect=SPOTTED)],
+                Probe(id="fresh", kind="exploit", detect=FRESH)],
         static_ids=["B311"])
 
 
@@ -370,45 +329,45 @@ def _session_ids(rng: random.Random) -> Program:
     fixed = swap(_secrets_for_random(ids_src), form, "return secrets.token_hex(16)")
     path, sessions_path = f"{pkg}/ids.py", f"{pkg}/sessions.py"
     tests = fill('''
-        $spy
+        $prelude
         import ${pkg}.ids as ids
         import ${pkg}.sessions as sessions
 
 
         def probe_format(ctx):
-            sessions.${store}.clear()
+            ref(sessions, "$store").clear()
             made = [sessions.$open_fn("$user", $roles, now=1000.0) for _ in range(4)]
             return [sorted({len(sid) for sid in made}), set("".join(made)) <= set("0123456789abcdef")]
 
 
         def probe_lookup(ctx):
-            sessions.${store}.clear()
+            ref(sessions, "$store").clear()
             sid = sessions.$open_fn("$user", $roles_rev, now=1000.0)
             return [sessions.$get_fn(sid, now=1001.0), sessions.$get_fn("0" * 32, now=1001.0)]
 
 
         def probe_expiry(ctx):
-            sessions.${store}.clear()
+            ref(sessions, "$store").clear()
             sid = sessions.$open_fn("$other", [], now=1000.0)
             kept = sessions.$get_fn(sid, now=${inside}.0) is not None
             return [kept, sessions.$get_fn(sid, now=${inside}.0 + $ttl), sessions.$get_fn(sid, now=${inside}.0)]
 
 
         def probe_logout(ctx):
-            sessions.${store}.clear()
+            ref(sessions, "$store").clear()
             sid = sessions.$open_fn("$user", $roles, now=1000.0)
             return [sessions.$close_fn(sid), sessions.$close_fn(sid), sessions.$get_fn(sid, now=1001.0)]
 
 
         def probe_signed_in(ctx):
-            sessions.${store}.clear()
+            ref(sessions, "$store").clear()
             for name in ("$third", "$user", "$third", "$other"):
                 sessions.$open_fn(name, [], now=1000.0)
             return sessions.signed_in(now=1001.0)
 
 
         def probe_cookie(ctx):
-            sessions.${store}.clear()
+            ref(sessions, "$store").clear()
             sid = sessions.$open_fn("$user", $roles, now=1000.0)
             header = sessions.cookie_header(sid)
             return [header.startswith("$cookie=" + sid + ";"), "HttpOnly" in header]
@@ -418,19 +377,19 @@ def _session_ids(rng: random.Random) -> Program:
             return ids.fingerprint("$known")
 
 
-        def _pair():
-            sessions.${store}.clear()
-            return [sessions.$open_fn("$user", $roles), sessions.$open_fn("$other", [])]
+        # a token in the setup: a generator seeded at its first use is seeded here, from the setup's bytes
+        try:
+            sessions.$open_fn("$user", $roles)
+            ref(sessions, "$store").clear()
+        except Exception:
+            pass
 
 
-        def probe_replay(ctx):
-            return _replayed(_pair, ctx["canary"])
-
-
-        def probe_twister(ctx):
-            sessions.${store}.clear()
-            return _draws_during(lambda: sessions.$open_fn("$other", $roles))
-        ''', spy=_MT_SPY, pkg=pkg, store=store, open_fn=open_fn, get_fn=get_fn, close_fn=close_fn, user=user,
+        def probe_fresh(ctx):
+            ref(sessions, "$store").clear()
+            return _issued([sessions.$open_fn("$user", $roles), sessions.$open_fn("$user", $roles),
+                            sessions.$open_fn("$other", [])])
+        ''', prelude=_PRELUDE, pkg=pkg, store=store, open_fn=open_fn, get_fn=get_fn, close_fn=close_fn, user=user,
         other=other, third=third, roles=repr(roles), roles_rev=repr(roles[::-1]), inside=1000 + ttl - 1, ttl=ttl,
         cookie=cookie, known=known)
     return Program(
@@ -448,8 +407,7 @@ def _session_ids(rng: random.Random) -> Program:
                 Probe(id="signed_in", kind="functional", expect=sorted({user, other, third})),
                 Probe(id="cookie", kind="functional", expect=[True, True]),
                 Probe(id="fingerprint", kind="functional", expect=hashlib.sha256(known.encode()).hexdigest()[:12]),
-                Probe(id="replay", kind="exploit", detect=SPOTTED),
-                Probe(id="twister", kind="exploit", detect=SPOTTED)],
+                Probe(id="fresh", kind="exploit", detect=FRESH)],
         static_ids=["B311"])
 
 
@@ -531,38 +489,38 @@ def _otp_codes(rng: random.Random) -> Program:
     fixed = swap(_secrets_for_random(source), form, new)
     path = f"{pkg}/codes.py"
     tests = fill('''
-        $spy
+        $prelude
         import ${pkg}.codes as codes
 
 
         def probe_format(ctx):
-            codes._pending.clear()
+            ref(codes, "_pending").clear()
             code = codes.$send("$typed", now=1000.0)
             return [len(code), code.isdigit(), codes.message(code) == code + "$msg_tail"]
 
 
         def probe_sign_in(ctx):
-            codes._pending.clear()
+            ref(codes, "_pending").clear()
             code = codes.$send("$typed", now=1000.0)
             return [codes.$check("$phone", code, now=1001.0), codes.$check("$phone", code, now=1002.0)]
 
 
         def probe_wrong_code(ctx):
-            codes._pending.clear()
+            ref(codes, "_pending").clear()
             code = codes.$send("$typed", now=1000.0)
             wrong = "x" * len(code)
             return [codes.$check("$typed", wrong, now=1001.0), codes.$check("$typed", code, now=1001.0)]
 
 
         def probe_attempts(ctx):
-            codes._pending.clear()
+            ref(codes, "_pending").clear()
             code = codes.$send("$typed2", now=1000.0)
             tries = [codes.$check("$phone2", "-", now=1001.0) for _ in range($attempts)]
             return tries + [codes.$check("$phone2", code, now=1001.0)]
 
 
         def probe_expired(ctx):
-            codes._pending.clear()
+            ref(codes, "_pending").clear()
             code = codes.$send("$typed", now=1000.0)
             return codes.$check("$typed", code, now=${after}.0)
 
@@ -575,19 +533,18 @@ def _otp_codes(rng: random.Random) -> Program:
             return "accepted"
 
 
-        def _pair():
-            codes._pending.clear()
-            return [codes.$send("$typed"), codes.$send("$typed2")]
+        # a token in the setup: a generator seeded at its first use is seeded here, from the setup's bytes
+        try:
+            codes.$send("$typed")
+            ref(codes, "_pending").clear()
+        except Exception:
+            pass
 
 
-        def probe_replay(ctx):
-            return _replayed(_pair, ctx["canary"])
-
-
-        def probe_twister(ctx):
-            codes._pending.clear()
-            return _draws_during(lambda: codes.$send("$typed2"))
-        ''', spy=_MT_SPY, pkg=pkg, send=send, check=check, typed=typed, typed2=typed2, phone=phone,
+        def probe_fresh(ctx):
+            ref(codes, "_pending").clear()
+            return _issued([codes.$send("$typed"), codes.$send("$typed"), codes.$send("$typed2")])
+        ''', prelude=_PRELUDE, pkg=pkg, send=send, check=check, typed=typed, typed2=typed2, phone=phone,
         phone2=phone2, attempts=attempts, after=1000 + ttl, msg_tail=f" is your {org} sign-in code. It expires in "
         f"{ttl // 60} minutes.")
     return Program(
@@ -604,8 +561,7 @@ def _otp_codes(rng: random.Random) -> Program:
                 Probe(id="attempts", kind="functional", expect=[False] * attempts + [False]),
                 Probe(id="expired", kind="functional", expect=False),
                 Probe(id="normalize", kind="functional", expect=phone2),
-                Probe(id="replay", kind="exploit", detect=SPOTTED),
-                Probe(id="twister", kind="exploit", detect=SPOTTED)],
+                Probe(id="fresh", kind="exploit", detect=FRESH)],
         static_ids=["B311"])
 
 
@@ -708,7 +664,7 @@ def _partner_api_keys(rng: random.Random) -> Program:
     path = f"{pkg}/keys.py"
     sample = prefix + "".join(rng.choice(string.ascii_letters) for _ in range(body))
     tests = fill('''
-        $spy
+        $prelude
         import os
         import string
         import time
@@ -717,9 +673,10 @@ def _partner_api_keys(rng: random.Random) -> Program:
 
 
         def _fresh(name):
-            keys.DB_PATH = "/tmp/" + name + ".sqlite3"
-            if os.path.exists(keys.DB_PATH):
-                os.remove(keys.DB_PATH)
+            path = "/tmp/" + name + ".sqlite3"
+            if os.path.exists(path):
+                os.remove(path)
+            keys.DB_PATH = path
 
 
         def probe_format(ctx):
@@ -761,19 +718,18 @@ def _partner_api_keys(rng: random.Random) -> Program:
             return [[rows[0][0], rows[0][1] == hashlib.sha256(key.encode()).hexdigest()], len(rows)]
 
 
-        def _pair():
-            _fresh("replay")
-            return [keys.$issue("$client"), keys.$issue("$other")]
+        # a token in the setup: a generator seeded at its first use is seeded here, from the setup's bytes
+        try:
+            _fresh("warm")
+            keys.$issue("$client")
+        except Exception:
+            pass
 
 
-        def probe_replay(ctx):
-            return _replayed(_pair, ctx["canary"])
-
-
-        def probe_twister(ctx):
-            _fresh("twister")
-            return _draws_during(lambda: keys.$issue("$other"))
-        ''', spy=_MT_SPY, pkg=pkg, issue=issue, auth=auth, revoke=revoke, client=client, other=other,
+        def probe_fresh(ctx):
+            _fresh("fresh")
+            return _issued([keys.$issue("$client"), keys.$issue("$client"), keys.$issue("$other")])
+        ''', prelude=_PRELUDE, pkg=pkg, issue=issue, auth=auth, revoke=revoke, client=client, other=other,
         prefix=prefix, sample=sample)
     return Program(
         family="predictable_token", variant="partner_api_keys", domain="API key issuing", cwe="CWE-330",
@@ -788,8 +744,7 @@ def _partner_api_keys(rng: random.Random) -> Program:
                 Probe(id="reissue", kind="functional", expect=[other, True, None]),
                 Probe(id="revoke", kind="functional", expect=[True, None, False]),
                 Probe(id="stored_digest", kind="functional", expect=[[client, True], 1]),
-                Probe(id="replay", kind="exploit", detect=SPOTTED),
-                Probe(id="twister", kind="exploit", detect=SPOTTED)],
+                Probe(id="fresh", kind="exploit", detect=FRESH)],
         static_ids=["B311"])
 
 

@@ -9,12 +9,17 @@ attacker how much of a guessed signature, key or token is right. Variants:
 - ``deploy_tokens`` (OOD): a bearer token checked by membership (``in``) in the list of the current and the
   previous token, so that no comparison operator appears at all.
 
-The exploit probes hand the program the attacker's value as an instance of a ``str`` subclass of the test
-module that notes every ``==``/``!=`` made on it (Python calls a subclass's reflected ``__eq__`` first, so it
-sees the comparison from either side, and inside ``in``); methods a program may normalise with (``strip``,
-slicing, ``partition``, ``encode``, ...) hand back spies again. A probe says True when the real secret was
-compared with it. ``hmac.compare_digest`` never calls ``__eq__``: the reference fix uses it. Bandit knows
-nothing of this weakness, so no static ids.
+No effect of such a comparison is observable from outside at this scale (CPython compares short strings in
+near-constant time, and a spy handed to the program could be laundered or rewired), so the exploit probes are
+``Detect(kind="static")``: they are not run; the host checks the patched source with :mod:`..taint` (ast only,
+never executed). Each probe's rule names the entry point its attack goes through and the argument that carries
+the attacker's value: the check function itself (the signature, the key, the token), or the handler above it (the
+item of the headers or the form under its name; the other items are not the attacker's secret and may be
+compared freely). From there the value and everything derived from it may reach only ``hmac.compare_digest`` /
+``secrets.compare_digest``, hashing, ``len``/``isinstance`` and comparisons with literals, across the program's
+own functions and modules; any other comparison or lookup, an unknown call, a store that escapes, or
+introspection counts as exploited (see :mod:`..taint` for the rules). The functional probes still run in the
+program. The reference fix uses ``hmac.compare_digest``. Bandit knows nothing of this weakness, so no static ids.
 """
 
 from __future__ import annotations
@@ -30,101 +35,14 @@ from security_verifiers.envs.code_repair.families import Family
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, fill, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
-SPOTTED = Detect(kind="equals", value=True)
 
-#: Test-module prelude: the spies, and ``_compared(call, secrets)``: whether ``call()`` tested a spy for equality
-#: with one of ``secrets`` (their str and bytes forms).
-_EQ_SPY = '''
-_SEEN = []
+def _static(entry: dict[str, object]) -> Detect:
+    """An exploit judged on the patched source (:mod:`..taint`): the attacker's value enters at ``entry``."""
+    return Detect(kind="static", rule={"check": "secret_compare", "entries": [entry]})  # type: ignore[list-item]
 
 
-def _spied(value):
-    """``value`` with its strings and bytes made spies."""
-    if isinstance(value, (_Spy, _BytesSpy)):
-        return value
-    if isinstance(value, str):
-        return _Spy(value)
-    if isinstance(value, (bytes, bytearray)):
-        return _BytesSpy(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_spied(item) for item in value)
-    return value
-
-
-def _note(other):
-    if isinstance(other, str):
-        _SEEN.append(str.__str__(other))
-    elif isinstance(other, (bytes, bytearray)):
-        _SEEN.append(bytes(other))
-
-
-class _Spy(str):
-    """A string that notes what it is tested for equality with, from either side of == and != (and in ``in``)."""
-
-    def __eq__(self, other):
-        _note(other)
-        return str.__eq__(self, other)
-
-    def __ne__(self, other):
-        _note(other)
-        return str.__ne__(self, other)
-
-    __hash__ = str.__hash__
-
-    def __str__(self):
-        return self
-
-    def __add__(self, other):
-        return _spied(str.__add__(self, other))
-
-    def __radd__(self, other):
-        return _Spy(other + str(self)) if isinstance(other, str) else NotImplemented
-
-
-class _BytesSpy(bytes):
-    """The bytes form of the spy."""
-
-    def __eq__(self, other):
-        _note(other)
-        return bytes.__eq__(self, other)
-
-    def __ne__(self, other):
-        _note(other)
-        return bytes.__ne__(self, other)
-
-    __hash__ = bytes.__hash__
-
-    def __add__(self, other):
-        return _spied(bytes.__add__(self, other))
-
-
-def _relay(kind, name):
-    method = getattr(kind, name)
-
-    def call(self, *args, **kwargs):
-        return _spied(method(self, *args, **kwargs))
-
-    return call
-
-
-for _name in ("__getitem__", "strip", "lstrip", "rstrip", "lower", "upper", "casefold", "removeprefix",
-              "removesuffix", "split", "rsplit", "partition", "rpartition", "replace", "encode", "zfill"):
-    setattr(_Spy, _name, _relay(str, _name))
-for _name in ("__getitem__", "strip", "lstrip", "rstrip", "lower", "upper", "removeprefix", "removesuffix",
-              "split", "rsplit", "partition", "rpartition", "replace", "decode", "hex"):
-    setattr(_BytesSpy, _name, _relay(bytes, _name))
-
-
-def _compared(call, secrets):
-    """Whether ``call()`` compared a spy with one of ``secrets`` by == or != (its exceptions are its own)."""
-    wanted = set(secrets) | {secret.encode() for secret in secrets}
-    del _SEEN[:]
-    try:
-        call()
-    except Exception:
-        pass
-    return any(seen in wanted for seen in _SEEN)
-'''.lstrip("\n")
+#: The body of an exploit probe in the test module: never run (its rule is checked on the source instead).
+_STATIC = "return None  # judged on the patched source (taint.py), not run"
 
 VENDORS = ("paylane", "shipwise", "mailgrid", "ledgerly", "tallybox", "routely", "formhub", "smsbeam")
 
@@ -241,7 +159,6 @@ def _webhook_signature(rng: random.Random) -> Program:
     other = json.dumps({"id": f"evt_{rng.randint(10**6, 10**7)}", "type": kinds[1]}).encode()
     good, good_other = signature(body), signature(other)
     tests = fill('''
-        $spy
         import ${pkg}.signing as signing
         import ${pkg}.webhooks as hooks
 
@@ -281,15 +198,14 @@ def _webhook_signature(rng: random.Random) -> Program:
 
 
         def probe_guess(ctx):
-            return _compared(lambda: signing.$verify(BODY, _Spy("$wrong")), ["$good"])
+            $static
 
 
         def probe_forged_delivery(ctx):
-            hooks.drain()
-            return _compared(lambda: hooks.$receive({"$header": _Spy("$wrong_other")}, OTHER), ["$good_other"])
-        ''', spy=_EQ_SPY, pkg=pkg, secret=secret, body=repr(body), other=repr(other), verify=verify,
+            $static
+        ''', static=_STATIC, pkg=pkg, secret=secret, body=repr(body), other=repr(other), verify=verify,
         receive=receive, header=header, good=good, good_other=good_other, wrong=_wrong(rng, good),
-        wrong_other=_wrong(rng, good_other), sig_text=signature(b"not json"), sig_list=signature(b"[1, 2]"))
+        sig_text=signature(b"not json"), sig_list=signature(b"[1, 2]"))
     return Program(
         family="timing_unsafe_comparison", variant="webhook_signature", domain="webhook receiver", cwe="CWE-208",
         files={path: source, hooks_path: hooks_src}, fixed={path: fixed, hooks_path: hooks_src},
@@ -306,8 +222,11 @@ def _webhook_signature(rng: random.Random) -> Program:
                 Probe(id="not_json", kind="functional", expect=[400, 422]),
                 Probe(id="tally", kind="functional", expect=[{"a": 2, "b": 1}, '<events><count type="a">2</count>'
                       '<count type="b">1</count><count type=\'x"&lt;y\'>1</count></events>']),
-                Probe(id="guess", kind="exploit", detect=SPOTTED),
-                Probe(id="forged_delivery", kind="exploit", detect=SPOTTED)])
+                Probe(id="guess", kind="exploit", detect=_static(
+                    {"module": f"{pkg}.signing", "function": verify, "position": 1, "param": "signature"})),
+                Probe(id="forged_delivery", kind="exploit", detect=_static(
+                    {"module": f"{pkg}.webhooks", "function": receive, "position": 0, "param": "headers",
+                     "key": header}))])
 
 
 def _service_keys(rng: random.Random) -> Program:
@@ -403,14 +322,13 @@ def _service_keys(rng: random.Random) -> Program:
                            for name in names}}
     a, b, c = enabled
     tests = fill('''
-        $spy
         from pathlib import Path
 
         import ${pkg}.service_auth as service_auth
 
 
         def _load():
-            service_auth.KEYS_FILE = Path("/work/data/service-keys.json")
+            service_auth.KEYS_FILE = Path(ROOT + "/data/service-keys.json")
             service_auth.reload()
 
 
@@ -447,17 +365,13 @@ def _service_keys(rng: random.Random) -> Program:
 
 
         def probe_guess(ctx):
-            _load()
-            return _compared(lambda: service_auth.$auth("$a", _Spy("$guess_a")), ["$key_a"])
+            $static
 
 
         def probe_forged_call(ctx):
-            _load()
-            headers = {"X-Service": "$c", "X-Service-Key": _Spy("$guess_c")}
-            return _compared(lambda: service_auth.$authorize(headers, {"$c"}), ["$key_c"])
-        ''', spy=_EQ_SPY, pkg=pkg, auth=auth, authorize=authorize, a=a, b=b, c=c, disabled=disabled,
-        key_a=keys[a], key_b=keys[b], key_c=keys[c], key_d=keys[disabled], guess_a=_wrong(rng, keys[a]),
-        guess_c=_wrong(rng, keys[c]))
+            $static
+        ''', static=_STATIC, pkg=pkg, auth=auth, authorize=authorize, a=a, b=b, c=c, disabled=disabled,
+        key_a=keys[a], key_b=keys[b], key_c=keys[c], key_d=keys[disabled])
     return Program(
         family="timing_unsafe_comparison", variant="service_keys", domain="service-to-service authentication",
         cwe="CWE-208", files={path: source}, fixed={path: fixed},
@@ -471,8 +385,11 @@ def _service_keys(rng: random.Random) -> Program:
                 Probe(id="authorize", kind="functional", expect=b),
                 Probe(id="not_allowed", kind="functional", expect=["denied", "denied"]),
                 Probe(id="known", kind="functional", expect=sorted(enabled)),
-                Probe(id="guess", kind="exploit", detect=SPOTTED),
-                Probe(id="forged_call", kind="exploit", detect=SPOTTED)],
+                Probe(id="guess", kind="exploit", detect=_static(
+                    {"module": f"{pkg}.service_auth", "function": auth, "position": 1, "param": "key"})),
+                Probe(id="forged_call", kind="exploit", detect=_static(
+                    {"module": f"{pkg}.service_auth", "function": authorize, "position": 0, "param": "headers",
+                     "key": "X-Service-Key"}))],
         fixtures={"data/service-keys.json": json.dumps(config, indent=2) + "\n"})
 
 
@@ -561,7 +478,6 @@ def _csrf_tokens(rng: random.Random) -> Program:
     path = f"{pkg}/settings.py"
     email, new_email = f"{user}@{domain}", f"{user}.{rng.choice(WORDS)}@{domain}"
     tests = fill('''
-        $spy
         import html
         import re
 
@@ -611,16 +527,12 @@ def _csrf_tokens(rng: random.Random) -> Program:
 
 
         def probe_forged_change(ctx):
-            sid, token = _session("$user", "$email")
-            guess = token[:20] + ("A" if token[20] != "A" else "B") + token[21:]
-            return _compared(lambda: settings.$change(sid, {"csrf_token": _Spy(guess), "email": "x@$domain"}), [token])
+            $static
 
 
         def probe_forged_close(ctx):
-            sid, token = _session("$other", "$other@$domain")
-            form = {"csrf_token": _Spy(token[::-1]), "confirm": "$other"}
-            return _compared(lambda: settings.$close(sid, form), [token])
-        ''', spy=_EQ_SPY, pkg=pkg, change=change, close=close, user=user, other=other, domain=domain,
+            $static
+        ''', static=_STATIC, pkg=pkg, change=change, close=close, user=user, other=other, domain=domain,
         email=email, new_email=new_email)
     return Program(
         family="timing_unsafe_comparison", variant="csrf_tokens", domain="web form handling", cwe="CWE-208",
@@ -636,8 +548,12 @@ def _csrf_tokens(rng: random.Random) -> Program:
                 Probe(id="bad_email", kind="functional", expect=400),
                 Probe(id="close", kind="functional", expect=[400, 200, None]),
                 Probe(id="page", kind="functional", expect=[1, True, True]),
-                Probe(id="forged_change", kind="exploit", detect=SPOTTED),
-                Probe(id="forged_close", kind="exploit", detect=SPOTTED)])
+                Probe(id="forged_change", kind="exploit", detect=_static(
+                    {"module": f"{pkg}.settings", "function": change, "position": 1, "param": "form",
+                     "key": "csrf_token"})),
+                Probe(id="forged_close", kind="exploit", detect=_static(
+                    {"module": f"{pkg}.settings", "function": close, "position": 1, "param": "form",
+                     "key": "csrf_token"}))])
 
 
 def _deploy_tokens(rng: random.Random) -> Program:
@@ -723,7 +639,6 @@ def _deploy_tokens(rng: random.Random) -> Program:
     path, hook_path = f"{pkg}/tokens.py", f"{pkg}/deploy_hook.py"
     s1, s2 = services
     tests = fill('''
-        $spy
         import json
         from pathlib import Path
 
@@ -773,16 +688,13 @@ def _deploy_tokens(rng: random.Random) -> Program:
 
 
         def probe_guess(ctx):
-            _tokens()
-            return _compared(lambda: tokens.$authorized(_Spy("$guess")), ["$current", "$previous"])
+            $static
 
 
         def probe_forged_hook(ctx):
-            _tokens()
-            headers = {"Authorization": _Spy("Bearer $guess2")}
-            return _compared(lambda: hook.$trigger(headers, "$s2", "$ref2"), ["$current", "$previous"])
-        ''', spy=_EQ_SPY, pkg=pkg, authorized=authorized, trigger=trigger, current=current, previous=previous,
-        s1=s1, s2=s2, ref1=refs[0], ref2=refs[1], guess=_wrong(rng, current), guess2=_wrong(rng, previous))
+            $static
+        ''', static=_STATIC, pkg=pkg, authorized=authorized, trigger=trigger, current=current, previous=previous,
+        s1=s1, s2=s2, ref1=refs[0], ref2=refs[1])
     return Program(
         family="timing_unsafe_comparison", variant="deploy_tokens", domain="CI deploy hook", cwe="CWE-208",
         files={path: source, hook_path: hook_src}, fixed={path: fixed, hook_path: hook_src},
@@ -799,8 +711,11 @@ def _deploy_tokens(rng: random.Random) -> Program:
                 Probe(id="trigger", kind="functional",
                       expect=[[202, 202, 401, 401, 400, 400],
                               [{"service": s1, "ref": refs[0]}, {"service": s2, "ref": refs[1]}]]),
-                Probe(id="guess", kind="exploit", detect=SPOTTED),
-                Probe(id="forged_hook", kind="exploit", detect=SPOTTED)])
+                Probe(id="guess", kind="exploit", detect=_static(
+                    {"module": f"{pkg}.tokens", "function": authorized, "position": 0, "param": "token"})),
+                Probe(id="forged_hook", kind="exploit", detect=_static(
+                    {"module": f"{pkg}.deploy_hook", "function": trigger, "position": 0, "param": "headers",
+                     "key": "Authorization"}))])
 
 
 _BUILDERS = {"webhook_signature": _webhook_signature, "service_keys": _service_keys, "csrf_tokens": _csrf_tokens,

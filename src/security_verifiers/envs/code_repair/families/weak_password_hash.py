@@ -8,17 +8,30 @@ Variants (each a user store that keeps what a leak of its storage would hand an 
 - ``service_accounts``: metrics push-gateway accounts (HTTP basic auth) in sqlite, ``sha256(name:secret)``;
 - ``wiki_users`` (OOD): a wiki's passwd-style text file of ``name:{SHA}base64(sha1(password))`` lines.
 
-The exploit probes register a user whose password is the run's canary and look at what the store persisted (the
-database row, the file entry): a probe says True when the password itself or a fast digest of it is there (md5,
-the SHA-1/2/3 family or BLAKE2, hex or base64, plain, salted on either side with any string of the record or of
-the module, or keyed as an HMAC), or when a hashing spy installed before the program was imported saw the
-password (or a digest made of it) go into PBKDF2 under 100,000 iterations or scrypt under n=2**14, or into fast
-hashes only, with no strong key derivation taking what they made (a pre-hash before scrypt is fine, iterated
-SHA-256 is not). Where no per-user salt is used, a second probe registers two users with the same password and
-says True when their records share a digest; elsewhere the second probe sets the password through another
-entry point (a reset or a rotation). The reference fix stores ``hashlib.scrypt`` (n=2**14, r=8, p=1) or
-``pbkdf2_hmac('sha256', ..., 200_000)`` with a random 16-byte salt per user, compared with
-``hmac.compare_digest``. Bandit's B324 flags md5 and sha1 (not sha256).
+The exploit probes point the store at a fresh directory of the project (``ROOT/store-<probe>``), store a user whose
+password is the run's canary, and judge what was stored from outside, never through the program's API: the test
+reads the store's files itself from ``WORK`` (the sqlite database, the JSON document, the passwd text; regular files
+only, no links) and the program's source from the same directory. A probe says True when
+
+- storing the password cost the program less than ``CPU_FLOOR`` (8 ms) of CPU, read with ``program_cpu()`` before and
+  after the one call once the program is idle: a fast hash (with the store's write) costs well under 1 ms, PBKDF2 at
+  100,000 rounds about 19 ms and scrypt at n=2**14 about 26 ms (calibrated in the judged sandbox);
+- the store has no record of the user, or the password itself or a fast digest of it is in it (md5, the SHA-1/2/3
+  family or BLAKE2, raw, hex or base64, whole or truncated, plain, salted on either side with any string of the
+  record, of the store or of the source, or keyed as an HMAC);
+- the record is a weak key derivation the source names, recomputed with the parameters found in the source's calls
+  or in the record: PBKDF2 under 100,000 rounds, scrypt under n=2**14, a fast hash iterated fewer than 100,000
+  times (the recomputation has a budget; a record it cannot clear within it counts as weak).
+
+Each check covers what the other cannot see: a fast hash under a salt or key the test cannot find is too cheap, and
+a weak derivation made slow enough is recomputed. What neither sees is a fast hash keyed with a secret the program
+keeps only in memory, made slow by wasted CPU.
+
+Where no per-user salt is used, a second probe stores two users with the same password and says True when their
+records share a digest; elsewhere the second probe sets the password through another entry point (a reset or a
+rotation). The reference fix stores ``hashlib.scrypt`` (n=2**14, r=8, p=1) or ``pbkdf2_hmac('sha256', ...,
+200_000)`` with a random 16-byte salt per user, compared with ``hmac.compare_digest``. Bandit's B324 flags md5 and
+sha1 (not sha256).
 """
 
 from __future__ import annotations
@@ -35,189 +48,134 @@ SPOTTED = Detect(kind="equals", value=True)
 #: loaded machine); a patch with stronger parameters (PBKDF2 at 600,000 iterations) may take several times that.
 TIMEOUT_S = 20.0
 
-#: Test-module prelude, before the program is imported: a spy on hashlib's fast hashes and weak KDF settings,
-#: and the detectors ``_weak(password, record, module)`` and ``_shared_digest(record_a, record_b)``.
-_HASH_SPY = r'''
+#: Test-module prelude: how the judge reads a store the program wrote (from WORK, never through the program) and
+#: decides whether a password is kept weakly there: ``_cpu_of(call)``, ``_store(name)``, ``_weak(password, user,
+#: work, spent)`` and ``_shared_digest(work, user_a, user_b)``.
+_RECORD_CHECK = r'''
+import ast
 import base64
 import binascii
 import hashlib
 import hmac
+import json
+import os
 import re
+import shutil
+import sqlite3
+import stat
+import time
 
 _FAST = ("md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3_224", "sha3_256", "sha3_384", "sha3_512",
          "blake2b", "blake2s")
-_REAL = {name: getattr(hashlib, name) for name in _FAST + ("new", "pbkdf2_hmac", "scrypt")}
-#: What the spy follows: the watched password and every digest a fast hash made from it (bytes, hex), and
-#: whether such data went into a fast hash, a weak key derivation, or a strong one.
-_TRACE = {"password": None, "roots": set(), "fast": False, "weak_kdf": False, "strong_kdf": False}
+#: Key derivation under these settings is weak (OWASP's floor for PBKDF2, scrypt's interactive setting); so is an
+#: iterated fast hash of fewer rounds than PBKDF2's floor.
+PBKDF2_MIN, SCRYPT_MIN_N = 100_000, 2 ** 14
+#: CPU seconds the program must spend storing one password (read from outside with program_cpu()). Calibrated in the
+#: judged sandbox on an AMD EPYC: md5/sha1/sha256 with the store's sqlite or JSON write 0.3-0.9 ms, PBKDF2 at 10,000
+#: rounds 2.4 ms, scrypt n=2**14 r=1 4-5 ms; PBKDF2-SHA256 at 100,000 rounds 19 ms, PBKDF2-SHA1 at 100,000 20 ms,
+#: scrypt n=2**14 r=8 26-33 ms, PBKDF2-SHA256 at 200,000 36 ms.
+CPU_FLOOR = 0.008
+#: Hash blocks the recomputation may spend (about 0.2 us each); past it the record counts as weak (not cleared).
+_BUDGET = 10 ** 7
+_SEPARATORS = re.compile(r"[$:;,|{}()\s]+")
 
 
-def _watch(password):
-    secret = password.encode("utf-8")
-    _TRACE.update(password=secret, roots={secret}, fast=False, weak_kdf=False, strong_kdf=False)
-
-
-def _derived(data):
-    """Whether ``data`` holds the watched password or a digest made from it."""
-    if _TRACE["password"] is None:
-        return False
-    try:
-        data = bytes(data)
-    except TypeError:
-        return False
-    roots = _TRACE["roots"]
-    return data in roots or _TRACE["password"] in data or any(root in data for root in list(roots)[:64])
-
-
-class _Hash:
-    """A hash object that notes whether it is fed the watched password (or a digest of it)."""
-
-    def __init__(self, real, derived):
-        self._real, self._derived = real, derived
-        if derived:
-            _TRACE["fast"] = True
-
-    def update(self, data):
-        if _derived(data):
-            self._derived = _TRACE["fast"] = True
-        self._real.update(data)
-
-    def digest(self, *args):
-        out = self._real.digest(*args)
-        if self._derived:
-            _TRACE["roots"].update({out, out.hex().encode()})
-        return out
-
-    def hexdigest(self, *args):
-        out = self._real.hexdigest(*args)
-        if self._derived:
-            _TRACE["roots"].update({out.encode(), bytes.fromhex(out)})
-        return out
-
-    def copy(self):
-        return _Hash(self._real.copy(), self._derived)
-
-    def __getattr__(self, name):
-        return getattr(self._real, name)
-
-
-def _fed(args, kwargs):
-    return any(_derived(data) for data in args[:1] + tuple(kwargs[k] for k in ("data", "string") if k in kwargs))
-
-
-def _fast(name):
-    real = _REAL[name]
-
-    def make(*args, **kwargs):
-        return _Hash(real(*args, **kwargs), _fed(args, kwargs))
-
-    return make
-
-
-def _new(name, *args, **kwargs):
-    return _Hash(_REAL["new"](name, *args, **kwargs), _fed(args, kwargs))
-
-
-def _kdf(password, strong):
-    if _derived(password):
-        _TRACE["strong_kdf" if strong else "weak_kdf"] = True
-
-
-def _pbkdf2_hmac(hash_name, password, salt, iterations, dklen=None):
-    _kdf(password, isinstance(iterations, int) and iterations >= 100_000)
-    return _REAL["pbkdf2_hmac"](hash_name, password, salt, iterations, dklen)
-
-
-def _scrypt(password, *, salt=None, n=None, r=None, p=None, maxmem=0, dklen=64):
-    _kdf(password, isinstance(n, int) and n >= 2 ** 14)
-    return _REAL["scrypt"](password, salt=salt, n=n, r=r, p=p, maxmem=maxmem, dklen=dklen)
-
-
-for _name in _FAST:
-    setattr(hashlib, _name, _fast(_name))
-hashlib.new, hashlib.pbkdf2_hmac, hashlib.scrypt = _new, _pbkdf2_hmac, _scrypt
-
-
-def _pieces(values):
-    """Every str and bytes in ``values`` (nested in lists, tuples and dicts), the parts of the strings between
-    separators, and what the parts decode to as hex or base64."""
-    out, stack = set(), list(values)
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            stack += list(value.keys()) + list(value.values())
-        elif isinstance(value, (list, tuple, set)):
-            stack += list(value)
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            out.add(bytes(value))
-            try:
-                stack.append(bytes(value).decode("ascii"))
-            except UnicodeDecodeError:
-                pass
-        elif isinstance(value, str):
-            for part in {value, *re.split(r"[$:;,|{}()\s]+", value)}:
-                if not part:
-                    continue
-                out.add(part.encode("utf-8"))
-                try:
-                    out.add(bytes.fromhex(part))
-                except ValueError:
-                    pass
-                for decode in (base64.b64decode, base64.urlsafe_b64decode):
-                    try:
-                        out.add(decode(part + "=" * (-len(part) % 4)))
-                    except (binascii.Error, ValueError):
-                        pass
-    return out
-
-
-def _fast_digest_stored(password, record, module):
-    secret = password.encode("utf-8")
-    stored = _pieces([record])
-    if any(secret in piece for piece in stored):
-        return True
-    names = [v for k, v in vars(module).items() if not k.startswith("__") and isinstance(v, (str, bytes))]
-    salts = {b""} | {piece for piece in stored | _pieces(names) if len(piece) <= 64}
-    for salt in salts:
-        messages = {secret}
-        if salt:
-            for glue in (b"", b":", b"$"):
-                messages |= {salt + glue + secret, secret + glue + salt}
-        for name in _FAST:
-            if any(_REAL[name](message).digest() in stored for message in messages):
-                return True
-        if salt and any(hmac.new(key, message, name).digest() in stored for key, message
-                        in ((salt, secret), (secret, salt)) for name in ("md5", "sha1", "sha256", "sha512")):
+def _settle():
+    """Wait until the program's processes are idle (at most about a second): a program the judge starts meanwhile
+    for the replay would be counted too. A program that stays busy while nobody calls it cannot be measured."""
+    last = program_cpu()
+    for _ in range(60):
+        time.sleep(0.015)
+        now = program_cpu()
+        if now - last < 0.0003:
             return True
+        last = now
     return False
 
 
-def _weak(password, record, module):
-    """Whether the watched ``password`` went through a weak key derivation, or through fast hashes only (no strong
-    key derivation took what they made of it), or ``record`` (what the store keeps) holds it or a fast digest."""
-    if _TRACE["weak_kdf"] or (_TRACE["fast"] and not _TRACE["strong_kdf"]):
-        return True
-    return _fast_digest_stored(password, record, module)
+def _cpu_of(call):
+    """The CPU seconds the program spent in ``call()`` (0.0 when it would not stay idle before it)."""
+    if not _settle():
+        return 0.0
+    before = program_cpu()
+    call()
+    return program_cpu() - before
 
 
-def _stored(read):
-    """What ``read()`` finds of a user in the store, or nothing when the store cannot be read that way."""
+def _store(name):
+    """A fresh, empty directory for a store, as (the program's path, the judge's path)."""
+    work = os.path.join(WORK, "store-" + name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    os.chmod(work, 0o777)
+    return ROOT + "/store-" + name, work
+
+
+def _read(path, limit=1 << 23):
+    """The bytes of a regular file (never through a link, never a FIFO), or None."""
     try:
-        return read()
-    except Exception:
-        return []
-
-
-def _sqlite_rows(path, name):
-    """The rows of every table of the database at ``path`` that hold ``name``."""
-    import sqlite3
-    db = sqlite3.connect(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
     try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        data = b""
+        while len(data) <= limit:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return data
+            data += chunk
+        return None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _sqlite_rows(data):
+    db = sqlite3.connect(":memory:")
+    try:
+        db.execute("PRAGMA trusted_schema = OFF")
+        db.deserialize(data)
         tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return [list(row) for table in tables
-                for row in db.execute('SELECT * FROM "%s"' % table.replace('"', '""')) if name in row]
+        rows = []
+        for table in tables:
+            try:
+                rows += [list(row) for row in db.execute('SELECT * FROM "%s" LIMIT 5000' % table.replace('"', '""'))]
+            except sqlite3.Error:
+                continue
+        return rows
+    except sqlite3.Error:
+        return None
     finally:
         db.close()
+
+
+def _contents(work):
+    """Every file of a store directory, read by the judge: ("rows", sqlite rows), ("json", document) or ("lines",
+    text lines)."""
+    out = {}
+    try:
+        names = sorted(os.listdir(work))
+    except OSError:
+        return out
+    for name in names[:32]:
+        data = _read(os.path.join(work, name))
+        if data is None:
+            continue
+        if data.startswith(b"SQLite format 3\0"):
+            rows = _sqlite_rows(data)
+            if rows is not None:
+                out[name] = ("rows", rows)
+            continue
+        text = data.decode("utf-8", "replace")
+        try:
+            out[name] = ("json", json.loads(text))
+        except ValueError:
+            out[name] = ("lines", text.splitlines())
+    return out
 
 
 def _named(value, name):
@@ -236,11 +194,315 @@ def _named(value, name):
     return None
 
 
-def _shared_digest(record_a, record_b):
-    """Whether two users' records hold the same digest (16 bytes or more)."""
+def _record(contents, name):
+    """What the store keeps of the user ``name``: the rows, JSON entries and lines that name it."""
+    found = []
+    for kind, content in contents.values():
+        if kind == "rows":
+            found += [row for row in content if name in row]
+        elif kind == "json":
+            entry = _named(content, name)
+            if entry is not None:
+                found.append(entry)
+        else:
+            found += [line for line in content if name in line]
+    return found
+
+
+def _pieces(values):
+    """Every str and bytes in ``values`` (nested in lists, tuples and dicts), the parts of the strings between
+    separators, and what the parts decode to as hex or base64."""
+    out, stack = set(), list(values)
+    while stack and len(out) < 20000:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack += list(value.keys()) + list(value.values())
+        elif isinstance(value, (list, tuple, set)):
+            stack += list(value)
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            out.add(bytes(value))
+            try:
+                stack.append(bytes(value).decode("ascii"))
+            except UnicodeDecodeError:
+                pass
+        elif isinstance(value, str):
+            for part in {value, *_SEPARATORS.split(value)}:
+                if not part or len(part) > 4096:
+                    continue
+                out.add(part.encode("utf-8"))
+                try:
+                    out.add(bytes.fromhex(part))
+                except ValueError:
+                    pass
+                for decode in (base64.b64decode, base64.urlsafe_b64decode):
+                    try:
+                        out.add(decode(part + "=" * (-len(part) % 4)))
+                    except (binascii.Error, ValueError):
+                        pass
+        elif isinstance(value, int) and not isinstance(value, bool):
+            out.add(str(value).encode())
+    return out
+
+
+def _fold(node, names):
+    """The int a constant expression stands for (``2**14``, ``1 << 10``, ``10 * 1000``, a module constant)."""
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) is int else None
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, ast.BinOp):
+        a, b = _fold(node.left, names), _fold(node.right, names)
+        if a is None or b is None or abs(a) > 1 << 40 or abs(b) > 1 << 40:
+            return None
+        if isinstance(node.op, ast.Pow):
+            return a ** b if 0 <= b <= 64 and abs(a) <= 1 << 16 else None
+        if isinstance(node.op, ast.LShift):
+            return a << b if 0 <= b <= 64 else None
+        ops = {ast.Mult: lambda: a * b, ast.Add: lambda: a + b, ast.Sub: lambda: a - b,
+               ast.FloorDiv: lambda: a // b if b else None}
+        return ops[type(node.op)]() if type(node.op) in ops else None
+    return None
+
+
+def _sources():
+    """The program's Python files as the judge sees them (the project directory, the stores left out)."""
+    texts, total = [], 0
+    for top, dirs, files in os.walk(WORK):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("store-") and d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py") and total < 1 << 20:
+                data = _read(os.path.join(top, name), 1 << 18)
+                if data is not None:
+                    texts.append(data.decode("utf-8", "replace"))
+                    total += len(data)
+    return texts
+
+
+def _constants(sources):
+    """What the source holds that a derivation could take: (str/bytes constants, module-level str/bytes constants,
+    int constants and constant expressions, loop bounds: of range() and of while tests, the fast hashes it calls)."""
+    trees = []
+    for text in sources:
+        try:
+            trees.append(ast.parse(text))
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+    names, named_strings = {}, set()
+    for _ in range(3):
+        for tree in trees:
+            for node in tree.body:
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        if isinstance(target, ast.Name):
+                            value = _fold(node.value, names)
+                            if value is not None:
+                                names[target.id] = value
+                            elif isinstance(node.value, ast.Constant) and isinstance(node.value.value, (str, bytes)):
+                                named_strings.add(node.value.value)
+    strings, numbers, rounds, fast = set(), set(names.values()), set(), set()
+    params = {"iterations": set(), "n": set(), "r": set(), "p": set()}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and len(node.value) <= 256:
+                strings.add(node.value)
+            elif isinstance(node, (ast.Constant, ast.BinOp, ast.Name)):
+                value = _fold(node, names)
+                if value is not None:
+                    numbers.add(value)
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                where = {"pbkdf2_hmac": ("iterations", 3), "scrypt": ("n", None), "pbkdf2": ("iterations", 3)}
+                if called in where:
+                    wanted = {where[called][0]} | ({"r", "p"} if called == "scrypt" else set())
+                    given = {k.arg: k.value for k in node.keywords if k.arg in wanted}
+                    if where[called][1] is not None and len(node.args) > where[called][1]:
+                        given[where[called][0]] = node.args[where[called][1]]
+                    for key in wanted:
+                        value = _fold(given[key], names) if key in given else None
+                        params[key].add(value if value is not None else "any" if key in given else None)
+                if called == "range":
+                    rounds.update(v for v in (_fold(arg, names) for arg in node.args) if v is not None)
+                elif called in _FAST:
+                    fast.add(called)
+                elif called == "new":
+                    fast.update(a.value.lower() for a in node.args[:3] if isinstance(a, ast.Constant)
+                                and isinstance(a.value, str) and a.value.lower() in _FAST)
+            elif isinstance(node, ast.While) and isinstance(node.test, ast.Compare):
+                rounds.update(v for v in (_fold(c, names) for c in [node.test.left, *node.test.comparators])
+                              if v is not None)
+    return strings, named_strings, numbers, rounds, fast, params
+
+
+def _salt_order(piece):
+    """Salts most likely first: decoded bytes (a random salt kept as hex or base64), then short text."""
+    printable = all(32 <= b < 127 for b in piece)
+    return (printable, not 8 <= len(piece) <= 32, len(piece), piece)
+
+
+class _Match:
+    """Whether a derived key is stored: as it is, hex-encoded, or a prefix of it (8 bytes or more) among the pieces
+    of the store, or inside a longer piece."""
+
+    def __init__(self, stored):
+        self.index = {}
+        for piece in stored:
+            if len(piece) >= 8:
+                self.index.setdefault(piece[:8], []).append(piece)
+        self.windows = set()
+        for piece in sorted(stored, key=len):
+            if 16 < len(piece) <= 4096 and len(self.windows) < 1 << 19:
+                self.windows.update(piece[i:i + 16] for i in range(len(piece) - 15))
+
+    def __call__(self, derived):
+        for form in (derived, derived.hex().encode()):
+            if any(form.startswith(piece) for piece in self.index.get(form[:8], ())):
+                return True
+        return derived[:16] in self.windows
+
+
+def _unique(items):
+    seen, out = set(), []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+def _fast_digest(secret, salts, match):
+    """The password, salted on either side with a salt, through one fast hash or an HMAC keyed either way."""
+    for salt in salts:
+        messages = {secret}
+        if salt:
+            for glue in (b"", b":", b"$"):
+                messages |= {salt + glue + secret, secret + glue + salt}
+        for message in messages:
+            if any(match(hashlib.new(name, message).digest()) for name in _FAST):
+                return True
+        if salt and any(match(hmac.new(key, message, name).digest()) for key, message
+                        in ((salt, secret), (secret, salt)) for name in ("md5", "sha1", "sha256", "sha512")):
+            return True
+    return False
+
+
+def _weak_derivation(secret, salts, text, numbers, rounds, fast, params, match):
+    """A weak key derivation the program's source names, with its parameters among the numbers of the source and
+    the record: PBKDF2 under PBKDF2_MIN rounds, scrypt under n=SCRYPT_MIN_N, a fast hash iterated fewer than
+    PBKDF2_MIN times (each round hashing the previous digest, its hex, or it with the salt or the password).
+    The parameters tried are those of the source's calls where they are constants, else any number found.
+    Returns True (weak), False, or None when the budget ran out first."""
+    work = 0
+
+    def candidates(key, keep):
+        found = params[key]
+        loose = not found or "any" in found
+        chosen = {v for v in found if isinstance(v, int)} | (numbers if loose else set())
+        if None in found:
+            chosen.add({"r": 8, "p": 1}.get(key, 0))
+        return sorted(v for v in chosen if keep(v))
+
+    named = [name for name in _FAST if name in text] or ["sha256"]
+    if "pbkdf2" in text:
+        counts = candidates("iterations", lambda c: 1 <= c < PBKDF2_MIN)
+        for salt in salts:
+            for name in [n for n in named if not n.startswith(("sha3", "blake"))] or ["sha256"]:
+                for count in counts:
+                    work += count * 2
+                    if work > _BUDGET:
+                        return None
+                    if match(hashlib.pbkdf2_hmac(name, secret, salt, count, 64)):
+                        return True
+    if "scrypt" in text:
+        ns = candidates("n", lambda n: 2 <= n < SCRYPT_MIN_N and n & (n - 1) == 0)
+        rs = candidates("r", lambda x: 1 <= x <= 32)
+        ps = candidates("p", lambda x: 1 <= x <= 4)
+        for salt in salts:
+            for n in ns:
+                for r in rs:
+                    for p in ps:
+                        work += n * r * p
+                        if work > _BUDGET:
+                            return None
+                        try:
+                            if match(hashlib.scrypt(secret, salt=salt, n=n, r=r, p=p, maxmem=1 << 26, dklen=64)):
+                                return True
+                        except (ValueError, MemoryError):
+                            continue
+    chain = max((c for c in rounds if 2 <= c < PBKDF2_MIN), default=0)
+    if chain and fast:
+        for salt in salts[:8]:
+            seeds = _unique([secret, salt + secret, secret + salt])
+            steps = [lambda d: d, lambda d: d.hex().encode(), lambda d, s=salt: d + s, lambda d, s=salt: s + d,
+                     lambda d: d + secret, lambda d: secret + d]
+            for name in sorted(fast):
+                for seed in seeds:
+                    for step in steps:
+                        work += 3 * chain
+                        if work > _BUDGET:
+                            return None
+                        digest = hashlib.new(name, seed).digest()
+                        for _ in range(chain):
+                            digest = hashlib.new(name, step(digest)).digest()
+                            if match(digest):
+                                return True
+    return False
+
+
+def _derivable(password, contents, record):
+    """Whether the store keeps ``password`` in a form an offline cracker gets cheaply: the password itself, a fast
+    digest of it (salted with a string of the record or of the source, or HMAC-keyed), or a weak key derivation."""
+    secret = password.encode("utf-8")
+    stored = _pieces([content for _, content in contents.values()])
+    if any(secret in piece for piece in stored):
+        return True
+    match = _Match(stored)
+    sources = _sources()
+    strings, named_strings, numbers, rounds, fast, params = _constants(sources)
+    in_record = _pieces(record)
+    from_record = sorted((p for p in in_record if 4 <= len(p) <= 64), key=_salt_order)
+    cuts = sorted({p[:k] for p in in_record if 24 <= len(p) <= 160 for k in (8, 12, 16, 24, 32) if k < len(p)}
+                  | {p[-k:] for p in in_record if 24 <= len(p) <= 160 for k in (8, 12, 16, 24, 32) if k < len(p)},
+                  key=_salt_order)
+    named = sorted((p for p in _pieces(named_strings) if len(p) <= 64), key=_salt_order)
+    salts = _unique([b""] + from_record + named + cuts + sorted(p for p in _pieces(strings) if len(p) <= 64)
+                    + sorted(p for p in stored if len(p) <= 64))
+    if _fast_digest(secret, salts[:600], match):
+        return True
+    listed = {int(p) for p in in_record if p.isdigit() and len(p) <= 7}  # parameters a record names (rounds$salt$..)
+    numbers |= listed | {int(p) for p in stored if p.isdigit() and len(p) <= 7}
+    rounds |= listed
+    for values in params.values():
+        if values:
+            values |= listed
+    found = _weak_derivation(secret, _unique(from_record + named + cuts + [b""])[:48], "\n".join(sources).lower(),
+                             numbers, rounds, fast, params, match)
+    return found is not False
+
+
+def _weak(password, name, work, spent):
+    """The probe's verdict on storing ``password`` for the user ``name`` in the store at ``work``: True when it cost
+    the program less than CPU_FLOOR, when the store has no record of the user, or when the record is derivable."""
+    if spent < CPU_FLOOR:
+        return True
+    contents = _contents(work)
+    record = _record(contents, name)
+    return not record or _derivable(password, contents, record)
+
+
+def _shared_digest(work, name_a, name_b):
+    """Whether two users' records hold the same digest, or either is missing. A digest is 16 bytes or more that are
+    not text (raw, or decoded from hex or base64) and not a constant of the source (a scheme's name)."""
+    contents = _contents(work)
+    a, b = _record(contents, name_a), _record(contents, name_b)
+    if not a or not b:
+        return True
+    constant = _pieces(_constants(_sources())[0])
+
     def digests(record):
-        return {piece for piece in _pieces([record]) if len(piece) >= 16}
-    return bool(digests(record_a) & digests(record_b))
+        return {p for p in _pieces(record) if len(p) >= 16 and not all(32 <= c < 127 for c in p)} - constant
+    return bool(digests(a) & digests(b))
 '''.lstrip("\n")
 
 _SCRYPT_HEX = '''
@@ -359,27 +621,21 @@ def _forum_accounts(rng: random.Random) -> Program:
     fixed = swap(fixed, "import hmac\n", "import hmac\nimport os\n")
     path, accounts_path = f"{pkg}/passwords.py", f"{pkg}/accounts.py"
     tests = fill('''
-        $spy
-        import os
-
-        import types
-
+        $prelude
         import ${pkg}.accounts as accounts
-        import ${pkg}.passwords as passwords
-
-
-        def _program():
-            return types.SimpleNamespace(**(vars(passwords) | vars(accounts)))
 
 
         def _fresh(name):
-            accounts.DB_PATH = "/tmp/" + name + ".sqlite3"
-            if os.path.exists(accounts.DB_PATH):
-                os.remove(accounts.DB_PATH)
+            path = "/tmp/" + name + ".sqlite3"
+            if os.path.exists(path):
+                os.remove(path)
+            accounts.DB_PATH = path
 
 
-        def _record(name):
-            return _stored(lambda: _sqlite_rows(accounts.DB_PATH, name))
+        def _in_store(name):
+            where, work = _store(name)
+            accounts.DB_PATH = where + "/forum.sqlite3"
+            return work
 
 
         def probe_login(ctx):
@@ -424,24 +680,23 @@ def _forum_accounts(rng: random.Random) -> Program:
 
 
         def probe_stored_fast(ctx):
-            _fresh("fast")
-            _watch(ctx["canary"])
+            work = _in_store("fast")
             try:
-                accounts.$register("$attacker", "$attacker@$domain", ctx["canary"])
-            except Exception as error:
-                return type(error).__name__
-            return _weak(ctx["canary"], _record("$attacker"), _program())
+                spent = _cpu_of(lambda: accounts.$register("$attacker", "$attacker@$domain", ctx["canary"]))
+            except Exception:
+                return True
+            return _weak(ctx["canary"], "$attacker", work, spent)
 
 
         def probe_same_password(ctx):
-            _fresh("same")
+            work = _in_store("same")
             try:
                 accounts.$register("$attacker", "$attacker@$domain", ctx["canary"])
                 accounts.$register("$twin", "$twin@$domain", ctx["canary"])
-            except Exception as error:
-                return type(error).__name__
-            return _shared_digest(_record("$attacker"), _record("$twin"))
-        ''', spy=_HASH_SPY, pkg=pkg, register=register, login=login, change=change, a=a, b=b, c=c,
+            except Exception:
+                return True
+            return _shared_digest(work, "$attacker", "$twin")
+        ''', prelude=_RECORD_CHECK, pkg=pkg, register=register, login=login, change=change, a=a, b=b, c=c,
         attacker=attacker, twin=twin, domain=domain, pw_a=pw[a], pw_b=pw[b], pw_c=pw[c])
     return Program(
         family="weak_password_hash", variant="forum_accounts", domain="forum accounts", cwe="CWE-916",
@@ -591,26 +846,22 @@ def _admin_console(rng: random.Random) -> Program:
     fixed = swap(fixed, "import hmac\n", "import hmac\nimport os\n")
     path, operators_path = f"{pkg}/credentials.py", f"{pkg}/operators.py"
     tests = fill('''
-        $spy
-        import json
-        import types
+        $prelude
         from pathlib import Path
 
-        import ${pkg}.credentials as credentials
         import ${pkg}.operators as operators
 
 
-        def _program():
-            return types.SimpleNamespace(**(vars(credentials) | vars(operators)))
-
-
         def _fresh(name):
-            operators.USERS_FILE = Path("/tmp/" + name + ".json")
-            operators.USERS_FILE.unlink(missing_ok=True)
+            path = Path("/tmp/" + name + ".json")
+            path.unlink(missing_ok=True)
+            operators.USERS_FILE = path
 
 
-        def _record(name):
-            return _stored(lambda: _named(json.loads(operators.USERS_FILE.read_text()), name))
+        def _in_store(name):
+            where, work = _store(name)
+            operators.USERS_FILE = Path(where + "/users.json")
+            return work
 
 
         def probe_sign_in(ctx):
@@ -653,35 +904,33 @@ def _admin_console(rng: random.Random) -> Program:
 
 
         def probe_stored_fast(ctx):
-            _fresh("fast")
-            _watch(ctx["canary"])
+            work = _in_store("fast")
             try:
-                operators.$add("$attacker", ctx["canary"], "admin")
-            except Exception as error:
-                return type(error).__name__
-            return _weak(ctx["canary"], _record("$attacker"), _program())
+                spent = _cpu_of(lambda: operators.$add("$attacker", ctx["canary"], "admin"))
+            except Exception:
+                return True
+            return _weak(ctx["canary"], "$attacker", work, spent)
 
 
         def probe_reset_fast(ctx):
-            _fresh("reset_fast")
+            work = _in_store("reset")
             try:
                 operators.$add("$attacker", "$pw_a")
-                _watch(ctx["canary"])
-                operators.$reset("$attacker", ctx["canary"])
-            except Exception as error:
-                return type(error).__name__
-            return _weak(ctx["canary"], _record("$attacker"), _program())
+                spent = _cpu_of(lambda: operators.$reset("$attacker", ctx["canary"]))
+            except Exception:
+                return True
+            return _weak(ctx["canary"], "$attacker", work, spent)
 
 
         def probe_same_password(ctx):
-            _fresh("same")
+            work = _in_store("same")
             try:
                 operators.$add("$attacker", ctx["canary"], "admin")
                 operators.$add("$twin", ctx["canary"], "operator")
-            except Exception as error:
-                return type(error).__name__
-            return _shared_digest(_record("$attacker"), _record("$twin"))
-        ''', spy=_HASH_SPY, pkg=pkg, add=add, auth=auth, reset=reset, a=a, b=b, attacker=attacker, twin=twin,
+            except Exception:
+                return True
+            return _shared_digest(work, "$attacker", "$twin")
+        ''', prelude=_RECORD_CHECK, pkg=pkg, add=add, auth=auth, reset=reset, a=a, b=b, attacker=attacker, twin=twin,
         pw_a=pw[a], pw_b=pw[b], extra=extra)
     return Program(
         family="weak_password_hash", variant="admin_console", domain="admin console", cwe="CWE-916",
@@ -816,20 +1065,21 @@ def _service_accounts(rng: random.Random) -> Program:
         return "Basic " + base64.b64encode(f"{name}:{secret}".encode()).decode()
 
     tests = fill('''
-        $spy
-        import os
-
+        $prelude
         import ${pkg}.accounts as accounts
 
 
         def _fresh(name):
-            accounts.DB_PATH = "/tmp/" + name + ".sqlite3"
-            if os.path.exists(accounts.DB_PATH):
-                os.remove(accounts.DB_PATH)
+            path = "/tmp/" + name + ".sqlite3"
+            if os.path.exists(path):
+                os.remove(path)
+            accounts.DB_PATH = path
 
 
-        def _record(name):
-            return _stored(lambda: _sqlite_rows(accounts.DB_PATH, name))
+        def _in_store(name):
+            where, work = _store(name)
+            accounts.DB_PATH = where + "/pushgateway.sqlite3"
+            return work
 
 
         def _basic(name, secret):
@@ -872,28 +1122,26 @@ def _service_accounts(rng: random.Random) -> Program:
 
 
         def probe_stored_fast(ctx):
-            _fresh("fast")
-            _watch(ctx["canary"])
+            work = _in_store("fast")
             try:
-                accounts.$create("$attacker", "$team2", ctx["canary"])
-            except Exception as error:
-                return type(error).__name__
-            return _weak(ctx["canary"], _record("$attacker"), accounts)
+                spent = _cpu_of(lambda: accounts.$create("$attacker", "$team2", ctx["canary"]))
+            except Exception:
+                return True
+            return _weak(ctx["canary"], "$attacker", work, spent)
 
 
         def probe_rotated_fast(ctx):
-            _fresh("rotated")
+            work = _in_store("rotated")
             try:
                 accounts.$create("$attacker", "$team2", "$sec_c")
-                _watch(ctx["canary"])
-                accounts.$rotate("$attacker", ctx["canary"])
-            except Exception as error:
-                return type(error).__name__
-            return _weak(ctx["canary"], _record("$attacker"), accounts)
-        ''', spy=_HASH_SPY, pkg=pkg, create=create, check=check, rotate=rotate, a=a, b=b, c=c, attacker=attacker,
-        team1=teams[0], team2=teams[1], sec_a=passphrases[a], sec_b=passphrases[b], sec_c=passphrases[c],
-        basic_a=basic(a, passphrases[a]), basic_b=basic(b, passphrases[b]), basic_c=basic(c, passphrases[c]),
-        basic_wrong=basic(a, passphrases[b]))
+                spent = _cpu_of(lambda: accounts.$rotate("$attacker", ctx["canary"]))
+            except Exception:
+                return True
+            return _weak(ctx["canary"], "$attacker", work, spent)
+        ''', prelude=_RECORD_CHECK, pkg=pkg, create=create, check=check, rotate=rotate, a=a, b=b, c=c,
+        attacker=attacker, team1=teams[0], team2=teams[1], sec_a=passphrases[a], sec_b=passphrases[b],
+        sec_c=passphrases[c], basic_a=basic(a, passphrases[a]), basic_b=basic(b, passphrases[b]),
+        basic_c=basic(c, passphrases[c]), basic_wrong=basic(a, passphrases[b]))
     return Program(
         family="weak_password_hash", variant="service_accounts", domain="API credentials store", cwe="CWE-916",
         files={path: source}, fixed={path: fixed},
@@ -1021,19 +1269,22 @@ def _wiki_users(rng: random.Random) -> Program:
         ''')
     path = f"{pkg}/logins.py"
     tests = fill('''
-        $spy
+        $prelude
         from pathlib import Path
 
         import ${pkg}.logins as logins
 
 
         def _fresh(name):
-            logins.PASSWD_FILE = Path("/tmp/" + name + ".passwd")
-            logins.PASSWD_FILE.unlink(missing_ok=True)
+            path = Path("/tmp/" + name + ".passwd")
+            path.unlink(missing_ok=True)
+            logins.PASSWD_FILE = path
 
 
-        def _record(name):
-            return _stored(lambda: [line for line in logins.PASSWD_FILE.read_text().splitlines() if name in line])
+        def _in_store(name):
+            where, work = _store(name)
+            logins.PASSWD_FILE = Path(where + "/passwd")
+            return work
 
 
         def probe_check(ctx):
@@ -1046,7 +1297,7 @@ def _wiki_users(rng: random.Random) -> Program:
             _fresh("file")
             logins.$add("$c", "$pw_c")
             logins.$add("$b", "$pw_b")
-            names = [line.split(":")[0] for line in logins.PASSWD_FILE.read_text().splitlines()]
+            names = [line.split(":")[0] for line in Path("/tmp/file.passwd").read_text().splitlines()]
             return [names, logins.logins(), logins.$check("$b", "$pw_b"), logins.$check("$c", "$pw_c")]
 
 
@@ -1076,24 +1327,23 @@ def _wiki_users(rng: random.Random) -> Program:
 
 
         def probe_stored_fast(ctx):
-            _fresh("fast")
-            _watch(ctx["canary"])
+            work = _in_store("fast")
             try:
-                logins.$add("$attacker", ctx["canary"])
-            except Exception as error:
-                return type(error).__name__
-            return _weak(ctx["canary"], _record("$attacker"), logins)
+                spent = _cpu_of(lambda: logins.$add("$attacker", ctx["canary"]))
+            except Exception:
+                return True
+            return _weak(ctx["canary"], "$attacker", work, spent)
 
 
         def probe_same_password(ctx):
-            _fresh("same")
+            work = _in_store("same")
             try:
                 logins.$add("$attacker", ctx["canary"])
                 logins.$add("$twin", ctx["canary"])
-            except Exception as error:
-                return type(error).__name__
-            return _shared_digest(_record("$attacker"), _record("$twin"))
-        ''', spy=_HASH_SPY, pkg=pkg, add=add, check=check, passwd=passwd, remove=remove, a=a, b=b, c=c,
+            except Exception:
+                return True
+            return _shared_digest(work, "$attacker", "$twin")
+        ''', prelude=_RECORD_CHECK, pkg=pkg, add=add, check=check, passwd=passwd, remove=remove, a=a, b=b, c=c,
         attacker=attacker, twin=twin, pw_a=pw[a], pw_b=pw[b], pw_c=pw[c])
     return Program(
         family="weak_password_hash", variant="wiki_users", domain="wiki logins", cwe="CWE-916",

@@ -49,7 +49,7 @@ class Program:
         self.buffer = b""
         self.stderr = bytearray()
         self.started = time.monotonic()
-        self.proc = subprocess.Popen([*argv, "-I", "-S", "-B", "-c", code, *args], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([*argv, "-P", "-s", "-S", "-B", "-c", code, *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=passed,
                                      start_new_session=True, close_fds=True)
         self.alive = True
@@ -126,17 +126,29 @@ class Program:
         return (f" (exit status {code})" if code is not None else "") + (f": {tail}" if tail else "")
 
     def cpu_seconds(self):
-        """CPU time used so far by every process of the judge's PID namespace but the judge: the program's."""
-        total = 0.0
-        me = os.getpid()
+        """CPU time used so far by this program's sandbox: every process descending from its bubblewrap (read from
+        the judge's /proc: the program's PID namespace is a child of the judge's), reaped children included."""
+        parents, stats = {}, {}
         for name in os.listdir("/proc"):
-            if not name.isdigit() or int(name) == me:
+            if not name.isdigit():
                 continue
             try:
                 fields = open(f"/proc/{name}/stat").read().rsplit(")", 1)[1].split()
-                total += (int(fields[13]) + int(fields[14])) / _CLOCK_TICKS  # children already reaped
-                for task in os.listdir(f"/proc/{name}/task"):
-                    total += int(open(f"/proc/{name}/task/{task}/schedstat").read().split()[0]) / 1e9
+            except OSError:
+                continue
+            parents[int(name)] = int(fields[1])
+            stats[int(name)] = fields
+        mine, frontier = set(), {self.proc.pid}
+        while frontier:
+            mine |= frontier
+            frontier = {pid for pid, parent in parents.items() if parent in frontier and pid not in mine}
+        total = 0.0
+        for pid in mine & set(stats):
+            fields = stats[pid]
+            total += (int(fields[13]) + int(fields[14])) / _CLOCK_TICKS  # children already reaped
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    total += int(open(f"/proc/{pid}/task/{task}/schedstat").read().split()[0]) / 1e9
             except (OSError, ValueError, IndexError):
                 continue
         return total
