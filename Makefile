@@ -31,17 +31,31 @@ debian-packages:
 	echo "make: installing Debian package(s):$$missing"; \
 	$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing
 
+# The wheels the code-repair importer's test cases need (tests/envs/code_repair/data/cases/*/requirements.txt),
+# pinned: tests/envs/code_repair/test_cases_import.py installs them offline from this wheelhouse, as a user's
+# `sv data import code-repair --format cases DIR --wheelhouse WHEELS` does.
+WHEELHOUSE := $(VENV)/wheelhouse
+CASE_WHEELS := pyyaml==6.0.4 jinja2==3.1.6 markupsafe==3.0.4 pyjwt==2.3.0 cryptography==50.0.2 cffi==2.1.1 \
+	pycparser==3.12
+WHEELS_STAMP := $(WHEELHOUSE)/.downloaded
+
 $(STAMP): pyproject.toml | debian-packages
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet 'torch==2.13.0'
 	$(VENV)/bin/pip install --quiet -e '.[dev,train]'
-	touch $(STAMP)
+	$(VENV)/bin/pip download --quiet --only-binary :all: --no-deps -d $(WHEELHOUSE) $(CASE_WHEELS)
+	touch $(WHEELS_STAMP) $(STAMP)
+
+# For a virtual environment made before the wheelhouse existed, or a changed pin (the stamp follows this file).
+$(WHEELS_STAMP): Makefile | $(STAMP)
+	$(VENV)/bin/pip download --quiet --only-binary :all: --no-deps -d $(WHEELHOUSE) $(CASE_WHEELS)
+	touch $(WHEELS_STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/sv bench
 
-test: $(STAMP)
+test: $(STAMP) $(WHEELS_STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/pytest -n 2
 

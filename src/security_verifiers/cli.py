@@ -761,16 +761,26 @@ def build_parser() -> argparse.ArgumentParser:
                     "max-hosts x 20 flows of ~650 bytes (1.3 GB at worst with the default), whatever the length of "
                     "the files.")
     nl.set_defaults(func=cmd_data_import_network_logs)
-    cr = imp_sub.add_parser("code-repair", help="Vulnerability-fix corpora: Big-Vul, CVEfixes, JSON Lines records.",
-                            description="Each Python function before its security fix becomes a detection-only item "
-                            "(scored on naming its CWE and the changed lines; nothing is run). Other languages, "
-                            "records without a usable CWE, unchanged and duplicate functions are skipped with the "
-                            "reason.")
-    cr.add_argument("files", nargs="+", metavar="FILE", help="Corpus files, read in the order given.")
-    cr.add_argument("--format", required=True, choices=("bigvul", "cvefixes", "records"),
+    cr = imp_sub.add_parser("code-repair", help="Vulnerability-fix corpora (Big-Vul, CVEfixes, JSON Lines records), "
+                            "or real-code cases with tests.",
+                            description="Corpora: each Python function before its security fix becomes a "
+                            "detection-only item (scored on naming its CWE and the changed lines; nothing is run). "
+                            "Other languages, records without a usable CWE, unchanged and duplicate functions are "
+                            "skipped with the reason. Cases (--format cases DIR): folders of a small program, its "
+                            "fix, its functional and exploit probes, fixtures and pinned requirements (layout: "
+                            "envs/code_repair/README.md, 'Real code: cases'); each is self-checked in the sandbox "
+                            "(the vulnerable version is exploited, the fixed one passes every probe) and rejected "
+                            "with the reason otherwise.")
+    cr.add_argument("files", nargs="+", metavar="FILE", help="Corpus files, read in the order given (--format cases: "
+                    "case folders, or folders of them).")
+    cr.add_argument("--format", required=True, choices=("bigvul", "cvefixes", "records", "cases"),
                     help="bigvul: MSR_data_cleaned.csv; cvefixes: the CVEfixes SQLite database; records: JSON Lines "
-                    "of {before, after, cwe, file?, cve?, project?, language?}.")
-    cr.add_argument("--limit", type=int, default=None, help="Stop after N items.")
+                    "of {before, after, cwe, file?, cve?, project?, language?}; cases: folders of real-code cases.")
+    cr.add_argument("--limit", type=int, default=None, help="Stop after N items (--format cases: N case folders).")
+    cr.add_argument("--wheelhouse", default=None, metavar="DIR",
+                    help="--format cases: the wheels of the cases' requirements (made with `pip download "
+                    "--only-binary :all: -d DIR name==version ...`), installed offline into read-only site "
+                    "directories under $SV_CACHE_DIR/code-repair-sites.")
     cr.set_defaults(func=cmd_data_import_code_repair)
     ph = imp_sub.add_parser(
         "phishing", help="Mail corpora: .eml directories, mbox, Maildir (Enron), CSV and JSON exports.",

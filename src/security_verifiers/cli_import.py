@@ -206,14 +206,51 @@ def cmd_data_import_network_logs(args: argparse.Namespace) -> int:
     return _finish_import(args, "network-logs", partial, written, digest, problems.total, t0, rows=rows)
 
 
+def _import_code_repair_cases(args: argparse.Namespace) -> int:
+    """Real-code cases (``envs/code_repair/cases.py``): each self-checked in the sandbox, rejected with the reason
+    when it fails; repair items (or detection-only ones, for cases without a fix)."""
+    from security_verifiers.envs.code_repair.cases import import_cases
+    from security_verifiers.envs.code_repair.env import CodeRepair
+
+    t0 = time.perf_counter()
+    say = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    wheelhouse = Path(args.wheelhouse) if args.wheelhouse else None
+    if not args.quiet:
+        print(f"reading cases under {', '.join(args.files)}...", file=sys.stderr)
+    report = import_cases([Path(p) for p in args.files], wheelhouse, split=args.split, limit=args.limit,
+                          parallel=max(1, min(4, os.cpu_count() or 1)), progress=say)
+    if report.rejected:
+        print(f"{len(report.rejected)} case(s) rejected:", file=sys.stderr)
+        for case, reason in report.rejected:
+            print(f"  {case}: {reason}", file=sys.stderr)
+    others = report.problems.total - len(report.rejected)
+    if others:
+        print(f"{others} folder(s) left out:", file=sys.stderr)
+        for problem in report.problems.shown:
+            if problem.file not in {case for case, _ in report.rejected}:
+                print(f"  {problem}", file=sys.stderr)
+    print(f"{len(report.items)} item(s) ({report.detection} detection-only) from {report.read} case(s); "
+          f"{len(report.sites)} site directory(ies); self-check {report.check_seconds:.1f}s", file=sys.stderr)
+    CodeRepair.check_items(report.items, None, ", ".join(args.files))
+    partial = Path(args.out + ".partial")
+    digest = write_partial(report.items, partial, _header("code-repair", args))
+    return _finish_import(args, "code-repair", partial, len(report.items), digest, report.problems.total, t0,
+                          rejected=len(report.rejected), detection=report.detection)
+
+
 def cmd_data_import_code_repair(args: argparse.Namespace) -> int:
-    """Vulnerability-fix corpora (Big-Vul, CVEfixes, JSON Lines records) as detection-only items."""
+    """Vulnerability-fix corpora (Big-Vul, CVEfixes, JSON Lines records) as detection-only items, or real-code
+    cases (``--format cases``) as self-checked repair items."""
     from security_verifiers.envs.code_repair.env import CodeRepair
     from security_verifiers.envs.code_repair.loaders import import_records
 
     if args.limit is not None and args.limit <= 0:
         raise ConfigError("--limit must be positive")
     _out_path(args)
+    if args.format == "cases":
+        return _import_code_repair_cases(args)
+    if args.wheelhouse is not None:
+        raise ConfigError("--wheelhouse is for --format cases")
     paths = [Path(p) for p in args.files]
     for path in paths:
         if not path.is_file():

@@ -211,8 +211,8 @@ class JudgeProcess:
         self.buffer = b""
         self.limits = limits
         self.started = False
-        #: Whether the site directories of imported cases were there to show when it started.
-        self.sees_sites = False
+        #: The root of the site directories of imported cases it shows, if any (set by its owner).
+        self.sites: Path | None = None
         import threading
 
         threading.Thread(target=self._drain_stderr, daemon=True).start()

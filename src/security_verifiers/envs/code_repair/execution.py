@@ -171,6 +171,7 @@ def judge_code() -> Path:
     import tempfile
 
     directory = Path(tempfile.mkdtemp(prefix="sv-judge-"))
+    atexit.register(shutil.rmtree, directory, True)
     for source in JUDGE_DIR.glob("*.py"):
         shutil.copy2(source, directory / source.name)
     if not compileall.compile_dir(str(directory), quiet=2, legacy=False):
@@ -196,18 +197,21 @@ class JudgePool:
 
     def _new(self) -> JudgeProcess:
         extra = [sites_root()] if sites_root().is_dir() else []
-        return JudgeProcess(judge_code(), [check_available().python, "-I", "-S", "-B", "/judge/driver.py"],
-                            JUDGE_LIMITS, extra_ro=extra)
+        process = JudgeProcess(judge_code(), [check_available().python, "-I", "-S", "-B", "/judge/driver.py"],
+                               JUDGE_LIMITS, extra_ro=extra)
+        process.sites = extra[0] if extra else None
+        return process
 
     def judge(self, document: bytes, timeout: float, site_dirs: Sequence[str]) -> list[bytes]:
         with self.lock:
             process = self.idle.pop() if self.idle else None
-        if process is not None and (not process.alive or (site_dirs and not process.sees_sites)):
+        # a judge shows the site directories' root it found when it started: one that lacks the current one cannot
+        # show an item's packages
+        if process is not None and (not process.alive or (site_dirs and process.sites != sites_root())):
             process.close()
             process = None
         if process is None:
             process = self._new()
-            process.sees_sites = sites_root().is_dir()
         try:
             lines = process.judge(document, timeout)
         except InfraError:

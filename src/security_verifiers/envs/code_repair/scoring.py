@@ -47,6 +47,10 @@ CWE_ALIASES: dict[str, frozenset[int]] = {
     "CWE-1333": frozenset({1333, 400, 185, 730}),
     "CWE-601": frozenset({601}),
     "CWE-862": frozenset({862, 863, 639, 285}),
+    # imported cases (``--format cases``)
+    "CWE-347": frozenset({347, 345, 327, 287}),
+    "CWE-20": frozenset({20, 565, 784}),
+    "CWE-200": frozenset({200, 201, 522, 359}),
 }
 _CWE_NUMBER = re.compile(r"^\s*(?:cwe)?[\s_:-]*0*([1-9][0-9]{0,4})\s*$", re.IGNORECASE)
 #: What a patch's added lines must not reach for: the harness's modules and frames, the interpreter's

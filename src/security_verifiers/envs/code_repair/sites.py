@@ -19,9 +19,18 @@ from security_verifiers.core.errors import ConfigError
 
 
 def sites_root() -> Path:
-    """Where site directories live: $SV_CACHE_DIR (or ~/.cache/security-verifiers)/code-repair-sites."""
+    """Where site directories live: $SV_CACHE_DIR (or ~/.cache/security-verifiers)/code-repair-sites. A ConfigError
+    when that is under a directory the judge's sandbox replaces with its own (/tmp, /work, /run/judge)."""
+    from security_verifiers.engines.sandbox.judged import JUDGE_CODE, JUDGE_PRIVATE, SHARED_TMP, SHARED_WORK
+
     base = os.environ.get("SV_CACHE_DIR") or str(Path.home() / ".cache" / "security-verifiers")
-    return Path(base) / "code-repair-sites"
+    root = Path(base).resolve() / "code-repair-sites"
+    for hidden in (SHARED_TMP, SHARED_WORK, JUDGE_PRIVATE, JUDGE_CODE):
+        if root == Path(hidden) or Path(hidden) in root.parents:
+            raise ConfigError(f"the site directories would be under {hidden} ({root}), which the judge's sandbox "
+                              f"covers with its own {hidden}: set SV_CACHE_DIR to a folder outside {SHARED_TMP}, "
+                              f"{SHARED_WORK} and {JUDGE_PRIVATE}")
+    return root
 
 
 def site_key(requirements: Sequence[str], wheel_hashes: Sequence[str]) -> str:
