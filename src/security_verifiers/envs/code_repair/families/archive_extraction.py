@@ -9,9 +9,10 @@ Variants:
 - ``notes_restore`` (OOD): a notes backup restored with ``shutil.unpack_archive``, which hides the tarfile.
 
 Each exploit probe builds its archive in /tmp: a member named ``../``-wise or absolutely, or a symlink member
-followed by a file written through it, lands at the run's marker path. The reference fix extracts with
-``filter="data"`` (tarfile's extraction filter, Python 3.11.4+) or resolves each member's path and checks that it
-stays inside the destination.
+followed by a file written through it, lands at the run's marker path (``photo_album``: in a folder of that name,
+since the import skips names that begin with a dot, as a marker's may), whose creation the judge sees. The
+reference fix extracts with ``filter="data"`` (tarfile's extraction filter, Python 3.11.4+) or resolves each
+member's path and checks that it stays inside the destination.
 """
 
 from __future__ import annotations
@@ -290,20 +291,26 @@ def _photo_album(rng: random.Random) -> Program:
             return [_load("a-b", sorted(PICTURES.items())), albums.manifest("$owner", "empty")]
 
 
+        def _outside(ctx):
+            # a picture in a folder named by the marker: the marker's own name may begin with a dot, which the
+            # import skips as macOS clutter; the folder it makes for the picture is what the judge sees created
+            return ctx["marker"] + "/b.jpg"
+
+
         def probe_dotdot(ctx):
             _fresh("x1")
-            name = os.path.relpath(ctx["marker"], albums.album_folder("$owner", "x1"))
+            name = os.path.relpath(_outside(ctx), albums.album_folder("$owner", "x1"))
             return _load("x1", [("$trip/a.jpg", "a"), (name, "b")])
 
 
         def probe_absolute(ctx):
             _fresh("x2")
-            return _load("x2", [("$trip/a.jpg", "a"), (ctx["marker"], "b")])
+            return _load("x2", [("$trip/a.jpg", "a"), (_outside(ctx), "b")])
 
 
         def probe_inner_dotdot(ctx):
             _fresh("x3")
-            name = "$trip/" + os.path.relpath(ctx["marker"], albums.album_folder("$owner", "x3") + "/$trip")
+            name = "$trip/" + os.path.relpath(_outside(ctx), albums.album_folder("$owner", "x3") + "/$trip")
             return _load("x3", [("$trip/a.jpg", "a"), (name, "b")])
         ''', pkg=pkg, mod=mod, load=load, owner=owner, pictures=repr(pictures), junk=repr(junk), trip=trip)
     digests = {name: hashlib.sha256(text.encode()).hexdigest()[:16] for name, text in pictures.items()}

@@ -31,11 +31,11 @@ LEAK = Detect(kind="contains", text="{canary}")
 _WALK = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close'][0].__init__.__globals__"
 
 
-def _secret(rng: random.Random) -> tuple[str, str]:
-    """A secret fixture (path relative to /work, path inside the sandbox) holding the run's canary."""
+def _secret(rng: random.Random) -> str:
+    """A secret fixture holding the run's canary: its path relative to the project directory (the test module's
+    ``SECRET`` is its absolute path as the program sees it, under ``ROOT``)."""
     name = f"{rng.choice(('api', 'signing', 'db', 'vault', 'smtp'))}_{rng.choice(('key', 'token', 'secret'))}"
-    relative = f"secret/{name}.txt"
-    return relative, f"/work/{relative}"
+    return f"secret/{name}.txt"
 
 
 def _amount(rng: random.Random) -> float:
@@ -146,12 +146,14 @@ def _calculator(rng: random.Random) -> Program:
     net = round(l1 + l2, 2)
     tax = round(net * regions[region], 2)
     expect_totals: dict[str, Any] = {"net": net, "tax": tax, "gross": round(net + tax, 2)}
-    relative, secret = _secret(rng)
+    relative = _secret(rng)
     tests = fill('''
         import json
 
         import ${pkg}.formulas as amounts
         import ${pkg}.invoices as invoices
+
+        SECRET = ROOT + "/$relative"
 
 
         def _attempt(expression):
@@ -195,13 +197,13 @@ def _calculator(rng: random.Random) -> Program:
 
 
         def probe_read_secret(ctx):
-            return _attempt($walk + "['__builtins__']['open']('$secret').read()")
+            return _attempt($walk + "['__builtins__']['open']('" + SECRET + "').read()")
 
 
         def probe_run_command(ctx):
             return [_attempt($walk + "['system']('touch " + ctx["marker"] + "')")]
         ''', pkg=pkg, calc=calc, qty=qty, price=price, cap=cap, extra=extra, lines=repr(lines), region=region,
-        walk=repr(_WALK), secret=secret, split=split_fn, parts=parts)
+        walk=repr(_WALK), relative=relative, split=split_fn, parts=parts)
     share, rest = divmod(round(round(float(price + extra), 2) * 100), parts)
     return Program(
         family="code_injection", variant="calculator", domain="invoicing", cwe="CWE-94",
@@ -354,18 +356,18 @@ def _alert_rules(rng: random.Random) -> Program:
     preview = 'the rule editor previews a condition\'s value on a sample."""\n'
     fixed = swap(fixed, preview, preview + "\nimport ast\nimport operator\n" + _CONDITION_EVALUATOR)
     path, rules_path = f"{pkg}/conditions.py", f"{pkg}/rules.py"
-    relative, secret = _secret(rng)
+    relative = _secret(rng)
     tests = fill('''
-        import sqlite3
-
         import ${pkg}.conditions as conditions
         import ${pkg}.rules as rules
+
+        SECRET = ROOT + "/$relative"
 
         SAMPLE = $sample
 
 
         def _load():
-            rules.RULES.clear()
+            ref(rules, "RULES").clear()
             for name, condition, severity in $rules:
                 rules.add_rule(name, condition, severity)
 
@@ -397,28 +399,28 @@ def _alert_rules(rng: random.Random) -> Program:
 
         def probe_record(ctx):
             _load()
-            db = sqlite3.connect(":memory:")
+            db = program_module("sqlite3").connect(":memory:")
             count = rules.record(db, "$host", SAMPLE)
             return [count, [list(row) for row in db.execute("SELECT host, rule, severity FROM alerts ORDER BY rule")]]
 
 
         def probe_read_secret(ctx):
-            return _attempt("open('$secret').read()")
+            return _attempt("open('" + SECRET + "').read()")
 
 
         def probe_no_builtins(ctx):
-            return _attempt($walk + "['__builtins__']['open']('$secret').read()")
+            return _attempt($walk + "['__builtins__']['open']('" + SECRET + "').read()")
 
 
         def probe_rule_command(ctx):
-            rules.RULES.clear()
+            ref(rules, "RULES").clear()
             try:
                 rules.add_rule("audit", "__import__('os').system('touch " + ctx["marker"] + "') == 0")
                 return rules.firing(SAMPLE)
             except Exception as error:
                 return type(error).__name__
         ''', pkg=pkg, check=check, sample=repr(sample), rules=repr([r[:3] for r in rules]), a=a, c=c, host=host,
-        secret=secret, walk=repr(_WALK))
+        relative=relative, walk=repr(_WALK))
     expect_record: list[Any] = [len(hits), sorted([host, r[0], r[2]] for r in hits)]
     return Program(
         family="code_injection", variant="alert_rules", domain="monitoring alert rules", cwe="CWE-94",
@@ -522,9 +524,11 @@ def _config_values(rng: random.Random) -> Program:
     kept = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
     digest = hashlib.sha256("\n".join(kept).encode()).hexdigest()[:12]
     path = f"{pkg}/settings.py"
-    relative, secret = _secret(rng)
+    relative = _secret(rng)
     tests = fill('''
         import ${pkg}.settings as settings
+
+        SECRET = ROOT + "/$relative"
 
         TEXT = $text
 
@@ -561,16 +565,16 @@ def _config_values(rng: random.Random) -> Program:
 
 
         def probe_read_secret(ctx):
-            return _attempt("theme = 'dark'\\nmotto = open('$secret').read()\\n")
+            return _attempt("theme = 'dark'\\nmotto = open('" + SECRET + "').read()\\n")
 
 
         def probe_no_builtins(ctx):
-            return _attempt("motto = " + $walk + "['__builtins__']['open']('$secret').read()\\n")
+            return _attempt("motto = " + $walk + "['__builtins__']['open']('" + SECRET + "').read()\\n")
 
 
         def probe_command(ctx):
             return _attempt("page_size = __import__('os').system('touch " + ctx["marker"] + "')\\n")
-        ''', pkg=pkg, parse=parse_fn, text=repr(text), secret=secret, walk=repr(_WALK))
+        ''', pkg=pkg, parse=parse_fn, text=repr(text), relative=relative, walk=repr(_WALK))
     return Program(
         family="code_injection", variant="config_values", domain="tenant settings", cwe="CWE-94",
         files={path: source}, fixed={path: fixed},
@@ -695,10 +699,12 @@ def _column_formula(rng: random.Random) -> Program:
     fixed = swap(fixed, 'HELPERS = {"abs": abs, "max": max, "min": min, "round": round}\n',
                  'HELPERS = {"abs": abs, "max": max, "min": min, "round": round}\n' + _FORMULA_EVALUATOR)
     path = f"{pkg}/columns.py"
-    relative, secret = _secret(rng)
+    relative = _secret(rng)
     first = rows[0]
     tests = fill('''
         import ${pkg}.columns as columns
+
+        SECRET = ROOT + "/$relative"
 
         TEXT = $text
 
@@ -733,16 +739,16 @@ def _column_formula(rng: random.Random) -> Program:
 
 
         def probe_read_secret(ctx):
-            return _attempt("open('$secret').read()")
+            return _attempt("open('" + SECRET + "').read()")
 
 
         def probe_no_builtins(ctx):
-            return _attempt($walk + "['__builtins__']['open']('$secret').read()")
+            return _attempt($walk + "['__builtins__']['open']('" + SECRET + "').read()")
 
 
         def probe_statement(ctx):
             return _attempt("0\\nopen('" + ctx["marker"] + "', 'w').close()")
-        ''', pkg=pkg, add_fn=add_fn, compile_fn=compile_fn, text=repr(text), secret=secret, walk=repr(_WALK),
+        ''', pkg=pkg, add_fn=add_fn, compile_fn=compile_fn, text=repr(text), relative=relative, walk=repr(_WALK),
         first=repr({k: first[k] for k in ("price", "quantity", "discount")}))
     return Program(
         family="code_injection", variant="column_formula", domain="report export", cwe="CWE-94",

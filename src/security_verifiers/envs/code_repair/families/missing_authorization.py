@@ -339,15 +339,13 @@ def _invoices(rng: random.Random) -> Program:
         invoice = _owned(user, invoice_id)''')
     path = f"{pkg}/{mod}.py"
     tests = fill('''
-        import itertools
-
         import ${pkg}.${mod} as billing
 
 
         def _fresh():
-            billing._invoices.clear()
-            billing._issued.clear()
-            billing._ids = itertools.count(1)
+            ref(billing, "_invoices").clear()
+            ref(billing, "_issued").clear()
+            billing._ids = program_module("itertools").count(1)
 
 
         def _drafted(user, customer):
@@ -540,14 +538,12 @@ def _tickets(rng: random.Random) -> Program:
             """The whole conversation of a ticket as plain text (for the "mail me a copy" button)."""''')
     path = f"{pkg}/{mod}.py"
     tests = fill('''
-        import itertools
-
         import ${pkg}.${mod} as desk
 
 
         def _fresh():
-            desk._tickets.clear()
-            desk._ids = itertools.count(1)
+            ref(desk, "_tickets").clear()
+            desk._ids = program_module("itertools").count(1)
 
 
         def _name(call):

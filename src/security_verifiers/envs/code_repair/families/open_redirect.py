@@ -14,7 +14,10 @@ Variants:
   ("/%2Fhost" passes the check and becomes "//host").
 
 The exploit probes redirect to ``{canary}.evil.example`` (or a host with the canary before "evil"); the reference
-fixes parse with ``urllib.parse`` and compare hosts exactly, or accept only single-slash local paths.
+fixes parse with ``urllib.parse`` and compare hosts exactly, or accept only single-slash local paths. Where an exploit
+needs a token the program draws (a sign-in link, a session), the token goes from one call to the next inside the
+program (``map`` over the program's functions): the probe, replayed as a plain script, asks the same requests
+whatever token that run drew.
 """
 
 from __future__ import annotations
@@ -159,16 +162,31 @@ def _login_next(rng: random.Random) -> Program:
             return [first, second, auth.verify("no-such-token")]
 
 
+        def _followed(next_url):
+            """Where a sign-in link for next_url leads, the link going from magic_link to verify inside the program
+            (map): its token is drawn there, another in every run, and an exploit probe replayed as a plain script
+            must ask the very requests it asked the live program."""
+            b, op, parse = program_module("builtins"), program_module("operator"), program_module("urllib.parse")
+            try:
+                links = b.map(sessions.magic_link, ["$user"], [next_url])
+                queries = b.map(op.attrgetter("query"), b.map(parse.urlsplit, links))
+                fields = b.map(op.itemgetter("token", "next"), b.map(b.dict, b.map(parse.parse_qsl, queries)))
+                verified = program_module("itertools").starmap(auth.verify, fields)
+                return b.list(verified)[0]["location"]
+            except Exception as error:
+                return type(error).__name__
+
+
         def probe_scheme_relative(ctx):
-            return _location("//" + ctx["canary"] + ".evil.example/account")
+            return _followed("//" + ctx["canary"] + ".evil.example/account")
 
 
         def probe_backslash(ctx):
-            return _location("/\\\\" + ctx["canary"] + ".evil.example/")
+            return _followed("/\\\\" + ctx["canary"] + ".evil.example/")
 
 
         def probe_tab(ctx):
-            return _location("/\\t/" + ctx["canary"] + ".evil.example")
+            return _followed("/\\t/" + ctx["canary"] + ".evil.example")
         ''', pkg=pkg, mod=mod, fn=fn, user=user, page=page, word=rng.choice(WORDS))
     expired = {"session": None, "location": "/login?expired=1"}
     return Program(
@@ -259,8 +277,13 @@ def _logout_return(rng: random.Random) -> Program:
 
 
         def _location(return_to):
+            # the session's token goes from start_session to the sign-out inside the program (map): it is drawn
+            # there, another in every run, and an exploit probe replayed as a plain script must ask the very
+            # requests it asked the live program
+            builtins = program_module("builtins")
             try:
-                return accounts.$fn(sessions.start_session("$other"), return_to)
+                tokens = builtins.map(sessions.start_session, ["$other"])
+                return builtins.list(builtins.map(accounts.$fn, tokens, [return_to]))[0]
             except Exception as error:
                 return type(error).__name__
 

@@ -10,7 +10,8 @@ Variants:
   client sent.
 
 The reading variants' exploits disclose a fixture outside the served folder that holds the run's canary
-(``../``, absolute paths, ``..%2f``, the sibling folder); the writing one creates the run's marker file. The
+(``../``, absolute paths under the program's project directory ``ROOT``, ``..%2f``, the sibling folder): the canary
+shows in what the program returned; the writing one creates the run's marker file, whose creation the judge sees. The
 reference fix resolves the path and checks ``is_relative_to`` the served folder.
 """
 
@@ -121,7 +122,7 @@ def _downloads(rng: random.Random) -> Program:
         import ${pkg}.config as config
         import ${pkg}.${mod} as downloads
 
-        config.DOWNLOAD_ROOT = "/work/data/downloads"
+        config.DOWNLOAD_ROOT = ROOT + "/data/downloads"
 
 
         def _read(name):
@@ -165,7 +166,7 @@ def _downloads(rng: random.Random) -> Program:
 
 
         def probe_absolute(ctx):
-            return _read("/work/secret/$secret")
+            return _read(ROOT + "/secret/$secret")
 
 
         def probe_inner_dotdot(ctx):
@@ -267,11 +268,12 @@ def _attachments(rng: random.Random) -> Program:
     path = f"{pkg}/{mod}.py"
     tests = fill(r'''
         from pathlib import Path
+        from urllib.parse import quote
 
         import ${pkg}.${mod} as attachments
 
-        attachments.ATTACHMENT_ROOT = "/work/data/attachments"
-        Path(attachments.ATTACHMENT_ROOT, "$ticket", "$spaced").write_text($spaced_text, encoding="utf-8")
+        attachments.ATTACHMENT_ROOT = ROOT + "/data/attachments"
+        Path(WORK, "data/attachments", "$ticket", "$spaced").write_text($spaced_text, encoding="utf-8")
 
 
         def _get(url):
@@ -310,7 +312,7 @@ def _attachments(rng: random.Random) -> Program:
 
 
         def probe_encoded_absolute(ctx):
-            return _get("/files/$ticket/%2Fwork%2Fsecret%2F$secret")
+            return _get("/files/$ticket/" + quote(ROOT + "/secret/$secret", safe=""))
         ''', pkg=pkg, mod=mod, serve=serve, plain=plain, spaced_url=quote(f"{ticket}/{spaced}"), scan=scan,
         ticket=ticket, secret=secret, spaced=spaced, spaced_text=repr(files[f"{ticket}/{spaced}"]))
     direct = sorted(n.split("/", 1)[1] for n in files if n.startswith(ticket + "/") and n.count("/") == 1)
@@ -402,7 +404,7 @@ def _mail_templates(rng: random.Random) -> Program:
     tests = fill(r'''
         import ${pkg}.${mod} as mail
 
-        mail.TEMPLATE_DIR = "/work/data/templates"
+        mail.TEMPLATE_DIR = ROOT + "/data/templates"
 
 
         def _load(name):
@@ -437,7 +439,7 @@ def _mail_templates(rng: random.Random) -> Program:
 
 
         def probe_absolute(ctx):
-            return _load("/work/data/$sibling/$secret")
+            return _load(ROOT + "/data/$sibling/$secret")
 
 
         def probe_render_sibling(ctx):

@@ -10,8 +10,10 @@ Variants:
   ``find_class`` allows every name of ``builtins`` (``open``, ``exec``, ``getattr``, ``__import__``).
 
 The exploit probes send pickles whose ``__reduce__`` creates the run's marker file (``builtins.open``,
-``os.system("touch ...")``, ``exec``, a ``getattr(__import__("os"), "system")`` chain). The reference fix
-serialises with json, or (OOD) allows only the builtins classes snapshots need.
+``os.system("touch ...")``, ``exec``, a ``getattr(__import__("os"), "system")`` chain); the test module pickles
+them in the judge and sends the program bytes, and the judge sees the marker's creation. The snapshot variant's
+functional probes build the variables in the program (its dates, decimals, Counter), since only data crosses by
+value. The reference fix serialises with json, or (OOD) allows only the builtins classes snapshots need.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import hashlib
 import html
 import json
 import random
-from decimal import Decimal
 
 from security_verifiers.envs.code_repair.families import Family
 from security_verifiers.envs.code_repair.families.kit import ORGS, PEOPLE, WORDS, fill, location, pick, swap
@@ -30,7 +31,12 @@ MARKER = Detect(kind="marker")
 
 #: Pickles that create ``path`` when they are loaded, for the test modules (``_open`` (io.open), ``_system``
 #: (posix.system), ``_exec``, ``_eval`` and ``_chain``: builtins.getattr on builtins.__import__("os"), then called).
+#: They are pickled by the test module, in the judge, and sent to the program as bytes. ``builtins.__import__`` is
+#: named whole: the test module's own ``__import__`` is the judge's, which imports the program's modules as proxies.
 _PAYLOADS = r'''
+import builtins
+
+
 class _Reduce:
     def __init__(self, function, *args):
         self.function, self.args = function, args
@@ -59,7 +65,7 @@ def _eval(path):
 
 
 def _chain(path):
-    system = _Reduce(getattr, _Reduce(__import__, "os"), "system")
+    system = _Reduce(getattr, _Reduce(builtins.__import__, "os"), "system")
     return pickle.dumps(_Reduce(system, "touch " + path))
 '''
 
@@ -553,6 +559,7 @@ def _workspace_snapshot(rng: random.Random) -> Program:
     names = pick(rng, WORDS, 4)
     year, month, day = rng.randint(2020, 2026), rng.randint(1, 12), rng.randint(1, 28)
     cents = rng.randint(100, 99999)
+    amount = f"{cents // 100}.{cents % 100:02d}"
     source = fill(r'''
         """Workspace snapshots of the $org notebook service: users export a workspace's variables, import them later."""
 
@@ -605,9 +612,7 @@ def _workspace_snapshot(rng: random.Random) -> Program:
     a, b, c, d = names
     tests = fill(r'''
         import base64
-        import collections
         import datetime
-        import decimal
         import os
         import pathlib
         import pickle
@@ -617,8 +622,16 @@ def _workspace_snapshot(rng: random.Random) -> Program:
         $payloads
 
         def _variables():
-            return {"$a": datetime.date($year, $month, $day), "$b": decimal.Decimal("$cents") / 100,
-                    "$c": collections.Counter("$c$d"), "$d": [complex(1, -2), range(3), {"x", "y"}, 7, "text"]}
+            """The workspace's variables, built in the program (a proxy of its dict): the date, the decimal, the
+            complex number and the range are the program's objects, and so is the Counter, which zip and map put
+            in the dict there (a Counter sent from here would arrive as a plain dict)."""
+            builtins = program_module("builtins")
+            variables = ref(program_module("types").SimpleNamespace(), "__dict__")
+            variables.update(builtins.zip(["$c"], builtins.map(program_module("collections").Counter, ["$c$d"])))
+            variables["$a"] = program_module("datetime").date($year, $month, $day)
+            variables["$b"] = program_module("decimal").Decimal("$amount")
+            variables["$d"] = [builtins.complex(1, -2), builtins.range(3), {"x", "y"}, 7, "text"]
+            return variables
 
 
         def _restore(data):
@@ -629,14 +642,18 @@ def _workspace_snapshot(rng: random.Random) -> Program:
 
 
         def probe_round_trip(ctx):
-            back = snapshots.$restore(snapshots.export_snapshot(_variables()))
+            variables = _variables()
+            back = snapshots.$restore(snapshots.export_snapshot(variables))
             values = back["$d"]
-            return [back == _variables(), back["$a"].isoformat(), str(back["$b"]), sorted(back["$c"].items()),
-                    [repr(values[0]), list(values[1]), sorted(values[2])] + values[3:]]
+            return [program_module("operator").eq(back, variables), back["$a"].isoformat(), str(back["$b"]),
+                    sorted(back["$c"].items()), [str(values[0]), list(values[1]), sorted(values[2])] + values[3:]]
 
 
         def probe_summary(ctx):
-            return snapshots.summary(snapshots.$restore(snapshots.export_snapshot(_variables())))
+            # the restored variables go from $restore to summary inside the program, where the Counter is a Counter
+            builtins = program_module("builtins")
+            text = snapshots.export_snapshot(_variables())
+            return builtins.list(builtins.map(snapshots.summary, builtins.map(snapshots.$restore, [text])))[0]
 
 
         def probe_refused(ctx):
@@ -664,7 +681,7 @@ def _workspace_snapshot(rng: random.Random) -> Program:
         def probe_chain(ctx):
             return _restore(_chain(ctx["marker"]))
         ''', pkg=pkg, mod=mod, restore=restore, a=a, b=b, c=c, d=d, year=year, month=month, day=day,
-        cents=cents, payloads=_PAYLOADS)
+        amount=amount, payloads=_PAYLOADS)
     counter: dict[str, int] = {}
     for letter in c + d:
         counter[letter] = counter.get(letter, 0) + 1
@@ -677,7 +694,7 @@ def _workspace_snapshot(rng: random.Random) -> Program:
         location=location({path: source}, path, '"builtins": "*",'),
         tests=tests,
         probes=[Probe(id="round_trip", kind="functional",
-                      expect=[True, f"{year}-{month:02d}-{day:02d}", str(Decimal(str(cents)) / 100),
+                      expect=[True, f"{year}-{month:02d}-{day:02d}", amount,
                               sorted([k, v] for k, v in counter.items()),
                               ["(1-2j)", [0, 1, 2], ["x", "y"], 7, "text"]]),
                 Probe(id="summary", kind="functional",

@@ -165,24 +165,24 @@ def _comment_page(rng: random.Random) -> Program:
                  'return "".join(f"<p>{html.escape(block)}</p>" for block in blocks)')
     path, store_path = f"{pkg}/comments.py", f"{pkg}/store.py"
     tests = fill('''
-        import datetime
-
         import ${pkg}.comments as comments
         import ${pkg}.store as store
         $active
 
         COMMENTS = $comments
+        #: The program's date class: the store takes a day as a date of the program's own.
+        DATE = program_module("datetime").date
 
 
         def _fresh():
             store._db = None
             for author, body, posted in COMMENTS:
-                store.$add_fn("$post", author, body, datetime.date.fromisoformat(posted))
+                store.$add_fn("$post", author, body, DATE.fromisoformat(posted))
 
 
         def _page_with(body):
             _fresh()
-            store.$add_fn("$post", "$author", body, datetime.date(2026, 1, 2))
+            store.$add_fn("$post", "$author", body, DATE(2026, 1, 2))
             return comments.$thread_fn("$post")
 
 
@@ -193,7 +193,7 @@ def _comment_page(rng: random.Random) -> Program:
 
         def probe_other_post(ctx):
             _fresh()
-            store.$add_fn("elsewhere", "$author", "Hello there", datetime.date(2026, 2, 3))
+            store.$add_fn("elsewhere", "$author", "Hello there", DATE(2026, 2, 3))
             return comments.$thread_fn("elsewhere")
 
 
@@ -203,7 +203,7 @@ def _comment_page(rng: random.Random) -> Program:
 
         def probe_empty(ctx):
             try:
-                store.$add_fn("$post", "$author", "   ", datetime.date(2026, 1, 1))
+                store.$add_fn("$post", "$author", "   ", DATE(2026, 1, 1))
             except ValueError:
                 return "refused"
             return "stored"

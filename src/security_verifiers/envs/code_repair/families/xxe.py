@@ -10,8 +10,10 @@ Variants:
 
 In the first three, ``feature_external_ges`` is set on the parser, so a DOCTYPE that declares an entity with a
 SYSTEM identifier (a ``file://`` URL or a bare path) makes the parser read that file into the document; the
-exploit probes point it at a secret fixture holding the run's canary. The reference fix turns the feature off
-(the parser then skips the reference); in the OOD variant it confines includes to the fragments directory.
+exploit probes point it at a secret fixture holding the run's canary (its absolute path under the program's project
+directory, ``ROOT``, drawn per run, is written into the DOCTYPE by the test module) and look for the canary in what
+the program returned. The reference fix turns the feature off (the parser then skips the reference); in the OOD
+variant it confines includes to the fragments directory.
 bandit flags the xml modules' parse calls and imports whatever the parser's features are (B314, B317-B319,
 B405-B409), so no analyser id marks the weakness itself.
 """
@@ -32,11 +34,21 @@ _FEATURE_ON = "parser.setFeature(xml.sax.handler.feature_external_ges, True)"
 _FEATURE_OFF = "parser.setFeature(xml.sax.handler.feature_external_ges, False)"
 
 
+#: Where the secret's absolute path goes in an attack document; the test module puts it there (``SECRET``, under
+#: the program's project directory ``ROOT``, which is drawn per run).
+_AT_SECRET = "@SECRET@"
+
+
 def _secret(rng: random.Random) -> tuple[str, str]:
-    """A secret fixture (path relative to /work, path inside the sandbox) holding the run's canary."""
+    """A secret fixture holding the run's canary: its path relative to the project directory, and the stand-in for
+    its absolute path in attack documents (see :func:`_expr`)."""
     name = f"{rng.choice(('id_rsa', 'credentials', 'shadow', 'service', 'db'))}_{rng.choice(WORDS)}"
-    relative = f"secret/{name}.txt"
-    return relative, f"/work/{relative}"
+    return f"secret/{name}.txt", _AT_SECRET
+
+
+def _expr(text: str) -> str:
+    """``text`` as a Python expression of the test module, its secret's stand-ins replaced by ``SECRET``."""
+    return " + SECRET + ".join(repr(part) for part in text.split(_AT_SECRET))
 
 
 def _doctype(root: str, entity: str, system: str) -> str:
@@ -137,6 +149,8 @@ def _config_import(rng: random.Random) -> Program:
     tests = fill('''
         import ${pkg}.settings_import as settings_import
 
+        SECRET = ROOT + "/$relative"
+
         DOCUMENT = $document
 
 
@@ -169,8 +183,8 @@ def _config_import(rng: random.Random) -> Program:
 
         def probe_bare_path(ctx):
             return _attempt($attack_path)
-        ''', pkg=pkg, read_fn=read_fn, document=repr(document), odd=repr(odd), attack_url=repr(attack_url),
-        attack_path=repr(attack_path))
+        ''', pkg=pkg, read_fn=read_fn, document=repr(document), odd=repr(odd), attack_url=_expr(attack_url),
+        attack_path=_expr(attack_path), relative=relative)
     return Program(
         family="xxe", variant="config_import", domain="settings import", cwe="CWE-611",
         files={path: source}, fixed={path: fixed},
@@ -273,10 +287,10 @@ def _invoice_parser(rng: random.Random) -> Program:
     attack_note = document(supplier, "&terms;", _doctype("Invoice", "terms", f"file://{secret}"))
     attack_name = document("&vendor;", note, _doctype("Invoice", "vendor", secret))
     tests = fill('''
-        import sqlite3
-
         import ${pkg}.invoices as invoices
         import ${pkg}.ledger as ledger
+
+        SECRET = ROOT + "/$relative"
 
         DOCUMENT = $document
 
@@ -294,7 +308,7 @@ def _invoice_parser(rng: random.Random) -> Program:
 
 
         def probe_book(ctx):
-            db = sqlite3.connect(":memory:")
+            db = program_module("sqlite3").connect(":memory:")
             invoice = invoices.$parse_fn(DOCUMENT)
             return [ledger.book(db, invoice), ledger.book(db, invoice),
                     [list(row) for row in db.execute("SELECT * FROM booked")]]
@@ -315,8 +329,8 @@ def _invoice_parser(rng: random.Random) -> Program:
 
         def probe_supplier(ctx):
             return _attempt($attack_name)
-        ''', pkg=pkg, parse_fn=parse_fn, document=repr(document(supplier, note)), attack_note=repr(attack_note),
-        attack_name=repr(attack_name))
+        ''', pkg=pkg, parse_fn=parse_fn, document=repr(document(supplier, note)), attack_note=_expr(attack_note),
+        attack_name=_expr(attack_name), relative=relative)
     return Program(
         family="xxe", variant="invoice_parser", domain="invoice processing", cwe="CWE-611",
         files={path: source, ledger_path: ledger_src}, fixed={path: fixed, ledger_path: ledger_src},
@@ -420,6 +434,8 @@ def _feed_reader(rng: random.Random) -> Program:
     tests = fill('''
         import ${pkg}.feeds as feeds
 
+        SECRET = ROOT + "/$relative"
+
         FEEDS = $texts
 
 
@@ -453,7 +469,7 @@ def _feed_reader(rng: random.Random) -> Program:
         def probe_link(ctx):
             return _attempt($attack_path)
         ''', pkg=pkg, items_fn=items_fn, merge_fn=merge_fn, texts=repr(texts), first=first,
-        attack_url=repr(attack_url), attack_path=repr(attack_path), day=day)
+        attack_url=_expr(attack_url), attack_path=_expr(attack_path), day=day, relative=relative)
     return Program(
         family="xxe", variant="feed_reader", domain="news feed reader", cwe="CWE-611",
         files={path: source}, fixed={path: fixed},
@@ -566,7 +582,8 @@ def _metadata_include(rng: random.Random) -> Program:
         import ${pkg}.fragments as fragments
         import ${pkg}.metadata as metadata
 
-        fragments.FRAGMENTS = "/work/data/fragments"
+        SECRET = ROOT + "/$relative"
+        fragments.FRAGMENTS = ROOT + "/data/fragments"
 
 
         def _attempt(document):
@@ -590,13 +607,13 @@ def _metadata_include(rng: random.Random) -> Program:
 
 
         def probe_publish(ctx):
-            href = fragments.publish("/work/data/fragments/$cert_name", "copy-$cert_name")
+            href = fragments.publish(ROOT + "/data/fragments/$cert_name", "copy-$cert_name")
             return [href, metadata.$summary_fn($copied)["certificates"], _attempt_publish("../x.pem")]
 
 
         def _attempt_publish(name):
             try:
-                return fragments.publish("/work/data/fragments/$cert_name", name)
+                return fragments.publish(ROOT + "/data/fragments/$cert_name", name)
             except ValueError:
                 return "refused"
 
@@ -616,7 +633,7 @@ def _metadata_include(rng: random.Random) -> Program:
         def probe_traversal(ctx):
             return _attempt($traversal)
         ''', pkg=pkg, summary_fn=summary_fn, assemble_fn=assemble_fn, good=repr(metadata(cert_name)),
-        missing=repr(metadata("nope.pem")), absolute=repr(metadata(secret)),
+        missing=repr(metadata("nope.pem")), absolute=_expr(metadata(secret)), relative=relative,
         traversal=repr(metadata(f"../../{relative}")), cert_name=cert_name, copied=repr(metadata("copy-" + cert_name)))
     return Program(
         family="xxe", variant="metadata_include", domain="SSO metadata", cwe="CWE-611",

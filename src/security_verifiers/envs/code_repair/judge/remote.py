@@ -151,9 +151,42 @@ def method_call(obj, name):
 
 
 # -- values ---------------------------------------------------------------------------------------------------------
+class _Traced:
+    """A string, number or bytes the program returned, still knowing where it came from (its origin). Sent back to
+    the program as it is, it is named by its origin in the trace, so the script replays it as the script's own
+    value of that origin: a token the program drew at random and the test hands back is the same token in either
+    caller's run, not a literal of the first."""
+
+    _origin = None
+
+    def __reduce__(self):  # pickled by a test (inside a payload), it is the plain value
+        return (self.__class__.__mro__[2], (self.__class__.__mro__[2](self),))
+
+
+class TracedStr(_Traced, str):
+    pass
+
+
+class TracedInt(_Traced, int):
+    pass
+
+
+class TracedBytes(_Traced, bytes):
+    pass
+
+
+def _traced(kind, value, origin):
+    made = kind(value)
+    made._origin = origin
+    return made
+
+
 def encode(value):
     """A judge-side value as tagged JSON for the program (proxies by origin); anything else is an error: callables,
     spies and other objects of the judge never cross."""
+    if isinstance(value, _Traced):
+        step, path = value._origin
+        return {"$r": [step, list(path)], "v": encode(value.__class__.__mro__[2](value))}
     if value is None or type(value) in (bool, int, str):
         return value
     if type(value) is float:
@@ -181,6 +214,10 @@ def decode(value, step, path=()):
     """A reply's tagged JSON as judge-side values; objects become proxies named ``(step, path)``."""
     if isinstance(value, list):
         return [decode(v, step, (*path, i)) for i, v in enumerate(value)]
+    if type(value) is str:
+        return _traced(TracedStr, value, (step, path))
+    if type(value) is int:
+        return _traced(TracedInt, value, (step, path))
     if not isinstance(value, dict):
         return value
     if "$o" in value:
@@ -190,7 +227,7 @@ def decode(value, step, path=()):
     if len(value) == 1:
         (tag, inner), = value.items()
         if tag == "$b":
-            return base64.b64decode(inner)
+            return _traced(TracedBytes, base64.b64decode(inner), (step, path))
         if tag == "$t":
             return tuple(decode(v, step, (*path, i)) for i, v in enumerate(inner))
         if tag == "$p":
@@ -200,12 +237,29 @@ def decode(value, step, path=()):
         if tag == "$s":
             return {decode(v, step, (*path, "?")) for v in inner}
         if tag == "$d":
-            return {decode(k, step, (*path, "?")): decode(v, step, (*path, ("key", json.dumps(k)))) for k, v in inner}
+            return {_plain(decode(k, step, (*path, "?"))): decode(v, step, (*path, ("key", json.dumps(k))))
+                    for k, v in inner}
         if tag == "$f":
             return float(inner)
         if tag == "$cut":
             return "<reply cut at 256 KiB> " + inner[:65536]
     return {k: decode(v, step, (*path, k)) for k, v in value.items()}
+
+
+def _plain(value):
+    """A traced value as its plain self (a dict key or a set member: where an origin has no meaning)."""
+    return value.__class__.__mro__[2](value) if isinstance(value, _Traced) else value
+
+
+def _comparable(value):
+    """A normal-form request without the values of traced arguments (their origins are what must agree)."""
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    if isinstance(value, dict):
+        if "$r" in value:
+            return {"$r": value["$r"]}
+        return {k: _comparable(v) for k, v in value.items()}
+    return value
 
 
 def _normal(request):
@@ -305,7 +359,7 @@ class ScriptCaller:
 
     def request(self, request):
         normal = _normal(request)
-        if not self.pending or self.trace.steps[self.pending[0]] != normal:
+        if not self.pending or _comparable(self.trace.steps[self.pending[0]]) != _comparable(normal):
             self.program.kill()
             raise Diverged("the probe asked the script something else than it asked the live program: the program "
                            "answered differently under the two callers")
@@ -343,6 +397,8 @@ def _with_handles(value, handles):
     if isinstance(value, list):
         return [_with_handles(v, handles) for v in value]
     if isinstance(value, dict):
+        if "$r" in value:  # a traced value goes as the value itself
+            return _with_handles(value["v"], handles)
         if set(value) == {"$h"}:
             step, path = value["$h"]
             origin = (step, _as_path(path))
@@ -370,6 +426,8 @@ def _source(value):
     if isinstance(value, list):
         return "[" + ", ".join(_source(v) for v in value) + "]"
     if isinstance(value, dict):
+        if "$r" in value:  # the script's own value of that origin
+            return _expr_of_origin(value["$r"][0], value["$r"][1])
         if len(value) == 1:
             (tag, inner), = value.items()
             if tag == "$h":
