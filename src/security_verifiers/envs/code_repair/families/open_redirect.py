@@ -14,10 +14,10 @@ Variants:
   ("/%2Fhost" passes the check and becomes "//host").
 
 The exploit probes redirect to ``{canary}.evil.example`` (or a host with the canary before "evil"); the reference
-fixes parse with ``urllib.parse`` and compare hosts exactly, or accept only single-slash local paths. Where an exploit
-needs a token the program draws (a sign-in link, a session), the token goes from one call to the next inside the
-program (``map`` over the program's functions): the probe, replayed as a plain script, asks the same requests
-whatever token that run drew.
+fixes parse with ``urllib.parse`` and compare hosts exactly, or accept only single-slash local paths. A token the program
+draws and the test hands back unchanged (a session) replays as the script run's own token; a sign-in link's token,
+which the test would have to cut out of a URL, goes from one call to the next inside the program (``map`` over the
+program's functions), so that the probe, replayed as a plain script, asks the same requests whatever token it drew.
 """
 
 from __future__ import annotations
@@ -277,13 +277,8 @@ def _logout_return(rng: random.Random) -> Program:
 
 
         def _location(return_to):
-            # the session's token goes from start_session to the sign-out inside the program (map): it is drawn
-            # there, another in every run, and an exploit probe replayed as a plain script must ask the very
-            # requests it asked the live program
-            builtins = program_module("builtins")
-            try:
-                tokens = builtins.map(sessions.start_session, ["$other"])
-                return builtins.list(builtins.map(accounts.$fn, tokens, [return_to]))[0]
+            try:  # the token the program drew goes back as it is: the replay hands back its own run's token
+                return accounts.$fn(sessions.start_session("$other"), return_to)
             except Exception as error:
                 return type(error).__name__
 
