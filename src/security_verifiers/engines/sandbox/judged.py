@@ -219,7 +219,7 @@ class JudgeProcess:
 
     def _drain_stderr(self) -> None:
         assert self.proc.stderr is not None
-        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):  # type: ignore[union-attr]
+        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):  # type: ignore[union-attr,attr-defined]
             self.stderr += chunk
             del self.stderr[:-8192]
 

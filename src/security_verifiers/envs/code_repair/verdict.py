@@ -20,7 +20,7 @@ from security_verifiers.envs.code_repair.execution import Execution, ProbeRun
 from security_verifiers.envs.code_repair.program import Probe, Program
 
 #: Observations a program gets without doing its job: returning a constant, or refusing.
-_CHEAP = (None, True, False, 0, "", [], {})
+_CHEAP: tuple[object, ...] = (None, True, False, 0, "", [], {})
 
 
 def _refusals(tests: str) -> dict[str, list[object]]:
@@ -196,7 +196,11 @@ def static_verdicts(program: Program, files: dict[str, str]) -> dict[str, bool]:
 def judge(program: Program, execution: Execution, static_exploited: dict[str, bool] | None = None) -> Verdict:
     """Compare what one judged run observed with what ``program`` expects. ``static_exploited`` holds the verdicts of
     the static probes (:mod:`.taint`), which the judge does not run."""
-    passed, failed, exploited_ids, blocked, notes = [], [], [], [], []
+    passed: list[str] = []
+    failed: list[str] = []
+    exploited_ids: list[str] = []
+    blocked: list[str] = []
+    notes: list[str] = []
     for probe in program.probes:
         runs = execution.serve.get(probe.id)
         observation = runs[0].observation if runs else None

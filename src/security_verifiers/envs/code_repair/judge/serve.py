@@ -27,7 +27,7 @@ import sys
 
 #: Longest reply line (characters); a longer value comes back cut, as a string that says so.
 MAX_REPLY = 262144
-_HANDLES = {}
+_HANDLES = {}  # type: ignore[var-annotated]
 
 
 class _Ref:
