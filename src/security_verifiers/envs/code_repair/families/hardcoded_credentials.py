@@ -1,8 +1,10 @@
 """CWE-798, hard-coded credentials: a client logs in to a service with a password or token written in its source,
 although the program is configured from the environment or a settings file.
 
-Every program reaches its service through a stdlib client the hidden tests replace before importing it (an SMTP
-relay, an IMAP mailbox, an HTTP API, a search cluster); the stub records the credentials it was given. Variants:
+Every program reaches its service through a stdlib client (``smtplib``, ``imaplib``, ``urllib``, ``http.client``)
+for real: the service (an SMTP relay with STARTTLS, an IMAP mailbox over TLS, an HTTPS API, a search cluster) is
+served by the judge in the program's world (``world_spec.py``, ``judge/world.py``), which records the credentials
+presented (SMTP AUTH, IMAP LOGIN, HTTP Authorization) and what was sent. Variants:
 
 - ``smtp_alerts``: alert mail through ``smtplib``; relay, account and recipients come from the environment, the
   password is a literal argument of ``login`` (bandit B106);
@@ -12,31 +14,41 @@ relay, an IMAP mailbox, an HTTP API, a search cluster); the stub records the cre
 - ``search_indexer`` (OOD): the password *is* read from the environment, but a literal stands in when it is
   missing or empty (``os.environ.get(...) or "..."``, which bandit does not flag).
 
-The exploit probes classify the credential the stub saw: ``"configured"`` (the run's canary, which the probe
-configured), ``"anonymous"`` (none), or ``"hardcoded"`` (anything else: the literal, or another one a patch put
-in its place); a refusal to connect is ``"refused"``. The in-distribution programs are exploited when the secret
+The exploit probes classify the credentials the service saw: ``"hardcoded"`` when any secret presented is neither
+the run's canary (which the probe configured) nor empty (the literal, or another one a patch put in its place);
+else ``"refused"`` when the program raised, ``"configured"`` when it presented the canary, ``"anonymous"`` when it
+presented nothing. The in-distribution programs are exploited when the secret
 is configured (it is ignored) and when it is not (the literal is used); the OOD one in the two fallback cases.
 The reference fixes read the configured secret and fail when there is none.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import string
 
 from security_verifiers.envs.code_repair.families import Family
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, fill, line_of, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Location, Probe, Program
+from security_verifiers.envs.code_repair.world_spec import Page, Service, WorldSpec, https
 
 HARDCODED = Detect(kind="equals", value="hardcoded")
 
-#: How every test module names the credential a stub received (the canary is what the probe configured).
+#: How every test module names the credentials the world saw since its last reset (the canary is what the probe
+#: configured): a secret presented that is neither the canary nor empty is a hard-coded one, even when the program
+#: then failed.
 _CLASSIFY = '''
-def _classify(ctx, secret):
-    if not secret:
-        return "anonymous"
-    return "configured" if secret == ctx["canary"] else "hardcoded"
+def _classify(ctx, refused):
+    presented = [login["secret"] for login in world.logins()]
+    if any(secret and secret != ctx["canary"] for secret in presented):
+        return "hardcoded"
+    if refused:
+        return "refused"
+    return "configured" if ctx["canary"] in presented else "anonymous"
 '''
+#: Addresses of the services (the company's own, in private networks).
+_SERVICE_IPS = ("10.0.4.12", "10.8.1.25", "172.18.0.7", "192.168.40.3")
 
 
 def _password(rng: random.Random) -> str:
@@ -125,50 +137,8 @@ def _smtp_alerts(rng: random.Random) -> Program:
     fixed = swap(fixed, "import smtplib\n", "import os\nimport smtplib\n")
     path, config_path = f"{pkg}/{mod}.py", f"{pkg}/config.py"
     tests = fill('''
-        import os
-        import smtplib
-
-        LOG = []
-
-
-        class _Relay:
-            def __init__(self, host="", port=0, *args, **kwargs):
-                self.entry = {"connect": [host, port], "tls": False, "login": None, "sent": []}
-                LOG.append(self.entry)
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                return False
-
-            def ehlo(self, *args, **kwargs):
-                return (250, b"ok")
-
-            def starttls(self, *args, **kwargs):
-                self.entry["tls"] = True
-                return (220, b"ready")
-
-            def login(self, user, password, **kwargs):
-                self.entry["login"] = [user, password]
-                return (235, b"ok")
-
-            def send_message(self, msg, from_addr=None, to_addrs=None, **kwargs):
-                self.entry["sent"].append([msg["From"], msg["To"], msg["Subject"], msg.get_content()])
-                return {}
-
-            def sendmail(self, from_addr, to_addrs, msg, *args, **kwargs):
-                self.entry["sent"].append([from_addr, to_addrs, None, msg if isinstance(msg, str) else msg.decode()])
-                return {}
-
-            def quit(self):
-                return (221, b"bye")
-
-            def close(self):
-                pass
-
-
-        smtplib.SMTP = smtplib.SMTP_SSL = _Relay
+        import email
+        from email.policy import default
 
         import ${pkg}.${mod} as alerts
         import ${pkg}.config as config
@@ -176,35 +146,47 @@ def _smtp_alerts(rng: random.Random) -> Program:
         $classify
 
         def _configure(secret):
-            LOG.clear()
-            os.environ.update({"${prefix}_HOST": "$host", "${prefix}_PORT": "$port", "${prefix}_USER": "$user",
-                               "${prefix}_RECIPIENTS": "$recipients"})
+            world.reset()
+            environ = program_module("os").environ
+            environ.update({"${prefix}_HOST": "$host", "${prefix}_PORT": "$port", "${prefix}_USER": "$user",
+                            "${prefix}_RECIPIENTS": "$recipients"})
             if secret is None:
-                os.environ.pop("${prefix}_PASSWORD", None)
+                environ.pop("${prefix}_PASSWORD", None)
             else:
-                os.environ["${prefix}_PASSWORD"] = secret
+                environ["${prefix}_PASSWORD"] = secret
+
+
+        def _sent():
+            """The mails the relay took: From, To, Subject and text of each."""
+            out = []
+            for mail in world.mails():
+                message = email.message_from_string(mail["data"].replace("\\r\\n", "\\n"), policy=default)
+                out.append([message["From"], message["To"], message["Subject"], message.get_content()])
+            return out
 
 
         def probe_send(ctx):
             _configure("relay-$word")
             subject = alerts.$send("$check", "critical", "disk 97% full")
-            entry = LOG[-1]
-            return [subject, entry["connect"], entry["tls"], entry["login"][0], entry["sent"]]
+            relay = (world.connections() or [{}])[-1]
+            logins = world.logins()
+            return [subject, [relay.get("sni"), relay.get("port")], relay.get("tls") == "starttls",
+                    logins[-1]["user"] if logins else None, _sent()]
 
 
         def probe_digest(ctx):
             _configure("relay-$word")
-            return [alerts.digest($checks), len(LOG)]
+            return [alerts.digest($checks), len(world.mails())]
 
 
         def probe_no_recipients(ctx):
             _configure("relay-$word")
-            os.environ["${prefix}_RECIPIENTS"] = " , "
+            program_module("os").environ["${prefix}_RECIPIENTS"] = " , "
             try:
                 alerts.$send("$check", "warning")
             except RuntimeError:
-                return ["refused", len(LOG)]
-            return ["sent", len(LOG)]
+                return ["refused", len(world.connections())]
+            return ["sent", len(world.connections())]
 
 
         def probe_compose(ctx):
@@ -217,8 +199,8 @@ def _smtp_alerts(rng: random.Random) -> Program:
             try:
                 alerts.$send("$check", "critical", "probe")
             except Exception:
-                return "refused"
-            return _classify(ctx, LOG[-1]["login"][1] if LOG and LOG[-1]["login"] else None)
+                return _classify(ctx, True)
+            return _classify(ctx, False)
 
 
         def probe_configured_secret(ctx):
@@ -232,6 +214,8 @@ def _smtp_alerts(rng: random.Random) -> Program:
         check=next(iter(checks)), checks=repr(checks))
     check = next(iter(checks))
     failing = sorted(name for name, status in checks.items() if status != "ok")
+    world = WorldSpec(hosts={host: [rng.choice(_SERVICE_IPS)]},
+                      services=[Service(kind="smtp", port=port, tls="starttls")]).as_json()
     return Program(
         family="hardcoded_credentials", variant="smtp_alerts", domain="alert mail", cwe="CWE-798",
         files={config_path: config_src, path: source}, fixed={config_path: config_src, path: fixed},
@@ -251,7 +235,7 @@ def _smtp_alerts(rng: random.Random) -> Program:
                                                                f"Check {check} is ok.\n"]),
                 Probe(id="configured_secret", kind="exploit", detect=HARDCODED),
                 Probe(id="no_secret", kind="exploit", detect=HARDCODED)],
-        static_ids=["B106"])
+        static_ids=["B106"], world=world)
 
 
 def _shipping_api(rng: random.Random) -> Program:
@@ -352,58 +336,24 @@ def _shipping_api(rng: random.Random) -> Program:
     replies = {"/rates": {"amount_cents": cents, "currency": "EUR"}, "/labels": {"tracking_number": tracking_no},
                "/tracking/": {"events": [{"status": e} for e in events]}}
     tests = fill('''
-        import email.message
-        import io
         import json
-        import os
-        import urllib.request
-        from urllib.parse import urlsplit
-
-        REPLIES = $replies
-        CALLS = []
-
-
-        class _Response(io.BytesIO):
-            status = 200
-
-            def __init__(self, body):
-                super().__init__(body)
-                self.headers = email.message.Message()
-
-            def getcode(self):
-                return self.status
-
-
-        def _urlopen(request, data=None, timeout=None, **kwargs):
-            headers = {k.lower(): v for k, v in request.header_items()}
-            auth = headers.get("authorization", "")
-            CALLS.append({"method": request.get_method(), "url": request.full_url,
-                          "body": json.loads(request.data) if request.data else None,
-                          "token": auth[len("Bearer "):] if auth.startswith("Bearer ") else auth})
-            path = urlsplit(request.full_url).path
-            reply = next((value for key, value in REPLIES.items() if key in path), {})
-            return _Response(json.dumps(reply).encode())
-
-
-        urllib.request.urlopen = _urlopen
 
         import ${pkg}.${mod} as api
-
-        api.opener = _urlopen
 
         $classify
 
         def _configure(secret):
-            CALLS.clear()
-            os.environ["${prefix}_API_URL"] = "$base/"
+            world.reset()
+            environ = program_module("os").environ
+            environ["${prefix}_API_URL"] = "$base/"
             if secret is None:
-                os.environ.pop("${prefix}_API_TOKEN", None)
+                environ.pop("${prefix}_API_TOKEN", None)
             else:
-                os.environ["${prefix}_API_TOKEN"] = secret
+                environ["${prefix}_API_TOKEN"] = secret
 
 
         def _seen():
-            return [[call["method"], call["url"], call["body"]] for call in CALLS]
+            return [[r["method"], r["url"], json.loads(r["body"]) if r["body"] else None] for r in world.requests()]
 
 
         def probe_rate(ctx):
@@ -426,8 +376,8 @@ def _shipping_api(rng: random.Random) -> Program:
             try:
                 api.rate("$origin", "$destination", 500)
             except Exception:
-                return "refused"
-            return _classify(ctx, CALLS[-1]["token"] if CALLS else None)
+                return _classify(ctx, True)
+            return _classify(ctx, False)
 
 
         def probe_configured_token(ctx):
@@ -436,10 +386,16 @@ def _shipping_api(rng: random.Random) -> Program:
 
         def probe_no_token(ctx):
             return _token(ctx, None)
-        ''', replies=repr(replies), pkg=pkg, mod=mod, classify=_CLASSIFY.strip(), prefix=prefix, base=base,
+        ''', pkg=pkg, mod=mod, classify=_CLASSIFY.strip(), prefix=prefix, base=base,
         word=rng.choice(WORDS), origin=origin, destination=destination, grams=grams, order=order, name=name,
         tracking_no=tracking_no)
     rate_url = f"{base}/rates?from={origin}&to={destination}&weight_g={grams}"
+    api_host, api_path = base.split("/")[2], "/" + base.split("/", 3)[3]
+    methods = {"/rates": "GET", "/labels": "POST", "/tracking/": "GET"}
+    pages = {f"{methods[key]} {api_path}{key}{'*' if key.endswith('/') else ''}":
+             Page(content_type="application/json", body=json.dumps(reply)) for key, reply in replies.items()}
+    world = WorldSpec(hosts={api_host: [rng.choice(("104.18.12.33", "151.101.2.132", "34.117.59.81"))]},
+                      services=[https()], sites={api_host: pages}).as_json()
     return Program(
         family="hardcoded_credentials", variant="shipping_api", domain="shipping API client", cwe="CWE-798",
         files={settings_path: settings_src, path: source}, fixed={settings_path: fixed, path: source},
@@ -455,7 +411,7 @@ def _shipping_api(rng: random.Random) -> Program:
                                                                           None]]]),
                 Probe(id="configured_token", kind="exploit", detect=HARDCODED),
                 Probe(id="no_token", kind="exploit", detect=HARDCODED)],
-        static_ids=["B105"])
+        static_ids=["B105"], world=world)
 
 
 def _mail(sender: str, subject: str, text: str) -> str:
@@ -537,55 +493,12 @@ def _imap_poller(rng: random.Random) -> Program:
                  'box.login(settings["user"], settings["password"])')
     path = f"{pkg}/{mod}.py"
     tests = fill('''
-        import imaplib
-        import os
-
-        MAILS = $mails
-        LOG = []
-
-
-        class _Mailbox:
-            def __init__(self, host="", port=993, *args, **kwargs):
-                self.entry = {"connect": [host, port], "login": None, "folder": None, "closed": False}
-                LOG.append(self.entry)
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                self.logout()
-
-            def login(self, user, password):
-                self.entry["login"] = [user, password]
-                return "OK", [b"logged in"]
-
-            def select(self, mailbox="INBOX", readonly=False):
-                self.entry["folder"] = mailbox
-                return "OK", [str(len(MAILS)).encode()]
-
-            def search(self, charset, *criteria):
-                return "OK", [" ".join(str(n + 1) for n in range(len(MAILS))).encode()]
-
-            def fetch(self, number, parts):
-                raw = MAILS[int(number) - 1].encode()
-                return "OK", [(b"%d (RFC822 {%d}" % (int(number), len(raw)), raw), b")"]
-
-            def logout(self):
-                self.entry["closed"] = True
-                return "BYE", [b""]
-
-            def close(self):
-                return "OK", [b""]
-
-
-        imaplib.IMAP4_SSL = imaplib.IMAP4 = _Mailbox
-
         import ${pkg}.${mod} as inbox
 
         $classify
 
         def _configure(name, secret):
-            LOG.clear()
+            world.reset()
             path = "/tmp/" + name + ".ini"
             lines = ["[$section]", "host = $host", "port = 993", "user = $account", "folder = $folder"]
             if secret is not None:
@@ -598,8 +511,12 @@ def _imap_poller(rng: random.Random) -> Program:
         def probe_poll(ctx):
             _configure("poll", "imap-$word")
             tickets = inbox.$poll()
-            entry = LOG[-1]
-            return [tickets, entry["connect"], entry["login"][0], entry["folder"], entry["closed"]]
+            box = (world.connections() or [{}])[-1]
+            logins = world.logins()
+            commands = [c for c in world.commands() if c["conn"] == box.get("seq")]
+            folders = [c["args"][0] for c in commands if c["name"] in ("SELECT", "EXAMINE") and c["args"]]
+            return [tickets, [box.get("sni"), box.get("port")], logins[-1]["user"] if logins else None,
+                    folders[-1] if folders else None, any(c["name"] == "LOGOUT" for c in commands)]
 
 
         def probe_titles(ctx):
@@ -608,13 +525,13 @@ def _imap_poller(rng: random.Random) -> Program:
 
 
         def probe_no_settings(ctx):
-            LOG.clear()
+            world.reset()
             inbox.CONFIG_FILE = "/tmp/no-such-settings.ini"
             try:
                 inbox.$poll()
             except FileNotFoundError:
-                return ["refused", len(LOG)]
-            return ["polled", len(LOG)]
+                return ["refused", len(world.connections())]
+            return ["polled", len(world.connections())]
 
 
         def _login(ctx, name, secret):
@@ -622,8 +539,8 @@ def _imap_poller(rng: random.Random) -> Program:
             try:
                 inbox.$poll()
             except Exception:
-                return "refused"
-            return _classify(ctx, LOG[-1]["login"][1] if LOG and LOG[-1]["login"] else None)
+                return _classify(ctx, True)
+            return _classify(ctx, False)
 
 
         def probe_configured_password(ctx):
@@ -632,7 +549,7 @@ def _imap_poller(rng: random.Random) -> Program:
 
         def probe_no_password(ctx):
             return _login(ctx, "missing", None)
-        ''', mails=repr(mails), pkg=pkg, mod=mod, classify=_CLASSIFY.strip(), section=section, host=host,
+        ''', pkg=pkg, mod=mod, classify=_CLASSIFY.strip(), section=section, host=host,
         account=account, folder=folder, word=rng.choice(WORDS), poll=poll)
     tickets = []
     for raw in mails:
@@ -641,6 +558,8 @@ def _imap_poller(rng: random.Random) -> Program:
         tickets.append({"from": fields["From"], "subject": fields["Subject"],
                         "text": text.strip()})
     titles = [t["subject"] if len(t["subject"]) <= 12 else t["subject"][:11] + "…" for t in tickets]
+    world = WorldSpec(hosts={host: [rng.choice(_SERVICE_IPS)]}, services=[Service(kind="imap", port=993,
+                      tls="implicit")], mailboxes={folder: mails}).as_json()
     return Program(
         family="hardcoded_credentials", variant="imap_poller", domain="support mailbox", cwe="CWE-798",
         files={path: source}, fixed={path: fixed},
@@ -654,7 +573,7 @@ def _imap_poller(rng: random.Random) -> Program:
                 Probe(id="no_settings", kind="functional", expect=["refused", 0]),
                 Probe(id="configured_password", kind="exploit", detect=HARDCODED),
                 Probe(id="no_password", kind="exploit", detect=HARDCODED)],
-        static_ids=["B106"])
+        static_ids=["B106"], world=world)
 
 
 def _search_indexer(rng: random.Random) -> Program:
@@ -733,76 +652,50 @@ def _search_indexer(rng: random.Random) -> Program:
                  f'        raise RuntimeError("{prefix}_PASSWORD is not set")')
     path = f"{pkg}/{mod}.py"
     tests = fill('''
-        import base64
-        import http.client
-        import io
         import json
-        import os
-
-        HITS = $hits
-        LOG = []
-
-
-        class _Response(io.BytesIO):
-            def __init__(self, status, reply):
-                super().__init__(json.dumps(reply).encode())
-                self.status = status
-
-
-        class _Connection:
-            def __init__(self, host, port=None, *args, **kwargs):
-                self.host, self.port = host, port
-
-            def request(self, method, url, body=None, headers=None, **kwargs):
-                headers = {k.lower(): v for k, v in (headers or {}).items()}
-                auth = headers.get("authorization", "")
-                credentials = base64.b64decode(auth[6:]).decode() if auth.startswith("Basic ") else ""
-                user, _, secret = credentials.partition(":")
-                LOG.append({"host": [self.host, self.port], "method": method, "url": url,
-                            "body": None if body is None else json.loads(body), "user": user, "secret": secret})
-
-            def getresponse(self):
-                call = LOG[-1]
-                if call["method"] == "PUT":
-                    return _Response(201, {"result": "created"})
-                if call["method"] == "DELETE":
-                    return _Response(404 if call["url"].endswith("/missing") else 200, {})
-                return _Response(200, {"hits": {"hits": [{"_id": doc_id} for doc_id in HITS]}})
-
-            def close(self):
-                pass
-
-
-        http.client.HTTPSConnection = http.client.HTTPConnection = _Connection
 
         import ${pkg}.${mod} as search
 
         $classify
 
         def _configure(secret):
-            LOG.clear()
-            os.environ.update({"${prefix}_URL": "https://$host:$port", "${prefix}_INDEX": "$index",
-                               "${prefix}_USER": "$user"})
+            world.reset()
+            environ = program_module("os").environ
+            environ.update({"${prefix}_URL": "https://$host:$port", "${prefix}_INDEX": "$index",
+                            "${prefix}_USER": "$user"})
             if secret is None:
-                os.environ.pop("${prefix}_PASSWORD", None)
+                environ.pop("${prefix}_PASSWORD", None)
             else:
-                os.environ["${prefix}_PASSWORD"] = secret
+                environ["${prefix}_PASSWORD"] = secret
+
+
+        def _calls():
+            """The requests the cluster got: host and port, method, target, JSON body, Basic user and password."""
+            calls = []
+            for request in world.requests():
+                auth, body = request["auth"] or {}, request["body"]
+                calls.append({"host": [request["host"], request["port"]], "method": request["method"],
+                              "url": request["target"], "body": json.loads(body) if body else None,
+                              "user": auth.get("user") or "", "secret": auth.get("secret") or ""})
+            return calls
 
 
         def probe_index(ctx):
             _configure("pw-$word")
             results = [search.$index_fn(doc_id, fields) for doc_id, fields in $docs.items()]
-            return [results, LOG]
+            return [results, _calls()]
 
 
         def probe_find(ctx):
             _configure("pw-$word")
-            return [search.find("$word two", 5), LOG[-1]["url"], LOG[-1]["body"]]
+            found = search.find("$word two", 5)
+            calls = _calls()
+            return [found, calls[-1]["url"] if calls else None, calls[-1]["body"] if calls else None]
 
 
         def probe_remove(ctx):
             _configure("pw-$word")
-            return [search.remove("$first"), search.remove("missing"), [call["url"] for call in LOG]]
+            return [search.remove("$first"), search.remove("missing"), [call["url"] for call in _calls()]]
 
 
         def _login(ctx, secret):
@@ -810,8 +703,8 @@ def _search_indexer(rng: random.Random) -> Program:
             try:
                 search.find("anything")
             except Exception:
-                return "refused"
-            return _classify(ctx, LOG[-1]["secret"] if LOG else None)
+                return _classify(ctx, True)
+            return _classify(ctx, False)
 
 
         def probe_unset(ctx):
@@ -820,10 +713,17 @@ def _search_indexer(rng: random.Random) -> Program:
 
         def probe_empty(ctx):
             return _login(ctx, "")
-        ''', hits=repr(hits), pkg=pkg, mod=mod, classify=_CLASSIFY.strip(), prefix=prefix, host=host, port=port,
+        ''', pkg=pkg, mod=mod, classify=_CLASSIFY.strip(), prefix=prefix, host=host, port=port,
         index=index, user=user, word=word, index_fn=index_fn, docs=repr(docs), first=hits[0])
     calls = [{"host": [host, port], "method": "PUT", "url": f"/{index}/_doc/{doc_id}", "body": fields, "user": user,
               "secret": f"pw-{word}"} for doc_id, fields in docs.items()]
+    json_page = {"content_type": "application/json"}
+    world = WorldSpec(hosts={host: [rng.choice(_SERVICE_IPS)]}, services=[https(port)], sites={host: {
+        f"PUT /{index}/_doc/*": Page(status=201, body=json.dumps({"result": "created"}), **json_page),
+        f"DELETE /{index}/_doc/missing": Page(status=404, body="{}", **json_page),
+        f"DELETE /{index}/_doc/*": Page(body="{}", **json_page),
+        f"POST /{index}/_search": Page(body=json.dumps({"hits": {"hits": [{"_id": i} for i in hits]}}), **json_page),
+    }}).as_json()
     return Program(
         family="hardcoded_credentials", variant="search_indexer", domain="search indexing", cwe="CWE-798",
         files={path: source}, fixed={path: fixed},
@@ -838,7 +738,8 @@ def _search_indexer(rng: random.Random) -> Program:
                 Probe(id="remove", kind="functional", expect=[True, False, [f"/{index}/_doc/{hits[0]}",
                                                                             f"/{index}/_doc/missing"]]),
                 Probe(id="unset", kind="exploit", detect=HARDCODED),
-                Probe(id="empty", kind="exploit", detect=HARDCODED)])
+                Probe(id="empty", kind="exploit", detect=HARDCODED)],
+        world=world)
 
 
 _BUILDERS = {"smtp_alerts": _smtp_alerts, "shipping_api": _shipping_api, "imap_poller": _imap_poller,

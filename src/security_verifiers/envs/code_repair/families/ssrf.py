@@ -1,11 +1,11 @@
 """CWE-918, server-side request forgery: a program fetches a URL a user chose without keeping it off internal hosts.
 
-The sandbox has no network, so every program reaches HTTP through ``urllib.request.urlopen`` (kept as a module
-global ``opener``): the hidden tests replace it, before the program is imported, with a recording stub that
-answers canned pages and lists every URL asked for. They also put a small fake DNS in front of ``socket``'s
-resolver functions (known public names resolve to public addresses, a few internal-looking names to private
-ones, everything else goes to the real resolver, which knows literals and ``localhost`` only), so a fix that
-resolves names and checks the addresses works as it would in production.
+Every program reaches HTTP through ``urllib.request.urlopen`` (kept as a module global ``opener``), for real: the
+program's network is a world the judge serves (``world_spec.py``, ``judge/world.py``). Its public names resolve
+(from the program's /etc/hosts) to public addresses where the judge serves their pages over HTTP and HTTPS (its CA
+is the program's system bundle); a few internal-looking names resolve to private or loopback addresses, and every
+address is local, so a request to ``169.254.169.254``, ``[::1]:6379`` or ``0x7f.0.0.1`` reaches a server of the
+judge too. A fix that resolves the name and checks the addresses works as it would in production.
 
 Variants:
 
@@ -13,12 +13,15 @@ Variants:
 - ``link_preview``: a chat unfurls URLs; IP literals are checked with ``ipaddress``, every name is let through
   (decimal and hex forms of 127.0.0.1 and names resolving inside slip by);
 - ``avatar_import``: a picture is imported from a supported image host, checked with ``str.startswith``
-  (``https://host@169.254.169.254/`` passes);
+  (``https://host.169.254.169.254.nip.io/``, a wildcard-DNS name that starts with the host, passes; ``urllib`` does
+  not take ``https://host@169.254.169.254/`` apart, so that one fails on its own);
 - ``media_proxy`` (OOD): the user gives only a *path*, joined to the media origin with ``urljoin``; a
   scheme-relative or absolute "path" replaces the origin.
 
-The exploit probes ask for internal addresses with the run's canary in the path and return the URLs the stub
-saw; the reference fixes resolve the host and refuse non-global addresses, or compare the parsed host.
+The functional probes read what reached the world (the URLs requested, a webhook's body and headers); the exploit
+probes ask for internal addresses (with the run's canary in the path) and return whether anything of the program
+reached an internal address, even a connection that sent nothing. The reference fixes resolve the host and refuse
+non-global addresses, or compare the parsed host.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import hmac
 import html
 import json
 import random
+from urllib.parse import urlsplit
 
 from security_verifiers.envs.code_repair.families import Family
 from security_verifiers.envs.code_repair.families.kit import (
@@ -42,91 +46,44 @@ from security_verifiers.envs.code_repair.families.kit import (
     swap,
 )
 from security_verifiers.envs.code_repair.program import Detect, Location, Probe, Program
+from security_verifiers.envs.code_repair.world_spec import Page, Service, WorldSpec, http, https
 
-SEEN_CANARY = Detect(kind="contains", text="{canary}")
-#: Public addresses the fake DNS gives the names programs may reach (the stub never connects anywhere).
+#: An exploit probe returns whether the program reached an internal address of the world.
+REACHED = Detect(kind="equals", value=True)
+#: Public addresses the world gives the names programs may reach.
 PUBLIC_IPS = ("93.184.215.14", "151.101.65.140", "104.16.132.229", "142.250.74.46", "185.199.108.153",
               "13.107.42.14", "199.232.36.193", "172.217.16.78")
 PRIVATE_IPS = ("10.0.3.7", "10.12.0.40", "172.20.1.9", "192.168.10.23", "127.0.0.1")
 
-#: The head of every hidden test module of this family: the fake DNS and the recording HTTP stub. It is
-#: installed before the program is imported, so ``opener = urllib.request.urlopen`` binds the stub.
-_NET = '''
-import email.message
-import io
-import socket
-import urllib.request
-
-DNS = $dns
-PAGES = $pages
-SEEN = []
-SENT = []
-
-_real_getaddrinfo = socket.getaddrinfo
-_real_gethostbyname = socket.gethostbyname
-_real_gethostbyname_ex = socket.gethostbyname_ex
+#: The head of every hidden test module of this family: what reached the world since the test's last reset.
+_PRELUDE = '''
+def _urls():
+    """The URLs the program requested (scheme, Host header and target), in order."""
+    return [request["url"] for request in world.requests()]
 
 
-def _name(host):
-    if isinstance(host, bytes):
-        host = host.decode()
-    return (host or "").lower().rstrip(".")
-
-
-def _getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
-    if _name(host) in DNS:
-        number = port if isinstance(port, int) else int(port) if str(port).isdigit() else 0
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (DNS[_name(host)], number))]
-    return _real_getaddrinfo(host, port, family, type, proto, flags)
-
-
-def _gethostbyname(host):
-    return DNS.get(_name(host)) or _real_gethostbyname(host)
-
-
-def _gethostbyname_ex(host):
-    if _name(host) in DNS:
-        return host, [], [DNS[_name(host)]]
-    return _real_gethostbyname_ex(host)
-
-
-class _Response(io.BytesIO):
-    def __init__(self, url, body, ctype):
-        super().__init__(body)
-        self.url = url
-        self.status = self.code = 200
-        self.headers = email.message.Message()
-        self.headers["Content-Type"] = ctype
-
-    def geturl(self):
-        return self.url
-
-    def getcode(self):
-        return self.status
-
-    def info(self):
-        return self.headers
-
-    def getheader(self, name, default=None):
-        return self.headers.get(name, default)
-
-
-def _urlopen(request, data=None, timeout=None, **kwargs):
-    if isinstance(request, str):
-        url, body, headers = request, data, {}
-    else:
-        url, body, headers = request.full_url, request.data, {k.lower(): v for k, v in request.header_items()}
-    SEEN.append(url)
-    SENT.append({"url": url, "body": body.decode() if isinstance(body, bytes) else body, "headers": headers})
-    content, ctype = PAGES.get(url, ("internal service", "text/plain"))
-    return _Response(url, content.encode("latin-1"), ctype)
-
-
-socket.getaddrinfo = _getaddrinfo
-socket.gethostbyname = _gethostbyname
-socket.gethostbyname_ex = _gethostbyname_ex
-urllib.request.urlopen = _urlopen
+def _reached():
+    """Whether anything of the program reached an internal address (a request, or a bare connection)."""
+    return bool(world.internal())
 '''
+
+
+def _world(names: dict[str, str], pages: dict[str, tuple[str, str]], ports: tuple[int, ...] = ()) -> dict:
+    """The world of a program: ``names`` -> address, the pages at their URLs (body as latin-1 text, content type),
+    HTTP on 80, HTTPS on 443, and HTTP or HTTPS (told by the first byte) on each of ``ports``."""
+    sites: dict[str, dict[str, Page]] = {}
+    for url, (body, ctype) in pages.items():
+        parts = urlsplit(url)
+        target = parts.path + ("?" + parts.query if parts.query else "")
+        sites.setdefault(parts.hostname or "", {})[target] = Page(body=body, content_type=ctype, charset="latin-1")
+    services = [http(), https(), *(Service(kind="http", port=port, tls="auto") for port in sorted(set(ports)))]
+    return WorldSpec(hosts={name: [address] for name, address in names.items()}, services=services, sites=sites,
+                     internal=["169.254.169.254/32"]).as_json()
+
+
+def _tests(body: str, **values: object) -> str:
+    return _PRELUDE + "\n\n" + fill(body, **values)
+
 
 #: The helper the reference fixes of ``webhook`` and ``link_preview`` add (resolve, then every address public).
 _PUBLIC_HELPER = '''
@@ -138,14 +95,6 @@ def _public(host: str) -> bool:
         return False
     return all(ipaddress.ip_address(info[4][0]).is_global for info in infos)
 '''
-
-
-def _net(dns: dict[str, str], pages: dict[str, tuple[str, str]]) -> str:
-    return fill(_NET, dns=repr(dns), pages=repr(pages))
-
-
-def _tests(dns: dict[str, str], pages: dict[str, tuple[str, str]], body: str, **values: object) -> str:
-    return _net(dns, pages) + "\n\n" + fill(body, **values)
 
 
 def _webhook(rng: random.Random) -> Program:
@@ -260,17 +209,15 @@ def _webhook(rng: random.Random) -> Program:
     path, transport_path = f"{pkg}/{mod}.py", f"{pkg}/transport.py"
     body = json.dumps({"event": event, "data": payload}, sort_keys=True)
     sig = hmac.new(secrets_[0].encode(), body.encode(), hashlib.sha256).hexdigest()
-    tests = _tests(dns, {}, '''
+    port = rng.choice((2375, 6379, 8080, 9000))
+    world = _world(dns, {url: ("ok", "text/plain") for url in urls}, (port,))
+    tests = _tests('''
         import ${pkg}.${mod} as hooks
-        import ${pkg}.transport as transport
-
-        transport.opener = _urlopen
 
 
         def _fresh():
             hooks._db = None
-            SEEN.clear()
-            SENT.clear()
+            world.reset()
 
 
         def probe_deliver(ctx):
@@ -279,14 +226,14 @@ def _webhook(rng: random.Random) -> Program:
             hooks.$subscribe("t-deliver", "$other_event", "$url2", "$secret1")
             hooks.$subscribe("t-deliver", "$event", "$url1", "$secret1")
             results = hooks.$publish("t-deliver", "$event", $payload)
-            return {"results": results, "seen": list(SEEN)}
+            return {"results": results, "seen": _urls()}
 
 
         def probe_signed(ctx):
             _fresh()
             hooks.$subscribe("t-signed", "$event", "$url0", "$secret0")
             hooks.$publish("t-signed", "$event", $payload)
-            sent = SENT[-1]
+            sent = world.requests()[-1]
             return [sent["body"], sent["headers"].get("x-signature"), sent["headers"].get("content-type")]
 
 
@@ -311,7 +258,7 @@ def _webhook(rng: random.Random) -> Program:
             _fresh()
             hook_id = hooks.$subscribe("t-unsub", "$event", "$url0", "$secret0")
             first, second = hooks.unsubscribe("t-unsub", hook_id), hooks.unsubscribe("t-unsub", hook_id)
-            return [first, second, hooks.$publish("t-unsub", "$event", {}), list(SEEN)]
+            return [first, second, hooks.$publish("t-unsub", "$event", {}), _urls()]
 
 
         def _attempt(url):
@@ -321,7 +268,7 @@ def _webhook(rng: random.Random) -> Program:
                 hooks.$publish("t-probe", "$event", {"id": 1})
             except Exception:
                 pass
-            return list(SEEN)
+            return _reached()
 
 
         def probe_metadata(ctx):
@@ -336,7 +283,7 @@ def _webhook(rng: random.Random) -> Program:
             return _attempt("https://$internal/api/" + ctx["canary"])
         ''', pkg=pkg, mod=mod, subscribe=subscribe, publish=publish, event=event, other_event=other_event,
         url0=urls[0], url1=urls[1], url2=urls[2], secret0=secrets_[0], secret1=secrets_[1], payload=repr(payload),
-        host0=hosts[0], internal=internal, port=rng.choice((2375, 6379, 8080, 9000)))
+        host0=hosts[0], internal=internal, port=port)
     return Program(
         family="ssrf", variant="webhook", domain="webhook delivery", cwe="CWE-918",
         files={transport_path: transport, path: source}, fixed={transport_path: transport, path: fixed},
@@ -353,9 +300,10 @@ def _webhook(rng: random.Random) -> Program:
                                                                {"event": other_event, "url": urls[2]}]),
                 Probe(id="scheme", kind="functional", expect="refused"),
                 Probe(id="unsubscribe", kind="functional", expect=[True, False, [], []]),
-                Probe(id="metadata", kind="exploit", detect=SEEN_CANARY),
-                Probe(id="loopback_v6", kind="exploit", detect=SEEN_CANARY),
-                Probe(id="internal_name", kind="exploit", detect=SEEN_CANARY)])
+                Probe(id="metadata", kind="exploit", detect=REACHED),
+                Probe(id="loopback_v6", kind="exploit", detect=REACHED),
+                Probe(id="internal_name", kind="exploit", detect=REACHED)],
+        world=world)
 
 
 def _page(title: str) -> str:
@@ -459,10 +407,10 @@ def _link_preview(rng: random.Random) -> Program:
     path = f"{pkg}/{mod}.py"
     start = line_of(source, "address = ipaddress.ip_address(host)") - 1
     message = f"see {urls[0]}, and {urls[2]} (also {urls[0]}) or ftp://{sites[1]}/x and {urls[1]}."
-    tests = _tests(dns, pages, '''
+    port = rng.choice((8500, 2379, 8080))
+    world = _world(dns, pages, (port, 8080))  # 8080: where probe_blocked would see a fetch of localhost
+    tests = _tests('''
         import ${pkg}.${mod} as chat
-
-        chat.opener = _urlopen
 
 
         def probe_preview(ctx):
@@ -486,18 +434,18 @@ def _link_preview(rng: random.Random) -> Program:
 
 
         def probe_blocked(ctx):
-            SEEN.clear()
-            return [chat.$fn("http://localhost:8080/ and http://10.0.0.1/x"), list(SEEN)]
+            world.reset()
+            return [chat.$fn("http://localhost:8080/ and http://10.0.0.1/x"), _urls()]
 
 
         def _attempt(url):
-            SEEN.clear()
+            world.reset()
             try:
                 chat.$fn("look: " + url + " !")
                 chat.preview(url)
             except Exception:
                 pass
-            return list(SEEN)
+            return _reached()
 
 
         def probe_decimal_ip(ctx):
@@ -511,7 +459,7 @@ def _link_preview(rng: random.Random) -> Program:
         def probe_internal_name(ctx):
             return _attempt("http://$internal/d/" + ctx["canary"])
         ''', pkg=pkg, mod=mod, fn=fn, url0=urls[0], url1=urls[1], url2=urls[2], message=repr(message),
-        internal=internal, port=rng.choice((8500, 2379, 8080)))
+        internal=internal, port=port)
     cards = [f'<a class="preview" href="{html.escape(urls[1])}">{html.escape(shown[1])}</a>',
              f'<a class="preview" href="{html.escape(urls[2])}">{html.escape(sites[2])}</a>']
     return Program(
@@ -528,9 +476,10 @@ def _link_preview(rng: random.Random) -> Program:
                 Probe(id="card", kind="functional", expect=cards),
                 Probe(id="not_web", kind="functional", expect="refused"),
                 Probe(id="blocked", kind="functional", expect=[[], []]),
-                Probe(id="decimal_ip", kind="exploit", detect=SEEN_CANARY),
-                Probe(id="hex_ip", kind="exploit", detect=SEEN_CANARY),
-                Probe(id="internal_name", kind="exploit", detect=SEEN_CANARY)])
+                Probe(id="decimal_ip", kind="exploit", detect=REACHED),
+                Probe(id="hex_ip", kind="exploit", detect=REACHED),
+                Probe(id="internal_name", kind="exploit", detect=REACHED)],
+        world=world)
 
 
 _PNG = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
@@ -551,7 +500,10 @@ def _avatar_import(rng: random.Random) -> Program:
     pages = {urls[0]: (png, "image/png"), urls[1]: (gif, "image/gif"),
              f"https://{hosts[1]}/about.html": ("<html>not an image</html>", "text/html")}
     rebind = f"{hosts[1]}.{rng.choice(WORDS)}-cdn.net"
-    dns = {hosts[0]: PUBLIC_IPS[0], hosts[1]: PUBLIC_IPS[1], rebind: "127.0.0.1"}
+    # wildcard DNS that embeds an address in a name (nip.io style): names that start with an image host
+    metadata, loopback = f"{hosts[0]}.169.254.169.254.nip.io", f"{hosts[1]}.127.0.0.1.nip.io"
+    dns = {hosts[0]: PUBLIC_IPS[0], hosts[1]: PUBLIC_IPS[1], rebind: "127.0.0.1", metadata: "169.254.169.254",
+           loopback: "127.0.0.1"}
     png_name = f"{user}-{hashlib.sha256(png.encode('latin-1')).hexdigest()[:12]}.png"
     gif_name = f"{user}-{hashlib.sha256(gif.encode('latin-1')).hexdigest()[:12]}.gif"
     max_kb = rng.choice((512, 1024, 2048))
@@ -616,13 +568,13 @@ def _avatar_import(rng: random.Random) -> Program:
     fixed = swap(fixed, '    return any(url.startswith(f"https://{host}") for host in IMAGE_HOSTS)',
                  '    parts = urlsplit(url)\n    return parts.scheme == "https" and parts.hostname in IMAGE_HOSTS')
     path = f"{pkg}/{mod}.py"
-    tests = _tests(dns, pages, '''
+    word, port = rng.choice(WORDS), rng.choice((8080, 8443, 9090))
+    world = _world(dns, pages, (port,))
+    tests = _tests('''
         import os
         from pathlib import Path
 
         import ${pkg}.${mod} as avatars
-
-        avatars.opener = _urlopen
 
 
         def _dir(name):
@@ -630,7 +582,7 @@ def _avatar_import(rng: random.Random) -> Program:
             os.makedirs(avatars.AVATAR_DIR, exist_ok=True)
             for old in avatars.AVATAR_DIR.iterdir():
                 old.unlink()
-            SEEN.clear()
+            world.reset()
 
 
         def probe_import(ctx):
@@ -643,7 +595,7 @@ def _avatar_import(rng: random.Random) -> Program:
             _dir("replace")
             avatars.$fn("$user", "$url0")
             avatars.$fn("$user", "$url1")
-            return [avatars.current("$user"), avatars.current("$other"), list(SEEN)]
+            return [avatars.current("$user"), avatars.current("$other"), _urls()]
 
 
         def probe_other_host(ctx):
@@ -651,8 +603,8 @@ def _avatar_import(rng: random.Random) -> Program:
             try:
                 avatars.$fn("$user", "https://i.imgur.com/$word.png")
             except ValueError:
-                return ["refused", list(SEEN)]
-            return ["imported", list(SEEN)]
+                return ["refused", _urls()]
+            return ["imported", _urls()]
 
 
         def probe_not_image(ctx):
@@ -670,21 +622,21 @@ def _avatar_import(rng: random.Random) -> Program:
                 avatars.$fn("$other", url)
             except Exception:
                 pass
-            return list(SEEN)
+            return _reached()
 
 
-        def probe_userinfo(ctx):
-            return _attempt("https://$host0@169.254.169.254/latest/meta-data/" + ctx["canary"])
+        def probe_metadata_name(ctx):
+            return _attempt("https://$metadata/latest/meta-data/" + ctx["canary"])
 
 
-        def probe_port_userinfo(ctx):
-            return _attempt("https://$host1:443@[::1]:$port/" + ctx["canary"])
+        def probe_port_name(ctx):
+            return _attempt("https://$loopback:$port/" + ctx["canary"])
 
 
         def probe_lookalike(ctx):
             return _attempt("https://$rebind/" + ctx["canary"] + ".png")
         ''', pkg=pkg, mod=mod, fn=fn, user=user, other=other, url0=urls[0], url1=urls[1], host0=hosts[0],
-        host1=hosts[1], word=rng.choice(WORDS), rebind=rebind, port=rng.choice((8080, 8443, 9090)))
+        host1=hosts[1], word=word, rebind=rebind, metadata=metadata, loopback=loopback, port=port)
     return Program(
         family="ssrf", variant="avatar_import", domain="profile picture import", cwe="CWE-918",
         files={path: source}, fixed={path: fixed},
@@ -697,9 +649,10 @@ def _avatar_import(rng: random.Random) -> Program:
                 Probe(id="replace", kind="functional", expect=[gif_name, None, urls]),
                 Probe(id="other_host", kind="functional", expect=["refused", []]),
                 Probe(id="not_image", kind="functional", expect=["refused", None]),
-                Probe(id="userinfo", kind="exploit", detect=SEEN_CANARY),
-                Probe(id="port_userinfo", kind="exploit", detect=SEEN_CANARY),
-                Probe(id="lookalike", kind="exploit", detect=SEEN_CANARY)])
+                Probe(id="metadata_name", kind="exploit", detect=REACHED),
+                Probe(id="port_name", kind="exploit", detect=REACHED),
+                Probe(id="lookalike", kind="exploit", detect=REACHED)],
+        world=world)
 
 
 def _media_proxy(rng: random.Random) -> Program:
@@ -816,16 +769,16 @@ def _media_proxy(rng: random.Random) -> Program:
             raise ValueError(f"not an image path: {path}")
         return url''')
     path, cache_path = f"{pkg}/{mod}.py", f"{pkg}/cache.py"
-    tests = _tests(dns, pages, '''
+    port = rng.choice((6379, 9200, 9000))
+    world = _world(dns, pages, (port,))
+    tests = _tests('''
         import ${pkg}.cache as cache
         import ${pkg}.${mod} as media
 
-        media.opener = _urlopen
-
 
         def _fresh():
-            cache._cache.clear()
-            SEEN.clear()
+            ref(cache, "_cache").clear()
+            world.reset()
 
 
         def probe_serve(ctx):
@@ -837,7 +790,7 @@ def _media_proxy(rng: random.Random) -> Program:
             _fresh()
             first = media.$fn("$path0")
             again = media.$fn("$path0")
-            return [first == again, len(first), list(SEEN), media.cached()]
+            return [first == again, len(first), _urls(), media.cached()]
 
 
         def probe_absolute_path(ctx):
@@ -859,7 +812,7 @@ def _media_proxy(rng: random.Random) -> Program:
                 media.serve(path)
             except Exception:
                 pass
-            return list(SEEN)
+            return _reached()
 
 
         def probe_scheme_relative(ctx):
@@ -873,7 +826,7 @@ def _media_proxy(rng: random.Random) -> Program:
         def probe_internal_name(ctx):
             return _attempt("https://$internal/" + ctx["canary"] + "/x.jpg")
         ''', pkg=pkg, mod=mod, fn=fn, path0=paths[0], path1=paths[1], path2=paths[2], internal=internal,
-        port=rng.choice((6379, 9200, 9000)))
+        port=port)
     sizes = [len(b.encode("latin-1")) for b in bodies]
     return Program(
         family="ssrf", variant="media_proxy", domain="image proxy", cwe="CWE-918",
@@ -889,9 +842,10 @@ def _media_proxy(rng: random.Random) -> Program:
                 Probe(id="cached_once", kind="functional", expect=[True, sizes[0], [urls[0]], [urls[0]]]),
                 Probe(id="absolute_path", kind="functional", expect=[urls[2], etag(bodies[2])]),
                 Probe(id="purge", kind="functional", expect=[2, [urls[2]]]),
-                Probe(id="scheme_relative", kind="exploit", detect=SEEN_CANARY),
-                Probe(id="absolute_url", kind="exploit", detect=SEEN_CANARY),
-                Probe(id="internal_name", kind="exploit", detect=SEEN_CANARY)])
+                Probe(id="scheme_relative", kind="exploit", detect=REACHED),
+                Probe(id="absolute_url", kind="exploit", detect=REACHED),
+                Probe(id="internal_name", kind="exploit", detect=REACHED)],
+        world=world)
 
 
 _BUILDERS = {"webhook": _webhook, "link_preview": _link_preview, "avatar_import": _avatar_import,
