@@ -403,3 +403,25 @@ def test_callers_are_disguised_per_run() -> None:
         assert "carry_out" not in made["serve"] and "_reply_text" not in made["encoder"]["code"]
         compile(made["serve"], "serve", "exec")
         compile(made["encoder"]["code"], "encoder", "exec")
+
+
+DEFERRED = SAFE + '''
+
+import threading
+import time
+
+
+def run(name):
+    """Answers at once; the shell command runs a moment later, in a thread (as a job queue would)."""
+    def later():
+        time.sleep(0.2)
+        subprocess.run("echo " + name, shell=True, capture_output=True)
+    threading.Thread(target=later).start()
+    return subprocess.run(["echo", name], capture_output=True, text=True).stdout.strip()
+'''
+
+
+def test_an_effect_deferred_past_its_probe_still_counts() -> None:
+    task = program(SHELL, SAFE, SHELL_TESTS, SHELL_PROBES)
+    run = execute(task, {"app/core.py": textwrap.dedent(DEFERRED).lstrip() + PAD})
+    assert judge(task, run).exploited == ["inject"]

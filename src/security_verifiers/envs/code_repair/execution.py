@@ -92,6 +92,9 @@ class Execution:
     canary: str
     wall_s: float
     setup_error: dict[str, Any] | None = None
+    #: Per phase, what showed after the probes: markers of any probe created at any time (``markers``: probe ids)
+    #: and the world's internal connections after the last probe (``internal``: a count).
+    late: list[dict[str, Any]] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
     judge_stderr: str = ""
 
@@ -265,6 +268,8 @@ def execute(program: Program, files: Mapping[str, str], run: RunSecrets | None =
             (execution.serve if event["phase"] == "serve" else execution.script)[event["probe"]] = runs
         elif event["event"] == "setup":
             execution.setup_error = {k: v for k, v in event.items() if k != "event"}
+        elif event["event"] == "late":
+            execution.late.append({k: v for k, v in event.items() if k != "event"})
         elif event["event"] == "done":
             execution.stats = event.get("stats", {})
     return execution

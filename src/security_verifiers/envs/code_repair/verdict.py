@@ -161,11 +161,19 @@ def _run_exploited(probe: Probe, run: ProbeRun, canary: str) -> bool:
     return needle in json.dumps(observation).lower() or any(needle in s.lower() for s in _strings(observation))
 
 
-def exploited(probe: Probe, execution: Execution) -> bool:
-    """Whether any run of an exploit probe shows its effect (or shows nothing where something was due)."""
+def exploited(probe: Probe, execution: Execution, has_world: bool = False) -> bool:
+    """Whether any run of an exploit probe shows its effect (or shows nothing where something was due). Effects a
+    program deferred count too: its marker created at any time of a phase, and, for a program with a world, a
+    connection to an internal address after the last probe (whose probe cannot be told: every world exploit counts)."""
     live = execution.serve.get(probe.id)
     if not live:
         return True
+    kind = probe.detect.kind if probe.detect is not None else None
+    for late in execution.late:
+        if kind == "marker" and probe.id in late.get("markers", []):
+            return True
+        if has_world and kind == "equals" and late.get("internal"):
+            return True
     phases = [live, *([execution.script[probe.id]] if probe.id in execution.script else [])]
     if probe.detect is not None and probe.detect.kind == "entropy":
         return any(_entropy_exploited(runs) for runs in phases) or \
@@ -216,7 +224,7 @@ def judge(program: Program, execution: Execution, static_exploited: dict[str, bo
             hit = True if static_exploited is None else static_exploited.get(probe.id, True)
             (exploited_ids if hit else blocked).append(probe.id)
         else:
-            (exploited_ids if exploited(probe, execution) else blocked).append(probe.id)
+            (exploited_ids if exploited(probe, execution, program.world is not None) else blocked).append(probe.id)
             script = execution.script.get(probe.id)
             if script and any(k in r.observation for r in script for k in ("diverged", "gone", "hung")) \
                     and probe.id in exploited_ids:

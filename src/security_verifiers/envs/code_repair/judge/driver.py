@@ -57,6 +57,8 @@ while not _size.endswith(b"\\n"):
     _size += _read(1)
 exec(compile(_read(int(_size)).decode(), "<script>", "exec"))
 """
+#: Seconds a program may go on working after a phase's last probe before it is killed (see ``Judge.late``).
+GRACE_S = 0.5
 #: Longest observation kept (characters of JSON), as before the judge moved out.
 MAX_OBSERVATION = 65536
 
@@ -295,7 +297,7 @@ class Judge:
         text = json.dumps(observation, default=repr, ensure_ascii=True, sort_keys=True)
         observation = {"truncated": text[:MAX_OBSERVATION]} if len(text) > MAX_OBSERVATION else json.loads(text)
         marker = f"{self.c['ctx']['marker']}-{probe_id}"
-        made = sorted({n for n in self.watch.poll()[seen:] if n.startswith(marker)})
+        made = sorted({n for n in self.watch.poll()[seen:] if n == marker})
         effects = {"markers": made or (["?"] if self.watch.overflowed else []), "tampered": self.tampered()}
         if self.world:
             effects["world"] = self.world.since(records)
@@ -348,6 +350,7 @@ class Judge:
                             results[p].append({"observation": {"gone": f"setup: {str(error)[:300]}"},
                                                "effects": {"markers": [], "tampered": self.tampered()}})
                         break
+                    seen = len(self.watch.poll())
                     while pending and self.program is not None and self.program.alive:
                         probe_id = pending.pop(0)
                         start, end = todo[probe_id]
@@ -355,6 +358,7 @@ class Judge:
                         result, _ = self.observe(probe_id, "v1" if run == 2 else "v0", lambda: self.caller,
                                                  block_start=start, block_end=end)
                         results[probe_id].append(result)
+                    self.late("script", seen, self.world.mark() if self.world else 0)
                     self.kill()
             for probe_id in group:
                 emit({"event": "probe", "probe": probe_id, "phase": "script", "runs": results[probe_id]})
@@ -363,6 +367,23 @@ class Judge:
     # -- the run ------------------------------------------------------------------------------------------------------
     def mark(self, what):
         self.stats["ms"][what] = round(1000 * (time.monotonic() - self.t0), 1)
+
+    def late(self, phase, seen, records):
+        """After a phase's last probe: let the program finish what it deferred (while it has other threads or
+        processes than the one that answers, at most :data:`GRACE_S`), then report each marker created at any time of the phase (an exploit whose effect a
+        thread of the program performed later, inside another probe's window or after the last) and the world's
+        internal connections made after the last probe."""
+        if self.program is not None and self.program.alive:
+            end = time.monotonic() + GRACE_S
+            while time.monotonic() < end and self.program.busy():
+                time.sleep(0.02)
+        names = set(self.watch.poll()[seen:])
+        markers = sorted(p for p in self.probes if f"{self.c['ctx']['marker']}-{p}" in names)
+        late = {"event": "late", "phase": phase, "markers": markers}
+        if self.world:
+            self.world.sync()
+            late["internal"] = len([r for r in self.world.since(records) if r.get("internal")])
+        emit(late)
 
     def run(self):
         self.mark("start")
@@ -375,6 +396,7 @@ class Judge:
         order = [p["id"] for p in self.c["probes"]]
         random.Random(self.c["order_seed"]).shuffle(order)
         blocks = {}
+        seen = len(self.watch.poll())
         for probe_id in order:
             runs, blocks[probe_id] = self.run_probe(self.probes[probe_id])
             emit({"event": "probe", "probe": probe_id, "phase": "serve", "runs": runs})
@@ -383,6 +405,7 @@ class Judge:
                     blocks[probe_id] = []
                 elif self.setup_error is None:
                     self.prepare_script()
+        self.late("serve", seen, self.world.mark() if self.world else 0)
         self.kill()
         self.mark("serve")
         if "script" in self.c["phases"] and self.setup_error is None:

@@ -125,9 +125,19 @@ class Program:
         tail = bytes(self.stderr[-300:]).decode("utf-8", "replace").strip()
         return (f" (exit status {code})" if code is not None else "") + (f": {tail}" if tail else "")
 
-    def cpu_seconds(self):
-        """CPU time used so far by this program's sandbox: every process descending from its bubblewrap (read from
-        the judge's /proc: the program's PID namespace is a child of the judge's), reaped children included."""
+    def busy(self):
+        """Whether the program has more going on than the one thread that answers the caller: other threads, or
+        processes it started (its sandbox has bubblewrap, bubblewrap's init and the interpreter)."""
+        mine, _ = self._tree()
+        threads = 0
+        for pid in mine:
+            try:
+                threads += len(os.listdir(f"/proc/{pid}/task"))
+            except OSError:
+                continue
+        return len(mine) > 3 or threads > 3
+
+    def _tree(self):
         parents, stats = {}, {}
         for name in os.listdir("/proc"):
             if not name.isdigit():
@@ -142,8 +152,14 @@ class Program:
         while frontier:
             mine |= frontier
             frontier = {pid for pid, parent in parents.items() if parent in frontier and pid not in mine}
+        return mine & set(stats), stats
+
+    def cpu_seconds(self):
+        """CPU time used so far by this program's sandbox: every process descending from its bubblewrap (read from
+        the judge's /proc: the program's PID namespace is a child of the judge's), reaped children included."""
+        mine, stats = self._tree()
         total = 0.0
-        for pid in mine & set(stats):
+        for pid in mine:
             fields = stats[pid]
             total += (int(fields[13]) + int(fields[14])) / _CLOCK_TICKS  # children already reaped
             try:
