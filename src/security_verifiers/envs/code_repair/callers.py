@@ -58,9 +58,10 @@ def disguise(source: str, seed: int) -> tuple[str, dict[str, str]]:
 
 def _encoder_source() -> str:
     tree = ast.parse(SERVE.read_text(encoding="utf-8"))
-    kept: list[ast.stmt] = [node for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.Assign) and
-            (getattr(node, "name", None) in _ENCODER_PARTS or
-             any(isinstance(t, ast.Name) and t.id in _ENCODER_PARTS for t in getattr(node, "targets", [])))]
+    kept: list[ast.stmt] = [
+        node for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.Assign) and
+        (getattr(node, "name", None) in _ENCODER_PARTS or
+         any(isinstance(t, ast.Name) and t.id in _ENCODER_PARTS for t in getattr(node, "targets", [])))]
     return ast.unparse(ast.Module(body=kept, type_ignores=[]))
 
 

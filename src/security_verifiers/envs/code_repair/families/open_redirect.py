@@ -14,10 +14,11 @@ Variants:
   ("/%2Fhost" passes the check and becomes "//host").
 
 The exploit probes redirect to ``{canary}.evil.example`` (or a host with the canary before "evil"); the reference
-fixes parse with ``urllib.parse`` and compare hosts exactly, or accept only single-slash local paths. A token the program
-draws and the test hands back unchanged (a session) replays as the script run's own token; a sign-in link's token,
-which the test would have to cut out of a URL, goes from one call to the next inside the program (``map`` over the
-program's functions), so that the probe, replayed as a plain script, asks the same requests whatever token it drew.
+fixes parse with ``urllib.parse`` and compare hosts exactly, or accept only single-slash local paths. A token the
+program draws and the test hands back unchanged (a session) replays as the script run's own token; a sign-in link's
+token, which the test would have to cut out of a URL, goes from one call to the next inside the program (``map``
+over the program's functions), so that the probe, replayed as a plain script, asks the same requests whatever token
+it drew.
 """
 
 from __future__ import annotations

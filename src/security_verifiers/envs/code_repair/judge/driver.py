@@ -370,9 +370,9 @@ class Judge:
 
     def late(self, phase, seen, records):
         """After a phase's last probe: let the program finish what it deferred (while it has other threads or
-        processes than the one that answers, at most :data:`GRACE_S`), then report each marker created at any time of the phase (an exploit whose effect a
-        thread of the program performed later, inside another probe's window or after the last) and the world's
-        internal connections made after the last probe."""
+        processes than the one that answers, at most :data:`GRACE_S`), then report each marker created at any time
+        of the phase (an exploit whose effect a thread of the program performed later, inside another probe's
+        window or after the last) and the world's internal connections made after the last probe."""
         if self.program is not None and self.program.alive:
             end = time.monotonic() + GRACE_S
             while time.monotonic() < end and self.program.busy():
