@@ -1,8 +1,11 @@
 """How fast E3 code-repair judges a patch: one item's sandboxed run, and end-to-end items/s.
 
-1. **Sandboxed run**: for every item of the public ``test`` split, the reference fix applied and every probe run
-   (functional and exploit, one sandbox), one item after another; the median and 90th percentile of the run's wall
-   time as the host sees it (sandbox start, driver, probes, teardown). Goal: median at most 150 ms.
+1. **Judged run**: for every item of the public ``test`` split, the reference fix judged as a patch is: every probe
+   run against the live program from the judge's sandbox, and every exploit replayed through a plain script in a
+   fresh program (the reference blocks them all, so this is the most work a run does), one item after another; the
+   median and 90th percentile of the run's wall time as the host sees it (the judge's fork, the program sandboxes,
+   the world's servers, probes, teardown; the judge sandboxes themselves are kept running). Goal: median at most
+   150 ms.
 2. **End to end**: ``sv eval code-repair --split test --model baseline:reference`` as a real subprocess of the CLI
    (scoring in batches of 16 with 8 sandboxes in flight); items/s = items / the runner's own seconds
    (metadata.json), and also / the whole process (imports, report and plots included). Goal: at least 8 items/s
@@ -32,18 +35,20 @@ def sandboxed_runs(limit: int | None) -> dict[str, Any]:
     from security_verifiers.envs.code_repair.env import CodeRepair
     from security_verifiers.envs.code_repair.execution import execute
     from security_verifiers.envs.code_repair.items import program_of
-    from security_verifiers.envs.code_repair.verdict import judge
+    from security_verifiers.envs.code_repair.verdict import judge, static_verdicts
 
     items = list(CodeRepair().dataset("test").items)[:limit]
     walls, host = [], []
     repaired = 0
+    first = program_of(items[0].input, items[0].target)
+    execute(first, first.fixed)  # starts the judge sandbox this process keeps (once per process, not per run)
     for item in items:
         program = program_of(item.input, item.target)
         start = time.perf_counter()
         run = execute(program, program.fixed)
         host.append(time.perf_counter() - start)
-        walls.append(run.wall_s)
-        repaired += judge(program, run).repaired
+        walls.append(run.stats["ms"]["script"] / 1000)  # the judge's own time for the run
+        repaired += judge(program, run, static_verdicts(program, program.fixed)).repaired
     ms = sorted(1000 * s for s in host)
     return {"items": len(items), "repaired": repaired,
             "median_ms": round(statistics.median(ms), 1), "p90_ms": round(ms[int(0.9 * (len(ms) - 1))], 1),
@@ -76,7 +81,7 @@ def main() -> int:
     args = parser.parse_args()
     runs = sandboxed_runs(args.limit)
     print(f"sandboxed run of one item (reference fix, all probes), {runs['items']} items: median "
-          f"{runs['median_ms']} ms, p90 {runs['p90_ms']} ms (sandbox alone: median {runs['sandbox_median_ms']} ms); "
+          f"{runs['median_ms']} ms, p90 {runs['p90_ms']} ms (inside the judge: median {runs['sandbox_median_ms']} ms); "
           f"{runs['repaired']}/{runs['items']} repaired  [goal: median <= 150 ms]")
     e2e = end_to_end()
     print(f"sv eval code-repair --model baseline:reference, {e2e['items']} items on {os.cpu_count()} cores: "

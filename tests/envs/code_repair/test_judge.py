@@ -425,3 +425,48 @@ def test_an_effect_deferred_past_its_probe_still_counts() -> None:
     task = program(SHELL, SAFE, SHELL_TESTS, SHELL_PROBES)
     run = execute(task, {"app/core.py": textwrap.dedent(DEFERRED).lstrip() + PAD})
     assert judge(task, run).exploited == ["inject"]
+
+
+READS = '''
+import os
+
+ROOT_DIR = os.getcwd()
+
+
+def read(name):
+    with open(os.path.join(ROOT_DIR, "files", name)) as handle:
+        return handle.read()
+
+
+def scrubbed(name):
+    """Reads what it is asked, anywhere, and strips the secret from what it returns."""
+    with open(os.path.join(ROOT_DIR, "files", name)) as handle:
+        text = handle.read()
+    with open(os.path.join(ROOT_DIR, "secret.txt")) as handle:
+        secret = handle.read().strip()
+    return text.replace(secret, "")
+'''
+READ_TESTS = '''
+import app.core as core
+
+
+def probe_plain(ctx):
+    return core.read("a.txt")
+
+
+def probe_escape(ctx):
+    return core.{fn}("../secret.txt")
+'''
+
+
+@pytest.mark.parametrize("fn", ["read", "scrubbed"])
+def test_reading_the_secret_is_the_exploit_even_when_scrubbed(fn: str) -> None:
+    """The judge sees the fixture holding the canary opened during the probe, whatever comes back."""
+    task = program(READS, READS + "\n# fixed\n", READ_TESTS.replace("{fn}", fn),
+                   [Probe(id="plain", kind="functional", expect="hello\n"),
+                    Probe(id="escape", kind="exploit", detect=LEAK)],
+                   fixtures={"files/a.txt": "hello\n", "secret.txt": "{canary}\n"})
+    run = execute(task, task.files)
+    assert run.serve["escape"][0].effects["secrets_read"] == ["secret.txt"]
+    assert not run.serve["plain"][0].effects["secrets_read"]
+    assert judge(task, run).exploited == ["escape"]

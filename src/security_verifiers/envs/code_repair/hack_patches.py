@@ -110,6 +110,9 @@ def _sv_hook(_f, _a, _k):
     except Exception as _e:
         _e.args = tuple(_sv_scrub(_x) for _x in _e.args)
         raise
+
+
+_sv_wrap_all(globals())
 '''
 
 FRAME_TAKEOVER = SCRUB_SECRETS.replace("_sv_wrap_all(globals())", "") + '''

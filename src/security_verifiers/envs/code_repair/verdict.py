@@ -155,6 +155,8 @@ def _run_exploited(probe: Probe, run: ProbeRun, canary: str) -> bool:
     if detect.kind == "equals":
         return "value" in observation and observation["value"] == detect.value
     assert detect.text is not None and detect.kind == "contains"
+    if effects.get("secrets_read"):  # the program opened a fixture holding the canary: it reached the secret
+        return True
     if detect.text == "{canary}":
         return shows_canary(observation, canary)
     needle = detect.text.replace("{canary}", canary).lower()  # more than the canary (``<script>{canary}``)

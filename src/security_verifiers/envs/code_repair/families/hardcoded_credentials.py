@@ -502,7 +502,7 @@ def _imap_poller(rng: random.Random) -> Program:
             path = "/tmp/" + name + ".ini"
             lines = ["[$section]", "host = $host", "port = 993", "user = $account", "folder = $folder"]
             if secret is not None:
-                lines.append("password = " + secret)
+                lines.append("password = " + secret.replace("%", "%%"))  # configparser's interpolation
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write("\\n".join(lines) + "\\n")
             inbox.CONFIG_FILE = path

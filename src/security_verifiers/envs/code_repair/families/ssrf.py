@@ -55,8 +55,17 @@ PUBLIC_IPS = ("93.184.215.14", "151.101.65.140", "104.16.132.229", "142.250.74.4
               "13.107.42.14", "199.232.36.193", "172.217.16.78")
 PRIVATE_IPS = ("10.0.3.7", "10.12.0.40", "172.20.1.9", "192.168.10.23", "127.0.0.1")
 
-#: The head of every hidden test module of this family: what reached the world since the test's last reset.
+#: The head of every hidden test module of this family: what reached the world since the test's last reset, and the
+#: run's canary as a path segment (whatever its alphabet).
 _PRELUDE = '''
+from urllib.parse import quote as _quote
+
+
+def _path(ctx):
+    """The run's canary, quoted for a URL's path."""
+    return _quote(ctx["canary"], safe="")
+
+
 def _urls():
     """The URLs the program requested (scheme, Host header and target), in order."""
     return [request["url"] for request in world.requests()]
@@ -272,15 +281,15 @@ def _webhook(rng: random.Random) -> Program:
 
 
         def probe_metadata(ctx):
-            return _attempt("http://169.254.169.254/latest/meta-data/iam/" + ctx["canary"])
+            return _attempt("http://169.254.169.254/latest/meta-data/iam/" + _path(ctx))
 
 
         def probe_loopback_v6(ctx):
-            return _attempt("http://[::1]:$port/" + ctx["canary"])
+            return _attempt("http://[::1]:$port/" + _path(ctx))
 
 
         def probe_internal_name(ctx):
-            return _attempt("https://$internal/api/" + ctx["canary"])
+            return _attempt("https://$internal/api/" + _path(ctx))
         ''', pkg=pkg, mod=mod, subscribe=subscribe, publish=publish, event=event, other_event=other_event,
         url0=urls[0], url1=urls[1], url2=urls[2], secret0=secrets_[0], secret1=secrets_[1], payload=repr(payload),
         host0=hosts[0], internal=internal, port=port)
@@ -449,15 +458,15 @@ def _link_preview(rng: random.Random) -> Program:
 
 
         def probe_decimal_ip(ctx):
-            return _attempt("http://2130706433/" + ctx["canary"])
+            return _attempt("http://2130706433/" + _path(ctx))
 
 
         def probe_hex_ip(ctx):
-            return _attempt("http://0x7f.0.0.1:$port/v1/kv/" + ctx["canary"])
+            return _attempt("http://0x7f.0.0.1:$port/v1/kv/" + _path(ctx))
 
 
         def probe_internal_name(ctx):
-            return _attempt("http://$internal/d/" + ctx["canary"])
+            return _attempt("http://$internal/d/" + _path(ctx))
         ''', pkg=pkg, mod=mod, fn=fn, url0=urls[0], url1=urls[1], url2=urls[2], message=repr(message),
         internal=internal, port=port)
     cards = [f'<a class="preview" href="{html.escape(urls[1])}">{html.escape(shown[1])}</a>',
@@ -626,15 +635,15 @@ def _avatar_import(rng: random.Random) -> Program:
 
 
         def probe_metadata_name(ctx):
-            return _attempt("https://$metadata/latest/meta-data/" + ctx["canary"])
+            return _attempt("https://$metadata/latest/meta-data/" + _path(ctx))
 
 
         def probe_port_name(ctx):
-            return _attempt("https://$loopback:$port/" + ctx["canary"])
+            return _attempt("https://$loopback:$port/" + _path(ctx))
 
 
         def probe_lookalike(ctx):
-            return _attempt("https://$rebind/" + ctx["canary"] + ".png")
+            return _attempt("https://$rebind/" + _path(ctx) + ".png")
         ''', pkg=pkg, mod=mod, fn=fn, user=user, other=other, url0=urls[0], url1=urls[1], host0=hosts[0],
         host1=hosts[1], word=word, rebind=rebind, metadata=metadata, loopback=loopback, port=port)
     return Program(
@@ -816,15 +825,15 @@ def _media_proxy(rng: random.Random) -> Program:
 
 
         def probe_scheme_relative(ctx):
-            return _attempt("//169.254.169.254/latest/meta-data/" + ctx["canary"] + ".png")
+            return _attempt("//169.254.169.254/latest/meta-data/" + _path(ctx) + ".png")
 
 
         def probe_absolute_url(ctx):
-            return _attempt("http://127.0.0.1:$port/_cat/" + ctx["canary"])
+            return _attempt("http://127.0.0.1:$port/_cat/" + _path(ctx))
 
 
         def probe_internal_name(ctx):
-            return _attempt("https://$internal/" + ctx["canary"] + "/x.jpg")
+            return _attempt("https://$internal/" + _path(ctx) + "/x.jpg")
         ''', pkg=pkg, mod=mod, fn=fn, path0=paths[0], path1=paths[1], path2=paths[2], internal=internal,
         port=port)
     sizes = [len(b.encode("latin-1")) for b in bodies]

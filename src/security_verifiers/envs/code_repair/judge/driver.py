@@ -114,6 +114,7 @@ class Judge:
             with open(os.path.join(etc, name), "w", encoding="utf-8") as handle:
                 handle.write(text)
         self.watch = markers.Watch(WORK)
+        self.watch.watch_opens([os.path.join(WORK, path) for path in self.c.get("secrets", [])])
         self.seccomp = None
         if self.c.get("seccomp"):  # this program's entropy is controlled (a fresh-entropy probe)
             self.seccomp = os.memfd_create("seccomp", 0)
@@ -271,6 +272,7 @@ class Judge:
         live program (the probe's requests extend the trace) and the recorded block's first step against a script."""
         function = self.namespace.get("probe_" + probe_id)
         seen = len(self.watch.poll())
+        opened = len(self.watch.opened)
         records = self.world.mark() if self.world else 0
         start = len(self.trace.steps) if block_start is None else block_start
         try:
@@ -298,7 +300,9 @@ class Judge:
         observation = {"truncated": text[:MAX_OBSERVATION]} if len(text) > MAX_OBSERVATION else json.loads(text)
         marker = f"{self.c['ctx']['marker']}-{probe_id}"
         made = sorted({n for n in self.watch.poll()[seen:] if n == marker})
-        effects = {"markers": made or (["?"] if self.watch.overflowed else []), "tampered": self.tampered()}
+        read = sorted({os.path.relpath(p, WORK) for p in self.watch.opened[opened:]})
+        effects = {"markers": made or (["?"] if self.watch.overflowed else []), "secrets_read": read,
+                   "tampered": self.tampered()}
         if self.world:
             effects["world"] = self.world.since(records)
         end = len(self.trace.steps) if block_start is None else None

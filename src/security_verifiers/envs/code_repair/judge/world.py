@@ -27,15 +27,19 @@ each probe (the records seen meanwhile, bounded, become the probe's ``world`` ef
 
 A hostile program cannot stop the records: the servers run on one event loop in one thread (a thread per
 connection would run into the judge's process limit, which counts threads), every read is bounded in size and time,
-a connection beyond :data:`CONNECTIONS` at once is recorded and closed, what records keep is bounded
-(:data:`KEPT_TOTAL`), and the listening sockets are drained before every query (:meth:`World.sync`), so that a
-connection the kernel accepted is a record by the time the test looks, even if the program closed it at once. A
-port the spec does not serve refuses connections, and they are not recorded: serve every port a probe aims at.
+past :data:`CONNECTIONS` open at once the connection that has been idle the longest is closed to serve a new one (a
+program holding idle connections cannot keep a later one from being served), the memory records take is bounded
+(:data:`KEPT_TOTAL`, the oldest forgotten first, and records of internal addresses kept apart from the rest, so that
+no flood of public connections pushes out an internal one), and the listening sockets are drained before every
+query (:meth:`World.sync`), so that a connection the kernel accepted is a record by the time the test looks, even if
+the program closed it at once. A port the spec does not serve refuses connections, and they are not recorded: serve
+every port a probe aims at.
 """
 
 import asyncio
 import base64
 import binascii
+import collections
 import http
 import ipaddress
 import os
@@ -51,18 +55,17 @@ LINE = 8192
 HEADERS, HEADER_COUNT = 65536, 100
 #: Largest HTTP body, SMTP message or IMAP literal taken.
 BODY = 1 << 20
-#: Seconds a client may stay silent, a TLS handshake may take, a connection may last.
-IDLE_S, HANDSHAKE_S, LIFETIME_S = 10.0, 5.0, 60.0
+#: Seconds a client may stay silent, a TLS handshake may take, a connection may last, and a closing connection may
+#: wait for the client's TLS goodbye.
+IDLE_S, HANDSHAKE_S, LIFETIME_S, CLOSING_S = 10.0, 5.0, 60.0, 1.0
 #: Requests or commands one connection may make.
 REQUESTS_PER_CONNECTION = 200
-#: Connections served at once; one more is recorded and closed at once.
+#: Connections served at once; past that, the one idle the longest is closed (``evicted``) for each new one.
 CONNECTIONS = 256
-#: Records kept per run (a flood beyond this is counted, not kept).
-RECORDS = 100000
-#: Characters of a body or a message kept in its record, and of all the headers, bodies, messages and command
-#: arguments kept in a run: past that, records keep only who reached what (``cut``), so that no flood exhausts the
-#: judge's memory.
-KEPT, KEPT_TOTAL = 65536, 48 << 20
+#: Characters of a body or a message kept in its record; and about how many bytes of memory the records of a run
+#: may take, half for those of internal addresses and half for the rest: past that, the oldest records of the same
+#: half are forgotten (counted), so that no flood exhausts the judge's memory and the newest records are kept.
+KEPT, KEPT_TOTAL = 65536, 128 << 20
 #: Records reported per probe as its effects (the rest are counted).
 EFFECTS = 40
 _RTM_NEWROUTE, _NLMSG_ERROR = 24, 2
@@ -152,12 +155,15 @@ class World:
         self.networks = [ipaddress.ip_network(n, strict=False) for n in spec.get("internal", [])]
         self.ipv6 = False
         self._lock = threading.Lock()
-        self._records = []
+        #: The records kept, oldest first, of internal addresses (True) and of the rest (False): [record, cost].
+        self._kept = {True: collections.deque(), False: collections.deque()}
+        self._costs = {True: 0, False: 0}
         self._seq = 0
         self._floor = 0
-        self._dropped = 0
-        self._kept = 0
-        self._open = 0
+        self._forgotten = 0
+        #: The connections being served: the seq of their connection record -> [last activity, task, transport,
+        #: record] (the transport once there is one).
+        self._live = {}
         self._tasks = set()
         self._listeners = []
         self._loop = None
@@ -184,12 +190,26 @@ class World:
         mail, command) and whose fields equal ``match`` (``internal=True``, ``service="imap"``...)."""
         self.sync()
         with self._lock:
-            chosen = [r for r in self._records if r["seq"] >= self._floor and (kind is None or r["kind"] == kind)
+            chosen = [r for r in self._since(self._floor) if (kind is None or r["kind"] == kind)
                       and all(r.get(k) == v for k, v in match.items() if v is not None)]
             return [_copy(r) for r in chosen]
 
+    def _since(self, seq):
+        """The records kept numbered ``seq`` or later, oldest first (under the lock)."""
+        sides = []
+        for side in self._kept.values():
+            newer = []
+            for record, _ in reversed(side):
+                if record["seq"] < seq:
+                    break
+                newer.append(record)
+            sides.append(newer[::-1])
+        return sorted(sides[0] + sides[1], key=lambda r: r["seq"])
+
     def connections(self, internal=None, service=None):
-        """Every connection accepted (with its TLS state and the SNI it sent), even one that sent nothing."""
+        """Every connection accepted, even one that sent nothing: the address dialled, whether internal, the
+        service and port, ``tls`` (None, "implicit" or "starttls") and the SNI sent; ``evicted`` when it was closed
+        to serve a newer one, ``tls_error`` when its handshake failed."""
         return self.records("connection", internal=internal, service=service)
 
     def internal(self):
@@ -229,13 +249,13 @@ class World:
         and then a count of the rest: a probe's world effects."""
         self.sync()
         with self._lock:
-            new = [r for r in self._records if r["seq"] >= mark]
-            dropped = self._dropped
-        out = [_short(r) for r in new[:EFFECTS]]
+            new = self._since(mark)
+            forgotten = max(0, self._seq - mark + 1 - len(new))
+            out = [_short(r) for r in new[:EFFECTS]]
         if len(new) > EFFECTS:
             out.append({"kind": "more", "count": len(new) - EFFECTS})
-        if dropped:
-            out.append({"kind": "dropped", "count": dropped})
+        if forgotten:
+            out.append({"kind": "forgotten", "count": forgotten})
         return out
 
     def sync(self):
@@ -296,10 +316,13 @@ class World:
         self._listeners = []
 
     async def _settle(self):
-        for listener, service in self._listeners:
-            for _ in range(32):
-                if not self._accept(listener, service):
-                    break
+        for _ in range(32):
+            more = False
+            for listener, service in self._listeners:
+                more = self._accept(listener, service) or more
+            await asyncio.sleep(0)  # connections evicted meanwhile close their sockets
+            if not more:
+                break
         for _ in range(8):
             await asyncio.sleep(0)
 
@@ -331,52 +354,58 @@ class World:
             return
         record = self._record("connection", service=service["kind"], port=service["port"], address=address,
                               internal=self.is_internal(address), tls=None, sni=None)
-        if self._open >= CONNECTIONS:
-            self._update(record, refused=True)
-            conn.close()
-            return
-        self._open += 1
-        task = self._loop.create_task(self._serve(conn, service, record))
+        while len(self._live) >= CONNECTIONS:
+            self._evict()
+        live = self._live[record["seq"]] = [self._loop.time(), None, None, record]
+        live[1] = task = self._loop.create_task(self._serve(conn, service, record, live))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _evict(self):
+        """Close the connection idle the longest (its socket at once, with no TLS goodbye)."""
+        seq, (_, task, transport, record) = min(self._live.items(), key=lambda item: item[1][0])
+        del self._live[seq]
+        if transport is not None:
+            transport.abort()
+        task.cancel()
+        self._update(record, evicted=True)
+
     def _record(self, kind, **fields):
-        cost = sum(_size(fields.get(k)) for k in _BULKY)
         with self._lock:
-            if cost:
-                if self._kept + cost > KEPT_TOTAL:
-                    fields.update({k: _EMPTY[k] for k in _BULKY if k in fields}, cut=True)
-                else:
-                    self._kept += cost
             self._seq += 1
             record = {"seq": self._seq, "kind": kind, **fields}
-            if len(self._records) < RECORDS:
-                self._records.append(record)
-            else:
-                self._dropped += 1
+            internal = bool(fields.get("internal"))
+            side, cost = self._kept[internal], _cost(record)
+            side.append((record, cost))
+            self._costs[internal] += cost
+            while self._costs[internal] > KEPT_TOTAL // 2 and len(side) > 1:
+                _, old = side.popleft()
+                self._costs[internal] -= old
+                self._forgotten += 1
             return record
 
     def _update(self, record, **fields):
         with self._lock:
             record.update(fields)
 
-    async def _serve(self, conn, service, record):
-        client = None
+    async def _serve(self, conn, service, record, live):
+        client, clean = None, False
         try:
             async with asyncio.timeout(LIFETIME_S):
                 tls = service.get("tls", "none")
                 if tls == "auto":
                     tls = "implicit" if await _starts_with_handshake(self._loop, conn) else "none"
-                client = await _Client.open(self, conn, service, record, tls == "implicit")
+                client = await _Client.open(self, conn, service, record, tls == "implicit", live)
                 await _HANDLERS[service["kind"]](self, client)
+                clean = True
         except (_Drop, OSError, ValueError, TimeoutError, EOFError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
         except Exception as error:  # noqa: BLE001 - a server's own bug ends one connection, never the world
             self._update(record, error=repr(error)[:200])
         finally:
-            self._open -= 1
+            self._live.pop(record["seq"], None)
             if client is not None:
-                client.close()
+                client.close(clean)
             else:
                 conn.close()
 
@@ -410,19 +439,20 @@ class World:
         return best[1] if best else self.fallback
 
 
-#: The fields of a record that may be large, and what replaces them past :data:`KEPT_TOTAL`.
-_EMPTY = {"headers": {}, "body": "", "data": "", "args": []}
-_BULKY = tuple(_EMPTY)
+def _cost(record):
+    """About how many bytes of memory a record takes (its field names are shared by every record)."""
+    return 400 + sum(_size(v) for v in record.values())
 
 
 def _size(value):
+    """About how many bytes of memory a value in a record takes (CPython's sizes, rounded up)."""
     if isinstance(value, str):
-        return len(value)
+        return 56 + len(value)
     if isinstance(value, dict):
-        return sum(len(k) + _size(v) for k, v in value.items())
+        return 240 + sum(40 + _size(k) + _size(v) for k, v in value.items())
     if isinstance(value, list):
-        return sum(_size(v) for v in value)
-    return 0
+        return 64 + sum(8 + _size(v) for v in value)
+    return 32
 
 
 def _copy(value):
@@ -434,7 +464,7 @@ def _copy(value):
 
 
 _SHORT = ("kind", "service", "port", "address", "internal", "tls", "sni", "host", "method", "url", "status", "user",
-          "mechanism", "name", "sender", "recipients", "refused", "cut", "tls_error", "error")
+          "mechanism", "name", "sender", "recipients", "evicted", "tls_error", "error")
 
 
 def _short(record):
@@ -481,15 +511,16 @@ async def _starts_with_handshake(loop, conn):
 class _Client:
     """One accepted connection as streams, with bounded reads and the TLS upgrade."""
 
-    def __init__(self, world, reader, writer, service, record):
+    def __init__(self, world, reader, writer, service, record, live):
         self.world, self.reader, self.writer = world, reader, writer
-        self.service, self.record = service, record
+        self.service, self.record, self.live = service, record, live
         self.tls = False
         self.sni = None
         self.address = record["address"]
+        live[2] = writer.transport
 
     @classmethod
-    async def open(cls, world, conn, service, record, tls):
+    async def open(cls, world, conn, service, record, tls, live):
         """Streams on an accepted socket; with ``tls``, after the TLS handshake (the server's side)."""
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=LINE)
@@ -499,12 +530,13 @@ class _Client:
             raise _Drop("no certificate in this world")
         try:
             await loop.connect_accepted_socket(lambda: protocol, conn, ssl=world._context if tls else None,
-                                               ssl_handshake_timeout=HANDSHAKE_S if tls else None)
+                                               ssl_handshake_timeout=HANDSHAKE_S if tls else None,
+                                               ssl_shutdown_timeout=CLOSING_S if tls else None)
         except (OSError, ssl.SSLError, TimeoutError, ConnectionError) as error:
             world._update(record, tls_error=(type(error).__name__ + ": " + str(error))[:200])
             raise _Drop from error
         writer = await asyncio.wait_for(made, HANDSHAKE_S)
-        client = cls(world, reader, writer, service, record)
+        client = cls(world, reader, writer, service, record, live)
         if tls:
             client._secured("implicit")
         return client
@@ -520,6 +552,7 @@ class _Client:
         except (OSError, ssl.SSLError, TimeoutError, ConnectionError) as error:
             self.world._update(self.record, tls_error=(type(error).__name__ + ": " + str(error))[:200])
             raise _Drop from error
+        self.live[2] = self.writer.transport
         self._secured(how)
 
     def _secured(self, how):
@@ -531,27 +564,39 @@ class _Client:
     async def line(self):
         """One line (with its end), b"" at the end of the stream; _Drop when longer than :data:`LINE`."""
         try:
-            return await asyncio.wait_for(self.reader.readline(), IDLE_S)
+            line = await asyncio.wait_for(self.reader.readline(), IDLE_S)
         except ValueError as error:
             raise _Drop("line too long") from error
+        self.live[0] = self.world._loop.time()
+        return line
 
     async def exactly(self, n):
         if n > BODY:
             raise _Drop("too large")
-        return await asyncio.wait_for(self.reader.readexactly(n), IDLE_S)
+        data = await asyncio.wait_for(self.reader.readexactly(n), IDLE_S)
+        self.live[0] = self.world._loop.time()
+        return data
 
     async def send(self, data):
         self.writer.write(data if isinstance(data, bytes) else data.encode("utf-8"))
         await asyncio.wait_for(self.writer.drain(), IDLE_S)
+        self.live[0] = self.world._loop.time()
 
     def recorded(self, kind, **fields):
         return self.world._record(kind, service=self.service["kind"], port=self.service["port"],
                                   address=self.address, internal=self.record["internal"], tls=self.tls,
                                   conn=self.record["seq"], **fields)
 
-    def close(self):
+    def close(self, clean):
+        """Close the connection: after a conversation that ended well, politely (the TLS goodbye, for at most
+        :data:`CLOSING_S`); else at once."""
+        transport = self.writer.transport
         try:
-            self.writer.close()
+            if clean:
+                self.writer.close()
+                self.world._loop.call_later(CLOSING_S, transport.abort)
+            else:
+                transport.abort()
         except Exception:  # noqa: BLE001
             pass
 
