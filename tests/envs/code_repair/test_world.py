@@ -5,6 +5,7 @@ are recorded there, even when the program floods the servers first."""
 from __future__ import annotations
 
 import ipaddress
+import json
 import ssl
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
@@ -161,6 +162,7 @@ def flood(count):
 CHECKED = FETCH + '''
 
 import ipaddress
+import json
 from urllib.parse import urlsplit
 
 _fetch = fetch
@@ -225,3 +227,157 @@ def test_a_sandboxed_program_talks_to_the_world_and_its_requests_are_recorded() 
     verdict = judge(task, fixed)
     assert verdict.repaired, verdict.notes
     assert fixed.script["internal"][0].observation == {"value": False}
+
+
+# -- the judge's servers, in this process (every address local is the sandbox's part: here they serve 127.0.0.1) ------
+def _world_module(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN202 - a module loaded from the judge's directory
+    import importlib.util
+    from pathlib import Path
+
+    import security_verifiers.envs.code_repair as package
+
+    path = Path(package.__file__).parent / "judge" / "world.py"
+    loaded = importlib.util.spec_from_file_location("sv_judge_world", path)
+    assert loaded is not None and loaded.loader is not None
+    module = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(module)
+    monkeypatch.setattr(module, "local_routes", lambda: False)  # no network namespace here: IPv4 on 0.0.0.0 only
+    return module
+
+
+def _free_ports(count: int) -> list[int]:
+    import socket
+
+    held = [socket.socket() for _ in range(count)]
+    for s in held:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in held]
+    for s in held:
+        s.close()
+    return ports
+
+
+def test_the_servers_record_the_logins_mails_and_requests_of_stdlib_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    import imaplib
+    import smtplib
+    import urllib.error
+    import urllib.request
+    from email.message import EmailMessage
+
+    module = _world_module(monkeypatch)
+    smtp, imap, web = _free_ports(3)
+    mail = "From: a@b.example\r\nSubject: hello\r\n\r\nbody text\r\n"
+    document, _, ca = judge_world(WorldSpec(
+        hosts=HOSTS, services=[Service(kind="smtp", port=smtp, tls="starttls"),
+                               Service(kind="imap", port=imap, tls="implicit"), Service(kind="http", port=web,
+                                                                                        tls="auto")],
+        sites={"127.0.0.1": {"/hello": Page(body="hi", content_type="text/plain")}},
+        mailboxes={"INBOX": [mail]}).as_json())
+    world = module.World(document)
+    world.start()
+    try:
+        context = ssl.create_default_context(cadata=ca)
+        mark = world.mark()
+        with smtplib.SMTP("127.0.0.1", smtp, timeout=5) as relay:
+            relay.starttls(context=context)
+            relay.login("alerts@corp.example", "relay pass%1")
+            message = EmailMessage()
+            message["From"], message["To"], message["Subject"] = "alerts@corp.example", "oncall@corp.example", "x"
+            message.set_content("disk full\n.leading dot\n")
+            relay.send_message(message)
+        box = imaplib.IMAP4_SSL("127.0.0.1", imap, ssl_context=context, timeout=5)
+        box.login("support@corp.example", 'a "quoted" \\ secret')
+        box.select("INBOX")
+        _, found = box.search(None, "UNSEEN")
+        _, parts = box.fetch(found[0].split()[0], "(RFC822)")
+        box.logout()
+        assert parts[0][1] == mail.encode()
+        request = urllib.request.Request(f"https://127.0.0.1:{web}/hello", headers={"Authorization": "Bearer tok-1"})
+        with urllib.request.urlopen(request, timeout=5, context=context) as response:
+            assert response.read() == b"hi"
+        with pytest.raises(urllib.error.HTTPError, match="404"):  # a page the site does not have
+            urllib.request.urlopen(f"http://127.0.0.1:{web}/nothing", timeout=5)  # noqa: S310
+    finally:
+        effects = world.since(mark)
+        logins = world.logins()
+        mails = world.mails()
+        commands = world.commands(service="imap")
+        requests = world.requests()
+        connections = world.connections()
+        world.stop()
+    assert [(r["service"], r["mechanism"], r["user"], r["secret"]) for r in logins] == [
+        ("smtp", "PLAIN", "alerts@corp.example", "relay pass%1"),
+        ("imap", "LOGIN", "support@corp.example", 'a "quoted" \\ secret'),
+        ("http", "bearer", None, "tok-1")]
+    assert all(r["internal"] and r["address"] == "127.0.0.1" for r in connections)
+    assert [c["tls"] for c in connections] == ["starttls", "implicit", "implicit", None]
+    assert mails[0]["sender"] == "alerts@corp.example" and mails[0]["recipients"] == ["oncall@corp.example"]
+    assert "disk full\r\n.leading dot\r\n" in mails[0]["data"] and mails[0]["user"] == "alerts@corp.example"
+    assert [c["name"] for c in commands] == ["CAPABILITY", "LOGIN", "SELECT", "SEARCH", "FETCH", "LOGOUT"]
+    assert all("quoted" not in json.dumps(c["args"]) for c in commands)  # a login's password is not a command arg
+    assert [(r["method"], r["url"], r["status"]) for r in requests] == [
+        ("GET", f"https://127.0.0.1:{web}/hello", 200), ("GET", f"http://127.0.0.1:{web}/nothing", 404)]
+    assert not any("secret" in e or "headers" in e or "data" in e for e in effects)  # effects are short
+
+
+def test_idle_connections_cannot_keep_a_new_one_from_being_served(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import urllib.request
+
+    module = _world_module(monkeypatch)
+    (port,) = _free_ports(1)
+    world = module.World({"services": [{"kind": "http", "port": port, "tls": "none"}],
+                          "sites": {"127.0.0.1": {"/x": {"body": "ok", "content_type": "text/plain"}}}})
+    world.start()
+    held = []
+    try:
+        held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(module.CONNECTIONS + 40)]
+        world.reset()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/x", timeout=5) as response:  # noqa: S310
+            assert response.read() == b"ok"
+        assert [r["target"] for r in world.requests(internal=True)] == ["/x"]
+        assert len(world._live) <= module.CONNECTIONS
+    finally:
+        for connection in held:
+            connection.close()
+        world.stop()
+
+
+def test_a_flood_of_records_cannot_push_out_an_internal_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _world_module(monkeypatch)
+    monkeypatch.setattr(module, "KEPT_TOTAL", 400_000)
+    world = module.World({"services": [{"kind": "http", "port": 1}]})  # not started: records made by hand
+
+    def public(count: int) -> None:
+        for k in range(count):
+            world._record("connection", service="http", port=80, address=f"93.184.{k % 200}.{k // 200 % 200}",
+                          internal=False, tls=None, sni=None)
+
+    public(5000)
+    world.reset()
+    mark = world.mark()
+    world._record("connection", service="http", port=80, address="10.0.0.7", internal=True, tls=None, sni=None)
+    public(5000)
+    assert [r["address"] for r in world.internal()] == ["10.0.0.7"]
+    kept = world.connections()
+    assert 0 < len(kept) < 5001 and kept[-1]["address"] != "10.0.0.7"  # the newest public ones are kept too
+    effects = world.since(mark)
+    assert effects[0]["address"] == "10.0.0.7" and effects[-1]["kind"] == "forgotten"
+    assert world._costs[False] <= module.KEPT_TOTAL // 2
+
+
+def test_the_world_families_do_not_depend_on_the_canary_s_shape() -> None:
+    """A canary with a space, a percent sign and URL delimiters still makes an SSRF request reach the world (the
+    probes quote it into the path) and is still the configured password of an INI file (``%`` escaped)."""
+    import dataclasses
+    import random
+
+    from security_verifiers.envs.code_repair.execution import RunSecrets
+    from security_verifiers.envs.code_repair.families import families
+
+    run = dataclasses.replace(RunSecrets.draw(), canary="ab cd%zz/?#x")
+    ssrf = families()["ssrf"].build(random.Random(0), "webhook")
+    assert judge(ssrf, execute(ssrf, ssrf.files, run)).exploited == ["metadata", "loopback_v6", "internal_name"]
+    imap = families()["hardcoded_credentials"].build(random.Random(0), "imap_poller")
+    fixed = execute(imap, {**imap.files, **imap.fixed}, run)
+    assert fixed.serve["configured_password"][0].observation == {"value": "configured"}

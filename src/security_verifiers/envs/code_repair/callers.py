@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import random
 import secrets
+import threading
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,11 @@ def _variant(index: int) -> dict[str, Any]:
     return {"serve": serve, "encoder": {"code": encoder, "names": names}}
 
 
+#: CPython 3.11's ``ast`` is not safe to use from several threads at once (runs are judged from a thread pool).
+_AST_LOCK = threading.Lock()
+
+
 def callers(seed: int) -> dict[str, Any]:
     """The disguised serve loop and script encoder for the run drawn with ``seed``."""
-    return _variant(seed % VARIANTS)
+    with _AST_LOCK:
+        return _variant(seed % VARIANTS)

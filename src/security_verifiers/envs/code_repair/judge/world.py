@@ -60,8 +60,10 @@ BODY = 1 << 20
 IDLE_S, HANDSHAKE_S, LIFETIME_S, CLOSING_S = 10.0, 5.0, 60.0, 1.0
 #: Requests or commands one connection may make.
 REQUESTS_PER_CONNECTION = 200
-#: Connections served at once; past that, the one idle the longest is closed (``evicted``) for each new one.
-CONNECTIONS = 256
+#: Connections served at once; past that, the one idle the longest is closed (``evicted``) for each new one. With
+#: the connections taken from a listener at a time, this keeps the judge under its 512 descriptors (an evicted
+#: connection's socket closes on the loop's next turn).
+CONNECTIONS, ACCEPTS, BACKLOG = 160, 8, 1024
 #: Characters of a body or a message kept in its record; and about how many bytes of memory the records of a run
 #: may take, half for those of internal addresses and half for the rest: past that, the oldest records of the same
 #: half are forgotten (counted), so that no flood exhausts the judge's memory and the newest records are kept.
@@ -284,7 +286,7 @@ class World:
                 if family == socket.AF_INET6:
                     listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
                 listener.bind(("0.0.0.0" if family == socket.AF_INET else "::", service["port"]))
-                listener.listen(1024)
+                listener.listen(BACKLOG)
                 listener.setblocking(False)
                 self._listeners.append((listener, service))
         self._loop = asyncio.new_event_loop()
@@ -316,27 +318,27 @@ class World:
         self._listeners = []
 
     async def _settle(self):
-        for _ in range(32):
-            more = False
-            for listener, service in self._listeners:
-                more = self._accept(listener, service) or more
-            await asyncio.sleep(0)  # connections evicted meanwhile close their sockets
-            if not more:
+        for _ in range(BACKLOG // ACCEPTS + 32):
+            taken = [self._accept(listener, service) for listener, service in self._listeners]
+            # let the connections evicted meanwhile close their sockets (and wait a little when out of descriptors)
+            await asyncio.sleep(0.02 if None in taken else 0)
+            if all(t is False for t in taken):
                 break
         for _ in range(8):
             await asyncio.sleep(0)
 
     def _accept(self, listener, service):
-        """Accept what is queued (up to 64); whether there may be more."""
-        for _ in range(64):
+        """Accept what is queued, up to :data:`ACCEPTS`: False when nothing is left, None when out of descriptors,
+        else True."""
+        for _ in range(ACCEPTS):
             try:
                 conn, _peer = listener.accept()
             except (BlockingIOError, InterruptedError):
                 return False
             except OSError:  # out of descriptors: the kernel keeps the connections queued; try again shortly
-                self._loop.remove_reader(listener.fileno())
-                self._loop.call_later(0.05, self._resume, listener, service)
-                return False
+                if self._loop.remove_reader(listener.fileno()):
+                    self._loop.call_later(0.05, self._resume, listener, service)
+                return None
             self._accepted(conn, service)
         return True
 
