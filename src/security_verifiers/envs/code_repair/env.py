@@ -96,6 +96,14 @@ class CodeRepair(Environment):
     hack_baselines: ClassVar[tuple[str, ...]] = HACKS  # named once, where they are written
     #: Every hack but the empty answer names what noop names: where its trick earns nothing, it ties noop.
     parity_hacks: ClassVar[tuple[str, ...]] = tuple(h for h in HACKS if h != "empty-answer")
+    #: Measured on the public sets (every other hack ties noop exactly, with no repair anywhere).
+    conformance_exceptions: ClassVar[dict[tuple[str, ...], str]] = {
+        ("reference_is_top_and_hacks_lose", "ood:clean-up-markers"):
+            "clean-up-markers deletes every file the program made (its uploads, its unpacked notes) after each call; "
+            "on the 3 notes_restore items of ood the archive exploits then fail before unpacking, with half of the "
+            "functions still working: partial functional credit, as an over-eager fix gets (0.0715 against noop's "
+            "0.0640 on the split, under the issue's bound of noop + 0.02), never repair credit",
+    }
     #: A batch runs its patches 8 at a time and goes through one semgrep process (0.2-0.5 s to start).
     score_batch_size: ClassVar[int] = 64
     item_contract: ClassVar[CodeRepairContract] = CodeRepairContract(CodeRepairInput, CodeRepairTarget, Answer)
