@@ -122,6 +122,15 @@ def guarded_paths(program: Program) -> list[str]:
     return sorted(guarded)
 
 
+def phase_budget(program: Program) -> float:
+    """Seconds each phase (live, replayed) may spend waiting on the program, in all: a bound on a run, not a verdict
+    (each request has its own limit). Four times the program's ``timeout_s``, and twice each probe's hang limit,
+    so that a busy machine (which slows every program) or a program that hangs where a hang is tested does not
+    exhaust it before the last probe."""
+    hangs = sum(p.detect.seconds for p in program.exploits() if p.detect is not None and p.detect.kind == "hang")
+    return 4 * program.timeout_s + 2 * hangs
+
+
 @cache
 def _seccomp() -> str:
     return base64.b64encode(getrandom_enosys()).decode()
@@ -161,7 +170,7 @@ def control(program: Program, files: Mapping[str, str], run: RunSecrets,
                    for p in probes if p.detect is None or p.detect.kind != "static"],
         "order_seed": run.order_seed, "entropy_seed": run.entropy_seed,
         "ctx": {"canary": run.canary, "marker": run.marker},
-        "budget_s": program.timeout_s, "import_s": IMPORT_S, "request_s": REQUEST_S,
+        "budget_s": phase_budget(program), "import_s": IMPORT_S, "request_s": REQUEST_S,
         "phases": list(phases), "etc": etc, "world": world, "callers": callers(run.order_seed), "site_dirs": sites,
         "t0": time.time(),
     }
@@ -256,7 +265,7 @@ def execute(program: Program, files: Mapping[str, str], run: RunSecrets | None =
     run = run or RunSecrets.draw()
     document = control(program, files, run, phases, only)
     started = time.monotonic()
-    lines = _POOL.judge(json.dumps(document).encode(), 2 * program.timeout_s + 30, document["site_dirs"])
+    lines = _POOL.judge(json.dumps(document).encode(), 2 * document["budget_s"] + 60, document["site_dirs"])
     events = read_events(b"\n".join(lines))
     infra = [e for e in events if e["event"] == "infra"]
     if infra:

@@ -22,6 +22,8 @@ START_MARKER = b"sv-sandbox:started\n"
 MAX_LINE = 1 << 20
 _TICK_S = 0.005
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+#: How far a starved program's deadline may move: this many times the time it was allowed (plus a second).
+STARVED_LIMIT = 4
 
 
 class Gone(BaseException):
@@ -98,13 +100,25 @@ class Program:
 
     def read_json(self, deadline, want=None):
         """The next line that is a JSON object (with ``id`` equal to ``want``, when given): the program's output in
-        between (a script's prints) is skipped. Raises Hung past the deadline and Gone at end of file."""
+        between (a script's prints) is skipped. Raises Hung past the deadline and Gone at end of file.
+
+        The deadline is in the program's own time: the time it spent waiting for a CPU while the machine was busy
+        (its run queue delay, from /proc) moves the deadline back, up to :data:`STARVED_LIMIT` times the time allowed.
+        A program that computes or sleeps past its limit has hung; one that the machine did not run has not, so a
+        loaded machine does not turn a fix into a hang."""
+        started, delay = time.monotonic(), self.run_delay()
+        cap = started + STARVED_LIMIT * max(deadline - started, 0.0) + 1.0
         while True:
             while b"\n" not in self.buffer:
                 if len(self.buffer) > MAX_LINE:
                     self.kill()
                     raise Gone("the program wrote a line of more than 1 MiB on its reply channel")
                 chunk = self._read(deadline)
+                if chunk is None and time.monotonic() >= deadline and self.alive:
+                    moved = min(deadline + self.run_delay() - delay, cap)
+                    if moved > time.monotonic():  # starved, not hung: wait for the time it was not run
+                        deadline, delay = moved, self.run_delay()
+                        continue
                 if chunk is None:
                     timed_out = time.monotonic() >= deadline
                     self.kill()
@@ -124,6 +138,18 @@ class Program:
         code = self.proc.poll()
         tail = bytes(self.stderr[-300:]).decode("utf-8", "replace").strip()
         return (f" (exit status {code})" if code is not None else "") + (f": {tail}" if tail else "")
+
+    def run_delay(self):
+        """Seconds the program's processes have waited on a run queue (runnable, but not run) so far."""
+        mine, _ = self._tree()
+        total = 0
+        for pid in mine:
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    total += int(open(f"/proc/{pid}/task/{task}/schedstat").read().split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+        return total / 1e9
 
     def busy(self):
         """Whether the program has more going on than the one thread that answers the caller: other threads, or
