@@ -8,6 +8,7 @@ against hidden functional probes and exploit probes whose effects are random per
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -174,11 +175,15 @@ class CodeRepair(Environment):
         to_run = [index for index, files in enumerate(patched)
                   if isinstance(files, dict) and files != programs[index].files  # type: ignore[union-attr]
                   and not probes[index]]
-        runs = execute_many([(programs[i], patched[i]) for i in to_run],  # type: ignore[misc]
-                            parallel=self.config.parallel)
+        # one semgrep process for the batch (each run program's original and patched files), in a thread of its own
+        # while the programs are judged: it is a process, so it uses a core the judged runs leave idle at times
+        with ThreadPoolExecutor(max_workers=1) as background:
+            semgrep_job = background.submit(
+                semgrep_scan_many, [files for i in to_run for files in (programs[i].files, patched[i])])  # type: ignore[union-attr,misc]
+            runs = execute_many([(programs[i], patched[i]) for i in to_run],  # type: ignore[misc]
+                                parallel=self.config.parallel)
+            scanned = semgrep_job.result()
         executions: dict[int, Execution | InfraError] = dict(zip(to_run, runs, strict=True))
-        # one semgrep process for the batch: each run program's original and patched files
-        scanned = semgrep_scan_many([files for i in to_run for files in (programs[i].files, patched[i])])  # type: ignore[union-attr,misc]
         semgrep = {i: (scanned[2 * k], scanned[2 * k + 1]) for k, i in enumerate(to_run)}
         out: list[Score | InfraError] = []
         for index, (item, program, answer) in enumerate(zip(items, programs, answers, strict=True)):

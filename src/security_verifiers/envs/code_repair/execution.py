@@ -309,5 +309,9 @@ def execute_many(jobs: Sequence[tuple[Program, Mapping[str, str]]], parallel: in
 
     if not jobs:
         return []
+    # the longest first (a program allowed more time takes more: key derivations), so none is left running alone
+    # at the end while the other workers idle
+    order = sorted(range(len(jobs)), key=lambda k: -jobs[k][0].timeout_s)
     with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(jobs)))) as pool:
-        return list(pool.map(one, jobs))
+        done = dict(zip(order, pool.map(one, [jobs[k] for k in order]), strict=True))
+    return [done[k] for k in range(len(jobs))]

@@ -82,8 +82,8 @@ class CodeRepairConfig(EnvConfig):
     tool_timeout_s: float = Field(20.0, gt=0, description="Seconds allowed per tool call.")
     over_budget_cost: float = Field(0.02, ge=0, le=1, description="Reward lost per tool call over budget.")
     max_turns: int = Field(8, ge=1, le=50, description="Assistant turns per episode in tools mode.")
-    parallel: int = Field(8, ge=1, le=64, description="Sandboxes run at once when a batch is scored (most of a "
-                          "run is waiting: starting the sandbox, or a program that hangs until its timeout).")
+    parallel: int = Field(4, ge=1, le=64, description="Judged runs at once when a batch is scored (each is a judge "
+                          "with its programs, mostly computing: about twice the cores is fastest).")
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> CodeRepairConfig:

@@ -14,7 +14,7 @@ reads the store's files itself from ``WORK`` (the sqlite database, the JSON docu
 only, no links) and the program's source from the same directory. A probe says True when
 
 - storing the password cost the program less than ``CPU_FLOOR`` (8 ms) of CPU, read with ``program_cpu()`` before and
-  after the one call once the program is idle: a fast hash (with the store's write) costs well under 1 ms, PBKDF2 at
+  after the one call: a fast hash (with the store's write) costs well under 1 ms, PBKDF2 at
   100,000 rounds about 19 ms and scrypt at n=2**14 about 26 ms (calibrated in the judged sandbox);
 - the store has no record of the user, or the password itself or a fast digest of it is in it (md5, the SHA-1/2/3
   family or BLAKE2, raw, hex or base64, whole or truncated, plain, salted on either side with any string of the
@@ -80,23 +80,9 @@ _BUDGET = 10 ** 7
 _SEPARATORS = re.compile(r"[$:;,|{}()\s]+")
 
 
-def _settle():
-    """Wait until the program's processes are idle (at most about a second): a program the judge starts meanwhile
-    for the replay would be counted too. A program that stays busy while nobody calls it cannot be measured."""
-    last = program_cpu()
-    for _ in range(60):
-        time.sleep(0.015)
-        now = program_cpu()
-        if now - last < 0.0003:
-            return True
-        last = now
-    return False
-
-
 def _cpu_of(call):
-    """The CPU seconds the program spent in ``call()`` (0.0 when it would not stay idle before it)."""
-    if not _settle():
-        return 0.0
+    """The CPU seconds the program spent in ``call()`` (``program_cpu`` counts the current program's processes
+    only, so nothing the judge starts meanwhile is in it)."""
     before = program_cpu()
     call()
     return program_cpu() - before

@@ -271,6 +271,7 @@ class Judge:
         """Run one probe once: its observation and the effects seen while it ran. ``block_start`` is None against a
         live program (the probe's requests extend the trace) and the recorded block's first step against a script."""
         function = self.namespace.get("probe_" + probe_id)
+        began = time.monotonic()
         seen = len(self.watch.poll())
         opened = len(self.watch.opened)
         records = self.world.mark() if self.world else 0
@@ -306,6 +307,8 @@ class Judge:
         if self.world:
             effects["world"] = self.world.since(records)
         end = len(self.trace.steps) if block_start is None else None
+        key = f"{probe_id}{'' if block_start is None else ' (script)'}"
+        self.stats.setdefault("probe_ms", {})[key] = round(1000 * (time.monotonic() - began), 1)
         return {"observation": observation, "effects": effects}, (start, end)
 
     def run_probe(self, probe):

@@ -310,7 +310,7 @@ class ServeCaller:
         entropy = self.program.entropy
         if entropy is not None:
             entropy.begin(*self.entropy_key(step))
-        self.program.send(json.dumps(message))
+        self.program.send(ascii(message))
         reply = self.program.read_json(self.deadline_for(normal["op"]), want=message["id"])
         if entropy is not None:
             entropy.drain()
@@ -489,7 +489,7 @@ def compile_script(trace, steps, encoder, seed=0):
            for name in ("R", "_in", "_stdout", "_null", "_out", "_error")}
     names = encoder["names"]
     results, out, err = own["R"], own["_out"], own["_error"]
-    lines = ["import base64, importlib, json, math, os, sys", encoder["code"],
+    lines = ["import base64, importlib, math, os, sys", encoder["code"],
              f"{own['_in']}, {own['_stdout']} = os.fdopen(os.dup(0)), os.fdopen(os.dup(1), 'w')",
              f"{own['_null']} = os.open(os.devnull, os.O_RDONLY)", f"os.dup2({own['_null']}, 0)",
              "sys.stdin = open(os.devnull)", "sys.path[:0] = [os.getcwd(), *sys.argv[1:]]", f"{results} = {{}}", "",

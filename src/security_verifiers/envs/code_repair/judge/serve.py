@@ -1,17 +1,19 @@
 """The caller of a judged program: a request loop in the program's own process, holding nothing secret.
 
-    python -I -B -c "<this file>" [SITE_DIR ...]
+    python -P -s -S -B -c "<this file, its names disguised>" [SITE_DIR ...]
 
-It is how the judge calls the program, as a web framework or a job runner would: one JSON request per line on
-stdin (import a module, get or set an attribute, call a function or a method, index, iterate), one JSON reply per
+It is how the judge calls the program, as a web framework or a job runner would: one request per line on
+stdin (import a module, get or set an attribute, call a function or a method, index, iterate), one reply per
 line on the stdout it had at start (the program's own ``print`` goes to stderr). It holds no canary, nonce, probe,
 expectation or result of a verdict: every verdict is made by the judge, in another process and namespace, from
 what the program returned and from effects the program cannot reach (its files as the kernel reports them, the
 requests its network saw, the entropy it read). A program that rewires this loop changes only its own replies,
 which it controls anyway.
 
-Values cross as JSON with tags for what JSON lacks (``$b`` bytes, ``$t`` tuple, ``$p`` path, ``$s`` set, ``$d`` a
-dict whose keys are not all strings, ``$f`` a non-finite float); an object that is none of these stays here under a
+Values cross as Python literals (``ascii()`` here, ``ast.literal_eval`` in the judge; no json, whose import is a
+third of this loop's start-up) of dicts, lists, strings, numbers, booleans and None, with tags for the rest (``$b``
+bytes, ``$t`` tuple, ``$p`` path, ``$s`` set, ``$d`` a dict whose keys are not all strings, ``$f`` a non-finite
+float); an object that is none of these stays here under a
 handle (``$o``: its number, type and repr) that later requests name (``$h``). An exception is a reply too
 (``raised``: its type, the names of its classes, its message).
 
@@ -20,7 +22,6 @@ Stdlib only, and no import of the project: this text is sent to the sandbox as i
 
 import base64
 import importlib
-import json
 import math
 import os
 import sys
@@ -44,7 +45,7 @@ def _new_handle(value):
 
 
 def encode(value, depth=0):
-    """``value`` as tagged JSON; objects that are not data become handles."""
+    """``value`` as tagged literals; objects that are not data become handles."""
     if depth > 40:
         return {"$o": _new_handle(value), "type": "deep", "repr": "..."}
     if type(value) is _Ref:
@@ -97,7 +98,7 @@ def _classes(kind):
 
 
 def decode(value):
-    """Tagged JSON back to values; ``$h`` names a handle."""
+    """Tagged literals back to values; ``$h`` names a handle."""
     if isinstance(value, list):
         return [decode(v) for v in value]
     if not isinstance(value, dict):
@@ -160,12 +161,12 @@ def carry_out(request):
 
 def _reply_text(number, value):
     try:
-        text = json.dumps({"id": number, "ok": encode(value)}, ensure_ascii=True, allow_nan=False)
+        text = ascii({"id": number, "ok": encode(value)})
     except (ValueError, TypeError, RecursionError) as error:
-        text = json.dumps({"id": number, "ok": {"$o": _new_handle(value), "type": "unencodable",
+        text = ascii({"id": number, "ok": {"$o": _new_handle(value), "type": "unencodable",
                                                 "repr": repr(error)[:200]}})
     if len(text) > MAX_REPLY:
-        text = json.dumps({"id": number, "ok": {"$cut": text[:MAX_REPLY]}})
+        text = ascii({"id": number, "ok": {"$cut": text[:MAX_REPLY]}})
     return text
 
 
@@ -174,8 +175,8 @@ def _raised_text(number, error):
         message = str(error)[:4000]
     except BaseException:  # noqa: B902
         message = "<unprintable>"
-    return json.dumps({"id": number, "raised": {"type": _name(type(error)), "classes": _classes(type(error)),
-                                                "message": message}}, ensure_ascii=True)
+    return ascii({"id": number, "raised": {"type": _name(type(error)), "classes": _classes(type(error)),
+                                           "message": message}})
 
 
 def _own_channel():
@@ -195,12 +196,12 @@ def _own_channel():
 def serve():
     requests, replies = _own_channel()
     sys.path[:0] = [os.getcwd(), *sys.argv[1:]]
-    replies.write(json.dumps({"ready": True}) + "\n")
+    replies.write(ascii({"ready": True}) + "\n")
     for line in requests:
         try:
-            request = json.loads(line)
+            request = eval(line, {"__builtins__": {}}, {})  # noqa: S307 - a literal from the judge
             number = request["id"]
-        except (ValueError, KeyError, TypeError):
+        except Exception:  # noqa: BLE001 - not a request of the judge's: the channel is broken
             break
         try:
             value = carry_out(request)
