@@ -55,7 +55,8 @@ class Program:
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=passed,
                                      start_new_session=True, close_fds=True)
         self.alive = True
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_thread.start()
 
     def _drain_stderr(self):
         for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):
@@ -120,11 +121,10 @@ class Program:
                         deadline, delay = moved, self.run_delay()
                         continue
                 if chunk is None:
-                    timed_out = time.monotonic() >= deadline
-                    self.kill()
-                    if timed_out:
+                    if time.monotonic() >= deadline:
+                        self.kill()
                         raise Hung("no reply before the deadline")
-                    raise Gone("the program ended" + self._exit_note())
+                    raise Gone("the program ended" + self._ended())
                 self.buffer += chunk
             line, self.buffer = self.buffer.split(b"\n", 1)
             try:
@@ -134,10 +134,20 @@ class Program:
             if isinstance(message, dict) and (want is None or message.get("id") == want):
                 return message
 
-    def _exit_note(self):
-        code = self.proc.poll()
+    def _ended(self):
+        """Why the program's reply channel closed, the same on every run: its exit status once it has exited by
+        itself (a second at most; a program that closed its output but runs on is killed and said to have closed it)
+        and the end of everything it wrote on stderr. Read before the exit, both would depend on timing, and the
+        same patch would get two verdict notes."""
+        try:
+            code = self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.kill()
+        self._stderr_thread.join(timeout=1.0)
         tail = bytes(self.stderr[-300:]).decode("utf-8", "replace").strip()
-        return (f" (exit status {code})" if code is not None else "") + (f": {tail}" if tail else "")
+        state = f" (exit status {code})" if code is not None else " (it closed its reply channel)"
+        return state + (f": {tail}" if tail else "")
 
     def run_delay(self):
         """Seconds the program's processes have waited on a run queue (runnable, but not run) so far."""
