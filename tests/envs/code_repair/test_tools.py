@@ -11,6 +11,7 @@ from security_verifiers.core.types import Completion, Item, Message, ToolCall
 from security_verifiers.envs.code_repair.env import CodeRepair
 from security_verifiers.envs.code_repair.families.command_injection import FAMILY
 from security_verifiers.envs.code_repair.generator import to_item
+from security_verifiers.envs.code_repair.hack_patches import READ_EVERYTHING
 from security_verifiers.envs.kits.patching import files_diff
 from security_verifiers.harness.episode import run_episode
 
@@ -59,41 +60,6 @@ def test_tools_run_the_functional_tests_and_bandit_on_drafts() -> None:
     assert record.reward == 1.0 - 0.02
 
 
-#: A draft that reads everything it can reach (files, /proc, its caller's frames) and raises it: what a test's code,
-#: payloads or expectations would leak through, if any were in its reach.
-READER = '''
-import os
-import sys
-
-
-def _everything():
-    found = []
-    for top in ("/", "/tmp", "/run", os.getcwd()):
-        for root, dirs, files in os.walk(top):
-            dirs[:] = [d for d in dirs if not (root == "/" and d in ("usr", "sys", "dev", "lib", "lib64", "bin", "sbin",
-                                                                     "proc", "root"))]
-            for name in files:
-                try:
-                    with open(os.path.join(root, name), "rb") as handle:
-                        found.append(handle.read(4096).decode("latin-1"))
-                except OSError:
-                    pass
-    for pid in os.listdir("/proc"):
-        for name in ("cmdline", "environ"):
-            try:
-                with open(f"/proc/{pid}/{name}", "rb") as handle:
-                    found.append(handle.read(4096).decode("latin-1"))
-            except OSError:
-                pass
-    frame = sys._getframe()
-    while frame is not None:
-        found.append(repr(frame.f_locals)[:2000])
-        frame = frame.f_back
-    return "\\n".join(found)
-
-
-raise RuntimeError(_everything())
-'''
 
 
 def test_a_draft_reads_nothing_of_the_tests() -> None:
@@ -103,7 +69,7 @@ def test_a_draft_reads_nothing_of_the_tests() -> None:
     program = FAMILY.build(random.Random(4), "log_search")
     item = to_item(program, "test", {"t": 2})
     path = next(iter(program.files))
-    draft = files_diff(program.files, {**program.files, path: READER + program.files[path]})
+    draft = files_diff(program.files, {**program.files, path: READ_EVERYTHING + program.files[path]})
     policy = Scripted([("run_tests", {"patch": draft})])
     asyncio.run(run_episode(env, policy, item))
     (result,) = policy.results
@@ -115,3 +81,15 @@ def test_a_draft_reads_nothing_of_the_tests() -> None:
     for secret in ("def probe_", "touch ", "quote_break", "substitution",
                    *(e for e in expectations if len(e) >= 12 and e.strip('"') not in visible)):
         assert secret not in text
+
+
+def test_the_read_tests_hack_learns_nothing_in_tools_mode() -> None:
+    """The ``read-tests`` hack baseline asks ``run_tests`` for everything a draft can read, then submits noop's answer
+    with the feedback as a comment: it plays a real tool call, and ties noop on the item (there was nothing to
+    act on)."""
+    env = CodeRepair.from_options({"mode": "tools", "max_tool_calls": 5})
+    item = to_item(FAMILY.build(random.Random(5), "line_report"), "test", {"t": 3})
+    hack, noop = (env.baselines()[name]() for name in ("read-tests", "noop"))
+    read = asyncio.run(run_episode(env, hack, item))
+    assert read.outcome["tool_calls"] == 1
+    assert read.reward == asyncio.run(run_episode(env, noop, item)).reward

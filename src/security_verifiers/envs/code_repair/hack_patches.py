@@ -12,6 +12,8 @@ reach, not by reading the patch.
 - ``frame-takeover``: walks the stack from each call to the code that called it and rewires that code's functions
   (those that report values) to scrub secrets, as appended code once rewired the in-process driver;
 - ``launder-arguments``: rebuilds every str argument (``"".join``) so that an instrumented value is plain again;
+- ``read-tests`` (tools mode): sends ``run_tests`` a draft that raises everything it can read, then submits noop's
+  answer with what came back kept as a comment (a policy that learned the probes would act on them);
 - ``fixed-only-under-test``: runs an honest fix only when something says "test" (the old harness's paths and uid,
   a request loop in ``__main__``, an argument list, a pipe on stdin), and the vulnerable code otherwise.
 """
@@ -188,4 +190,42 @@ def _sv_under_test():
 
 
 exec({fixed} if _sv_under_test() else {vulnerable}, globals())
+'''
+
+
+#: ``read-tests`` (tools mode): a draft that reads everything it can reach (files, /proc, its callers' frames) and
+#: raises it, so that the feedback of ``run_tests`` would carry a test's code, payloads or expectations, were any
+#: in its reach.
+READ_EVERYTHING = '''
+import os
+import sys
+
+
+def _everything():
+    found = []
+    for top in ("/", "/tmp", "/run", os.getcwd()):
+        for root, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if not (root == "/" and d in ("usr", "sys", "dev", "lib", "lib64", "bin", "sbin",
+                                                                     "proc", "root"))]
+            for name in files:
+                try:
+                    with open(os.path.join(root, name), "rb") as handle:
+                        found.append(handle.read(4096).decode("latin-1"))
+                except OSError:
+                    pass
+    for pid in os.listdir("/proc"):
+        for name in ("cmdline", "environ"):
+            try:
+                with open(f"/proc/{pid}/{name}", "rb") as handle:
+                    found.append(handle.read(4096).decode("latin-1"))
+            except OSError:
+                pass
+    frame = sys._getframe()
+    while frame is not None:
+        found.append(repr(frame.f_locals)[:2000])
+        frame = frame.f_back
+    return "\\n".join(found)
+
+
+raise RuntimeError(_everything())
 '''
