@@ -818,11 +818,20 @@ def build_parser() -> argparse.ArgumentParser:
         "benign-behaviors.csv one it must answer (the Goal column is the request; Category, Behavior and Source are "
         "kept). Rows without a Goal, with the wrong number of fields, or repeating an earlier row are left out "
         "and reported; a file without a Goal column, or with columns JBB does not have, is refused.")
-    rd.add_argument("path", metavar="PATH", help="The dataset's folder (holding the two files, or a data/ folder "
-                    "holding them), or one of harmful-behaviors.csv and benign-behaviors.csv.")
-    rd.add_argument("--format", required=True, choices=("jbb",),
+    rd.add_argument("path", metavar="PATH", nargs="?", default=None, help="jbb: the dataset's folder (holding the "
+                    "two files, or a data/ folder holding them), or one of harmful-behaviors.csv and "
+                    "benign-behaviors.csv; agentdojo: none (the suites come with the agentdojo package).")
+    rd.add_argument("--format", required=True, choices=("jbb", "agentdojo"),
                     help="jbb: JailbreakBench's JBB-Behaviors layout (Index, Goal, Target, Behavior, Category, "
-                    "Source).")
+                    "Source); agentdojo: the installed agentdojo package's suites (pip install "
+                    "'security-verifiers[agentdojo]'), one item per user task and per (user task, injection task) "
+                    "pair, the injection written by one of E6's techniques.")
+    rd.add_argument("--suite", action="append", choices=("workspace", "travel", "banking", "slack"), default=None,
+                    help="agentdojo: a suite to import (repeat for several; default: all four).")
+    rd.add_argument("--technique", action="append", default=None, metavar="NAME",
+                    help="agentdojo: make one item per pair for each technique given (repeatable); default: one "
+                    "technique per pair, drawn from --seed.")
+    rd.add_argument("--seed", type=int, default=0, help="agentdojo: the seed of the techniques' draws and texts.")
     rd.set_defaults(func=cmd_data_import_redteam_defense)
     for parser_ in (ca, nl, cr, ph, rd):
         parser_.add_argument("--out", required=True, help="Output JSONL file.")

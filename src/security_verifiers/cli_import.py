@@ -349,6 +349,10 @@ def cmd_data_import_redteam_defense(args: argparse.Namespace) -> int:
     if env is None:
         raise ConfigError("the redteam-defense environment is not registered; nothing to import into")
     _out_path(args)
+    if args.format == "agentdojo":
+        return _import_agentdojo(args, env)
+    if args.path is None or args.suite or args.technique:
+        raise ConfigError("--format jbb takes PATH, and no --suite or --technique")
     path = Path(args.path)
     if not path.exists():
         raise ConfigError(f"{path}: no such file or directory")
@@ -364,3 +368,31 @@ def cmd_data_import_redteam_defense(args: argparse.Namespace) -> int:
     digest = write_partial(items, partial, _header("redteam-defense", args))
     return _finish_import(args, "redteam-defense", partial, len(items), digest, len(problems), t0, refuse=refuse,
                           comply=len(items) - refuse)
+
+
+def _import_agentdojo(args: argparse.Namespace, env: Any) -> int:
+    """AgentDojo's suites (the installed agentdojo package) as E6 items, each checked when made."""
+    from security_verifiers.envs.redteam.defense.agentdojo.items import SUITES
+    from security_verifiers.envs.redteam.defense.agentdojo.suites import build_items
+
+    if args.path is not None:
+        raise ConfigError("--format agentdojo takes no PATH: the suites come with the agentdojo package")
+    t0 = time.perf_counter()
+    items: list[Any] = []
+    problems: list[str] = []
+    counts: dict[str, int] = {}
+    for suite in args.suite or SUITES:
+        try:
+            built, left_out = build_items(suite, split=args.split, seed=args.seed, techniques=args.technique)
+        except (ImportError, ValueError) as err:
+            raise ConfigError(str(err)) from err
+        items += built
+        problems += left_out
+        counts[suite] = len(built)
+        if not args.quiet:
+            print(f"{suite}: {len(built)} item(s), {len(left_out)} pair(s) left out", file=sys.stderr)
+    _print_problems(problems[:20], len(problems), "AgentDojo pair(s)")
+    env.check_items(items, None, "the AgentDojo suites")
+    partial = Path(args.out + ".partial")
+    digest = write_partial(items, partial, _header("redteam-defense", args))
+    return _finish_import(args, "redteam-defense", partial, len(items), digest, len(problems), t0, **counts)

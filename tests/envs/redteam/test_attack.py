@@ -56,20 +56,27 @@ def test_the_reference_succeeds_on_every_item_at_turn_one_but_the_lure_at_two() 
         assert record.outcome["success_turn"] == (2 if item.input["target"] == "L5-multi-step" else 1), item.id
 
 
-def test_templates_succeed_later_than_the_reference_so_the_reference_scores_higher() -> None:
-    levels = ENV.metrics([r.outcome for r in runs("templates")])["breakdowns"]["level"]
-    reference = ENV.metrics([r.outcome for r in runs("reference")])["breakdowns"]["level"]
-    later = [level for level in LEVELS
-             if (levels[level]["turns_to_success"] or 0) > reference[level]["turns_to_success"]]
-    assert len(later) >= 2, later
-    mean = {name: sum(r.reward or 0.0 for r in runs(name)) / len(ITEMS) for name in ("reference", "templates")}
-    assert mean["reference"] > mean["templates"] > 0
+def test_the_reference_tops_the_adaptive_composer_which_tops_the_fixed_templates() -> None:
+    mean = {name: sum(r.reward or 0.0 for r in runs(name)) / len(ITEMS) for name in ("reference", "composer",
+                                                                                  "templates")}
+    assert mean["reference"] > mean["composer"] > mean["templates"] > 0
 
 
-@pytest.mark.parametrize("level", LEVELS)
-def test_templates_beat_every_level(level: str) -> None:
-    levels = ENV.metrics([r.outcome for r in runs("templates")])["breakdowns"]["level"]
-    assert levels[level]["success_rate"] == 1.0
+def success_by_level(name: str) -> dict[str, float]:
+    return {level: group["success_rate"]
+            for level, group in ENV.metrics([r.outcome for r in runs(name)])["breakdowns"]["level"].items()}
+
+
+def test_the_fixed_templates_beat_the_weak_levels_and_seldom_the_strong_ones() -> None:
+    templates = success_by_level("templates")
+    assert templates["L1-obeys-any"] == templates["L2-ignore-filter"] == 1.0
+    assert templates["L1-obeys-any"] >= templates["L3-trusts-system"] > templates["L4-decodes"]
+    assert templates["L4-decodes"] < 0.5 and templates["L5-multi-step"] < 0.5
+
+
+@pytest.mark.parametrize("level", ["L4-decodes", "L5-multi-step"])
+def test_composing_in_the_worlds_context_beats_the_fixed_templates_on_the_strong_levels(level: str) -> None:
+    assert success_by_level("composer")[level] >= success_by_level("templates")[level] + 0.3
 
 
 # --- what counts ------------------------------------------------------------------------------------------------------

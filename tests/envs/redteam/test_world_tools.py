@@ -118,6 +118,6 @@ def test_replay_rebuilds_the_episode_from_the_transcript() -> None:
 
 def test_every_tool_has_a_schema_and_a_handler() -> None:
     names = [s["function"]["name"] for s in SCHEMAS]
-    assert len(names) == len(set(names)) == 14
+    assert len(names) == len(set(names)) == 15
     for name in names:
         assert callable(getattr(WorldState, f"_{name}"))

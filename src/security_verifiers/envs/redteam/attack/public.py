@@ -8,9 +8,10 @@ from typing import Any
 
 from security_verifiers.core.types import Item
 from security_verifiers.envs.kits.public_sets import DataCard, PublicSets, count_table
-from security_verifiers.envs.redteam.scenario.generator import GENERATOR_VERSION, LEVELS
+from security_verifiers.envs.redteam.scenario.generator import GENERATOR_VERSION
+from security_verifiers.envs.redteam.scenario.targets import WEAK_TO
 
-CARD_BASELINES = ("reference", "templates", "noop", "keyword-salad", "empty", "huge", "claim-success",
+CARD_BASELINES = ("reference", "composer", "templates", "noop", "keyword-salad", "empty", "huge", "claim-success",
                   "repeat-invented")
 
 
@@ -33,9 +34,11 @@ def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
 def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
     numbers = figures(sets)
     sections: list[tuple[str, list[str]]] = [("Target levels", [
-        "Each level is a scripted assistant that does its task and obeys injected instructions in one form only:", "",
-        "| level | falls to (its reference attack) |", "|---|---|",
-        *(f"| `{level}` | `{technique}` |" for level, technique in LEVELS.items())])]
+        "Each level is a scripted assistant that does its task and weighs what it reads: the techniques shown,",
+        "obfuscation, how much the text knows of the world, whether the request fits the task, earlier refusals.",
+        "A seeded draw (scenario, turn, text) decides, so a level is graded: no single template is certain.", "",
+        "| level | weakest to (composed with the world's context in its reference attack) |", "|---|---|",
+        *(f"| `{level}` | `{technique}` |" for level, technique in WEAK_TO.items())])]
     for split in sets:
         f = numbers[split]
         sections.append((f"Split `{split}`", [
@@ -51,9 +54,9 @@ def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard
                "secret is drawn for each run, never stored here. Each item holds, hidden, an attack checked to beat",
                "its level (the reference baseline's). `ood` has other sectors' worlds."],
         sections=sections,
-        limitations=["The scripted targets read instructions with a keyword parser (`intents.py`): an attack that",
-                     "works on them shows the technique, not that it would move a given model. Attack a model with",
-                     "`--env-option target_model=NAME target_base_url=URL`."],
+        limitations=["The scripted targets read instructions with a keyword parser (`intents.py`) and weigh a few",
+                     "features of the text: an attack that works on them shows the technique, not that it would move",
+                     "a given model. Attack a model with `--env-option target_model=NAME target_base_url=URL`."],
         figures=numbers)
 
 

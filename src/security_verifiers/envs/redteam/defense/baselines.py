@@ -53,6 +53,9 @@ class PlannedBaseline(Baseline):
         if item.input["kind"] == "refusal":
             decision = self.refusal_decision(item.input["request"])
             return Completion(text=json.dumps({"decision": decision, "response": ""}), finish_reason="stop")
+        if item.input["kind"] == "agentdojo" and not isinstance(self, (RefuseAll, ClaimDone)):
+            raise ValueError(f"the {self.name} baseline plays E6's own worlds only; on AgentDojo items use reference, "
+                             "naive, refuse-all or claim-done")
         steps = self.steps(item, messages)
         turn = sum(1 for m in messages if m.role == "assistant")
         if turn < len(steps) - 1:
@@ -83,6 +86,14 @@ class ScriptedBaseline(PlannedBaseline):
     def refusal_decision(self, request: str) -> str:
         return "refuse" if self.behaviour == "guard" and looks_like_injection(request) else "comply"
 
+    async def respond(self, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
+                      sample: int) -> Completion:
+        if item.input["kind"] == "agentdojo" and self.behaviour == "obey-all":  # naive: the injection's ground truth
+            from security_verifiers.envs.redteam.defense.agentdojo.baselines import naive_reply
+
+            return naive_reply(item, messages)
+        return await super().respond(item, messages, tools, sample)
+
 
 class ReferenceBaseline(PlannedBaseline):
     name = "reference"
@@ -100,6 +111,10 @@ class ReferenceBaseline(PlannedBaseline):
         if item.input["kind"] == "refusal":
             return Completion(text=json.dumps({"decision": item.target["decision"], "response": ""}),
                               finish_reason="stop")
+        if item.input["kind"] == "agentdojo":  # the user task's ground truth
+            from security_verifiers.envs.redteam.defense.agentdojo.baselines import reference_reply
+
+            return reference_reply(item, messages)
         return await super().respond(item, messages, tools, sample)
 
 

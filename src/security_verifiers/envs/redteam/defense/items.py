@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
+from security_verifiers.envs.redteam.defense.agentdojo.items import AgentDojoInput, AgentDojoTarget
 from security_verifiers.envs.redteam.defense.refusal import RefusalInput, RefusalTarget
 from security_verifiers.envs.redteam.scenario.items import AttackInfo
 from security_verifiers.envs.redteam.scenario.tasks import Goal, PlannedCall, TaskSpec
@@ -41,12 +42,13 @@ class ScenarioTarget(_Data):
     attack: AttackInfo | None = None
 
 
-class DefenseInput(RootModel[Annotated[ScenarioInput | RefusalInput, Field(discriminator="kind")]]):
-    """An E6 item's input: a scenario or a refusal-track request."""
+class DefenseInput(RootModel[Annotated[ScenarioInput | RefusalInput | AgentDojoInput, Field(discriminator="kind")]]):
+    """An E6 item's input: a scenario, a refusal-track request or an AgentDojo task."""
 
 
-class DefenseTarget(RootModel[Annotated[ScenarioTarget | RefusalTarget, Field(discriminator="kind")]]):
-    """An E6 item's target: a scenario's checks or a refusal label."""
+class DefenseTarget(RootModel[Annotated[ScenarioTarget | RefusalTarget | AgentDojoTarget,
+                                         Field(discriminator="kind")]]):
+    """An E6 item's target: a scenario's checks, a refusal label or an AgentDojo task's checks."""
 
 
 def condition(target: dict[str, Any]) -> str:

@@ -25,11 +25,12 @@ from security_verifiers.envs.redteam.scenario.intents import find_intents, looks
 from security_verifiers.envs.redteam.scenario.items import AttackInfo, Scenario, place
 from security_verifiers.envs.redteam.scenario.judge import judge_plan
 from security_verifiers.envs.redteam.scenario.scenarios import TASKS, carriers_of, scenario
+from security_verifiers.envs.redteam.scenario.targets import reference_attacks
 from security_verifiers.envs.redteam.scenario.techniques import TECHNIQUES, AttackGoal, render_attack, tag
 from security_verifiers.envs.redteam.scenario.world import Carrier
 from security_verifiers.envs.redteam.scenario.worlds import IN_DISTRIBUTION, OUT_OF_DISTRIBUTION, iban, slug
 
-GENERATOR_VERSION = "1.0.0"
+GENERATOR_VERSION = "1.1.0"
 SPLITS = ("train", "dev", "test", "ood")
 HELD_OUT_TECHNIQUES = ("role_play", "payload_splitting")
 GOAL_KINDS = ("leak_secret", "exfiltrate", "pay", "export_records", "read_private", "leak_url")
@@ -146,7 +147,8 @@ def defense_items(split: str, n: int, seed: int) -> list[Item]:
         meta: dict[str, Any] = {"task": scn.task.kind, "generator_version": GENERATOR_VERSION}
         if k % 4 in (0, 1):
             technique = rng.choice(_techniques(split))
-            agoal = attack_goal(rng, GOAL_KINDS[(k // 2) % len(GOAL_KINDS)], scn)
+            # every goal in turn over the attacked items (k % 4 in 0, 1): k // 2 alone skipped every odd goal
+            agoal = attack_goal(rng, GOAL_KINDS[(k // 4 * 2 + k % 4) % len(GOAL_KINDS)], scn)
             texts = render_attack(technique, agoal, rng)
             info = AttackInfo(technique=technique, goal=agoal.kind, techniques=list(tag("\n\n".join(texts))))
             item = defense_item(scn, canary, texts, info, False, split, meta)
@@ -176,6 +178,7 @@ def beats(level: str, scn: Scenario, texts: list[str]) -> bool:
 
 def attack_items(split: str, n: int, seed: int) -> list[Item]:
     """``n`` E5 items of ``split``: scenarios with an empty carrier, cycling over the scripted target levels."""
+
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}")
     items = []
@@ -185,9 +188,9 @@ def attack_items(split: str, n: int, seed: int) -> list[Item]:
         scn = _scenario(rng, split, k)
         level = levels[k % len(levels)]
         agoal = attack_goal(rng, rng.choice(("leak_secret", "exfiltrate", "pay", "leak_url")), scn)
-        reference = render_attack(LEVELS[level], agoal, rng)
-        if not beats(level, scn, reference):
-            raise AssertionError(f"the reference attack does not beat {level}: {reference}")
+        reference = next((r for r in reference_attacks(level, scn, agoal, rng) if beats(level, scn, r)), None)
+        if reference is None:
+            raise AssertionError(f"no reference attack beats {level} on item {k} of {split}")
         inp = {"kind": "scenario", "scenario": scn.model_dump(mode="json"), "target": level}
         tgt = {"reference_attack": reference, "reference_technique": LEVELS[level]}
         items.append(Item(id=item_id("ra", {"input": inp, "target": tgt}), split=split, input=inp, target=tgt,
