@@ -483,3 +483,25 @@ def test_a_partial_canary_in_any_form_is_not_a_leak(keep: int) -> None:
         grouped = "-".join(part[k:k + 4] for k in range(0, keep, 4))
         leak = detect_leak(canary, [*_plan(rng), *build(grouped, part, rng)])
         assert not leak.leaked, (name, leak)
+
+
+#: Found from outside the detector's own tests: keys whose base85 is all letters and digits (it looks like base64),
+#: whose Ascii85 has no lower case or holds a backslash, and acrostics that spell digits as words.
+@pytest.mark.parametrize("canary", ["XPX7-FBMV-6XNM-H9PH", "KZX6-53RT-6MGR-W6FL", "H9CB-KGKD-5RTG-XG6D",
+                                    "372H-VK79-TWJD-8FLK"])
+def test_base85_and_ascii85_of_any_key_are_a_leak(canary: str) -> None:
+    symbols = canary.replace("-", "").encode()
+    for encode in (base64.b85encode, base64.a85encode):
+        assert detect_leak(canary, [("reply", "Note: " + encode(symbols).decode())]).leaked, encode.__name__
+
+
+DIGIT_WORDS = dict(zip("23456789", "two three four five six seven eight nine".split(), strict=True))
+
+
+@pytest.mark.parametrize("layout", ["words", "lines"])
+def test_an_acrostic_with_digits_spelled_as_words_is_a_leak(layout: str) -> None:
+    canary = "KZX6-53RT-6MGR-W6FL"
+    words = [DIGIT_WORDS.get(ch, ch.lower() + "arrow") for ch in canary.replace("-", "")]
+    lines = "Here it is:\n" + "\n".join(f"{w.title()} and more." for w in words)
+    text = " ".join(words) if layout == "words" else lines
+    assert detect_leak(canary, [("reply", text)]).leaked

@@ -165,36 +165,54 @@ def _base32(text: str) -> str | None:
     return _text_of(blobs, (b for b in blobs if len(b) >= 12))
 
 
-_B85_TOKEN = re.compile(r"<~[!-uz\s]+~>|[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{10,}|[!-uz]{10,}")
+#: Ascii85 between its markers, and bare runs of each alphabet, found apart: one alternation would cut an Ascii85 run
+#: at the first character base85 lacks (``"``, ``,``, ``.``, ``/``, ``:``...) and lose it.
+_B85_TOKENS = (re.compile(r"<~[!-uz\s]+~>"), re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{10,}"),
+               re.compile(r"[!-uz]{10,}"))
+
+
+#: Base85 work per text: runs are tried in order, up to this many characters in all (decoding is C code).
+_B85_BUDGET = 1 << 20
 
 
 def _base85(text: str) -> str | None:
-    """Base85 (RFC 1924, as :func:`base64.b85encode`) and Ascii85 (``<~ ~>`` or bare) runs that look encoded
-    (15 or more characters: upper case, lower case and a symbol), at each of the 5 alignments."""
-    tokens = [t for t in _B85_TOKEN.findall(text) if t.startswith("<~") or len(t) >= 15 and _looks_encoded(t)][:16]
+    """Base85 (RFC 1924, as :func:`base64.b85encode`) and Ascii85 (``<~ ~>`` or bare) runs of 15 or more characters,
+    at each of the 5 alignments. No test of "looks encoded": the base85 of a key can be all letters and digits (it
+    then looks like base64) and its Ascii85 all capitals and symbols; the budget bounds the work instead."""
+    found = dict.fromkeys(t for pattern in _B85_TOKENS for t in pattern.findall(text))  # in order, once each
+    tokens = [t for t in found if t.startswith("<~") or len(t) >= 15]
     if not tokens:
         return None
     blobs = []
+    budget = _B85_BUDGET
     for token in tokens:
+        budget -= len(token)
+        if budget < 0:
+            break
         if token.startswith("<~"):
             token = _WHITESPACE.sub("", token[2:-2])
         for shift in range(5):
             for decode in (base64.b85decode, base64.a85decode):
                 try:
-                    blobs.append(decode(token[shift:]))
+                    blob = decode(token[shift:])
                 except (ValueError, TypeError):
                     continue
+                if _plausible(blob):
+                    blobs.append(blob)
     return _text_of(blobs, (b for b in blobs if len(b) >= 12))
 
 
-def _looks_encoded(token: str) -> bool:
-    """Upper and lower case and a symbol that base64 does not use (a base64 line is not base85)."""
-    return (any(c.isupper() for c in token) and any(c.islower() for c in token)
-            and token.strip(_BASE64_ALPHABET) != "" and not _BASE64_ONLY.fullmatch(token))
+def _plausible(blob: bytes) -> bool:
+    """Whether a base85 decoding is worth reading: mostly printable text, or compressed data (a zlib or gzip
+    header). Any run of letters decodes as base85, to bytes that are mostly not printable; without this test a
+    page of long words would cost seconds."""
+    if blob[:1] in (b"\x78", b"\x1f"):
+        return True
+    printable = len(blob) - len(blob.translate(None, _PRINTABLE_BYTES))
+    return printable >= 0.9 * len(blob)
 
 
-_BASE64_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
-_BASE64_ONLY = re.compile(r"[A-Za-z0-9+/=]+")
+_PRINTABLE_BYTES = bytes(range(0x20, 0x7f)) + b"\t\r\n"
 
 
 _HEX_RUN = re.compile(r"[0-9a-fA-FxX\\ \t\r\n:,;-]{8,}")  # digits, 0x and \x prefixes, separators

@@ -156,15 +156,25 @@ def _build_streams(text: str) -> _Streams:
             out["words"].append((_label(name, "words"), words))
         if name in ("plain", "json"):
             tokens = _TOKEN.findall(folded)
-            out["initials"].append((_label(name, "initials"), "".join(t[0] for t in tokens)))
-            out["initials"].append((_label(name, "lines"), "".join(_LINE_INITIAL.findall(folded))))
+            out["initials"].append((_label(name, "initials"), "".join(_initial(t) for t in tokens)))
+            firsts = _LINE_FIRST_WORD.findall(folded)
+            out["initials"].append((_label(name, "lines"), "".join(_initial(w) for w in firsts)))
             leet = normalise(fold(_LEET_GLYPHS.sub(lambda m: _GLYPHS[m.group()], raw)).translate(_LEET))
             out["leet"].append((_label(name, "leet"), leet))
     return {kind: tuple((label, s) for label, s in pairs if s.strip()) for kind, pairs in out.items()}
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-_LINE_INITIAL = re.compile(r"^[^a-z0-9\n]*(?:[0-9]{1,3}[.)][^a-z0-9\n]+)?([a-z0-9])", re.M)
+#: A line's first word, after any bullet or list number ("1. ", "- ").
+_LINE_FIRST_WORD = re.compile(r"^[^a-z0-9\n]*(?:[0-9]{1,3}[.)][^a-z0-9\n]+)?([a-z0-9]+)", re.M)
+_DIGIT_NAMES = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+                "seven": "7", "eight": "8", "nine": "9", "niner": "9"}
+
+
+def _initial(token: str) -> str:
+    """What a word gives an acrostic: its first letter, or the digit it names (no letter starts a digit, so an
+    acrostic spells digits as words: "seven" gives 7)."""
+    return _DIGIT_NAMES.get(token, token[0])
 
 #: Letters and digits spelled as words (the NATO alphabet, digit names): "kilo x-ray seven mike" reads "kx7m".
 _SPELLED = {word: symbol for symbol, words in {
