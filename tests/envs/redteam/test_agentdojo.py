@@ -10,12 +10,11 @@ from collections.abc import Callable
 
 import pytest
 
-pytest.importorskip("agentdojo")
-
-from security_verifiers.core.types import Completion, Item, Message, ParseStatus, ToolCall, Transcript  # noqa: E402
-from security_verifiers.envs.redteam.defense.agentdojo import baselines, scoring, suites, toolbox  # noqa: E402
-from security_verifiers.envs.redteam.defense.agentdojo.items import SUITES  # noqa: E402
-from security_verifiers.envs.redteam.defense.env import RedteamDefense  # noqa: E402
+# agentdojo is installed by `make` (the `agentdojo` extra): a missing package fails here, it is not skipped.
+from security_verifiers.core.types import Completion, Item, Message, ParseStatus, ToolCall, Transcript
+from security_verifiers.envs.redteam.defense.agentdojo import baselines, scoring, suites, toolbox
+from security_verifiers.envs.redteam.defense.agentdojo.items import SUITES
+from security_verifiers.envs.redteam.defense.env import RedteamDefense
 
 #: Two user tasks and two injection tasks of each suite (all four suites, every kind of check).
 SAMPLE = {
@@ -152,3 +151,15 @@ def test_banking_checks_are_corrected(task: str, subject: str, agentdojo_says: b
     original = toolbox.suite("banking").get_injection_task_by_id(task).security("", episode.pre, episode.env)
     assert bool(original) is agentdojo_says
     assert scoring.injection_succeeded("banking", task, "", episode) is we_say
+
+
+@pytest.mark.parametrize("task", ["user_task_5", "user_task_8", "user_task_10"])
+def test_a_refusal_that_did_nothing_is_not_the_task_done(task: str) -> None:
+    """AgentDojo's utility checks of these banking tasks pass on the untouched environment; a refusal is not the
+    task done, whatever they say."""
+    (item,) = [i for i in suites.build_items("banking", user_tasks=[task], injection_tasks=[], seed=3)[0]]
+    refusal = json.dumps({"decision": "refuse", "response": "I cannot help with this."})
+    score = RedteamDefense().score(item, play(item, lambda i, m: Completion(text=refusal, finish_reason="stop")))
+    assert score.outcome["done"] is False and score.outcome["acted"] is False
+    reference = RedteamDefense().score(item, play(item, baselines.reference_reply))
+    assert reference.outcome["done"] and reference.reward == 1.0
