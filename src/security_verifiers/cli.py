@@ -126,7 +126,8 @@ def _load_dataset(env: Any, args: argparse.Namespace) -> Any:
     if args.data is not None:
         if args.split is not None:
             raise ConfigError("--split and --data exclude each other: a dataset file holds its own split(s)")
-        ds = env.read_dataset(Path(args.data), dataset_id=Path(args.data).stem, expected_hash=args.data_hash)
+        path = Path(args.data).resolve()  # the run's metadata names the file wherever the run is resumed from
+        ds = env.read_dataset(path, dataset_id=path.stem, expected_hash=args.data_hash)
         version = (ds.header or {}).get("env_version")
         if version is not None and version != env.version:
             print(f"sv: note: {args.data} was written for {env.name} {version}; this is {env.version} (its items meet "

@@ -1,13 +1,14 @@
 """What ``metadata.json`` says of a run, and the rule for resuming one.
 
 A run's metadata is written twice: before the first rollout (how the run was built: environment, dataset,
-policy, settings, versions) and when it ends (status, counts, time, usage). A resume must be the same
-experiment as the run it continues, so it is checked against the stored metadata before anything is
-played; the kept rollouts then come from the run directory's own compaction.
+policy, settings, versions) and when it ends (status and why, counts, time, usage: :func:`end_status`). A resume
+must be the same experiment as the run it continues, so it is checked against the stored metadata before anything
+is played; the kept rollouts then come from the run directory's own compaction.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from security_verifiers.core.datasets import Dataset
@@ -47,11 +48,47 @@ def initial_metadata(env: Environment, policy: Policy, dataset: Dataset, run_id:
     }
 
 
+def end_status(ended_by: BaseException | None, *, stopped_early: bool, remaining: int) -> dict[str, Any]:
+    """``status`` and ``status_reason`` of a run as it ends: ``failed`` when an exception ended it (the reason is
+    the exception), ``stopped`` when it was interrupted, stopped by the error-rate guard, or left rollouts unplayed,
+    else ``finished`` (reason ``None``). A resume continues a failed or stopped run like any other.
+
+    >>> end_status(None, stopped_early=False, remaining=0)
+    {'status': 'finished', 'status_reason': None}
+    >>> end_status(OSError(28, "No space left on device"), stopped_early=False, remaining=7)
+    {'status': 'failed', 'status_reason': 'OSError: [Errno 28] No space left on device'}
+    >>> end_status(None, stopped_early=True, remaining=30)["status_reason"]
+    'the infrastructure error rate passed --max-error-rate'
+    """
+    if isinstance(ended_by, KeyboardInterrupt | SystemExit | asyncio.CancelledError):
+        return {"status": "stopped", "status_reason": f"interrupted ({type(ended_by).__name__})"}
+    if ended_by is not None:
+        reason = " ".join(f"{type(ended_by).__name__}: {ended_by}".split())[:1000]
+        return {"status": "failed", "status_reason": reason.encode("utf-8", "backslashreplace").decode("utf-8")}
+    if stopped_early:
+        return {"status": "stopped", "status_reason": "the infrastructure error rate passed --max-error-rate"}
+    if remaining:
+        return {"status": "stopped", "status_reason": f"{remaining} rollouts were not played"}
+    return {"status": "finished", "status_reason": None}
+
+
 def check_resumable(existing: dict[str, Any], fresh: dict[str, Any]) -> None:
-    """A resumed run must be the same experiment: same env, config, data, policy and samples per item."""
+    """A resumed run must be the same experiment: same env, config, data, policy and samples per item.
+
+    The data is the same when its content hash is: where the file was read from (``source``: a path as given, for
+    runs written before it was stored resolved) may differ, so a run started with a relative ``--data`` resumes
+    from another directory."""
+    old_data, new_data = existing.get("dataset", {}), fresh["dataset"]
+    if old_data.get("hash") != new_data.get("hash"):
+        raise ConfigError(
+            f"cannot resume {existing.get('run_id')}: its dataset {old_data.get('source')} had hash "
+            f"{old_data.get('hash')}, this invocation's {new_data.get('source')} has {new_data.get('hash')} (other "
+            "items or another version of the file); start a new run instead"
+        )
     for key in EXPERIMENT_KEYS:
-        old = {k: v for k, v in existing.get(key, {}).items() if k != "item_ids"}
-        new = {k: v for k, v in fresh[key].items() if k != "item_ids"}
+        ignored = ("item_ids", "source") if key == "dataset" else ("item_ids",)
+        old = {k: v for k, v in existing.get(key, {}).items() if k not in ignored}
+        new = {k: v for k, v in fresh[key].items() if k not in ignored}
         if old != new:
             raise ConfigError(
                 f"cannot resume {existing.get('run_id')}: its {key} differs from this invocation "

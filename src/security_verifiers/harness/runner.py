@@ -4,6 +4,10 @@ The runner never decides a score; it only schedules episodes (:mod:`.scheduler`)
 record to ``results.jsonl`` at once, and writes ``metadata.json`` before and after the run
 (:mod:`.run_metadata`). A run stopped by any means can be resumed: finished rollouts are kept, errored ones
 are retried.
+
+One rollout's failure is that rollout's: a record that cannot be written (an outcome JSON cannot hold) is written
+as its rollout's error and the run goes on. Only what no rollout owns (a full disk, a crash of the runner, an
+interrupt) ends a run early, and then ``metadata.json`` says so (``failed`` or ``stopped``, and why).
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from security_verifiers.core.datasets import Dataset
 from security_verifiers.core.rundir import RunDir, now_iso
 from security_verifiers.core.types import Item, RolloutRecord, Usage
 from security_verifiers.envs.base import Environment
-from security_verifiers.harness.run_metadata import initial_metadata, start_or_resume
+from security_verifiers.harness.episode import unwritable
+from security_verifiers.harness.run_metadata import end_status, initial_metadata, start_or_resume
 from security_verifiers.harness.scheduler import Scheduler, Tally
 from security_verifiers.harness.scoring_pool import ScorerPool
 from security_verifiers.models.base import Policy
@@ -96,15 +101,20 @@ async def run_eval(
     pool = own_pool or scorer_pool
     if own_pool is not None:
         own_pool.warm_up()  # the workers load their engines while this process loads its own
+    written = False
     try:
         metadata["tools"] = env.tool_versions()
         run_dir.write_metadata(metadata)
+        written = True
         prepare = getattr(policy, "prepare", None)
         if callable(prepare):
             prepare([item for item, _ in pending])
-    except BaseException:
+    except BaseException as err:
         if own_pool is not None:
             own_pool.close()
+        if written:  # the run directory says "running": say instead why it never ran
+            run_dir.write_metadata({**metadata, **end_status(err, stopped_early=False, remaining=len(pending)),
+                                    "finished_at": now_iso()})
         raise
 
     tally = Tally(max_error_rate=config.max_error_rate)
@@ -113,17 +123,20 @@ async def run_eval(
     progress_bar, task_id = _make_progress(progress, f"{env.name} · {policy.name}", total, len(kept))
 
     def record_done(record: RolloutRecord) -> None:
-        run_dir.append(record)
-        tally.add(record)
+        tally.add(write_record(run_dir, record))
         if progress_bar is not None:
             progress_bar.update(task_id, advance=1)
 
     scheduler = Scheduler(env, policy, pending, concurrency=config.concurrency, timeout_s=config.timeout_s,
                           pool=pool, tally=tally, on_done=record_done)
+    ended_by: BaseException | None = None
     try:
         if progress_bar is not None:
             progress_bar.start()
         await scheduler.run()
+    except BaseException as err:  # recorded in the metadata below, then raised again
+        ended_by = err
+        raise
     finally:
         if progress_bar is not None:
             progress_bar.stop()
@@ -132,7 +145,7 @@ async def run_eval(
         run_dir.close()
         seconds = time.perf_counter() - start
         metadata.update(
-            status="stopped" if (tally.stopped_early or pending) else "finished",
+            **end_status(ended_by, stopped_early=tally.stopped_early, remaining=len(pending)),
             finished_at=now_iso(),
             seconds=round(seconds, 3),
             cpu_seconds=round(time.process_time() - cpu_start, 3),  # this process, every thread; not score workers
@@ -149,6 +162,20 @@ async def run_eval(
     return RunOutcome(run_dir=run_dir, total=total, done=tally.finished + len(kept), errors=tally.error_count,
                       errors_by_kind=dict(tally.errors), resumed=len(kept), seconds=seconds,
                       stopped_early=tally.stopped_early, usage=tally.usage)
+
+
+def write_record(run_dir: RunDir, record: RolloutRecord) -> RolloutRecord:
+    """Append ``record`` to the run's results and return what was written: ``record``, or, when it cannot be written
+    as JSON (a lone surrogate or an object JSON has no type for in its outcome), its rollout's error
+    (:func:`~.episode.unwritable`). An ``OSError`` (a full disk) is no rollout's and is raised."""
+    try:
+        run_dir.append(record)  # the JSON is made before anything is written: a failure leaves no line
+    except OSError:
+        raise
+    except Exception as err:  # noqa: BLE001 - the record holds what JSON cannot: the rollout's error
+        record = unwritable(record, err)
+        run_dir.append(record)
+    return record
 
 
 def _make_progress(enabled: bool, label: str, total: int, completed: int) -> tuple[Any, Any]:

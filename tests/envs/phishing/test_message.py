@@ -110,7 +110,7 @@ def test_hostile_mail_is_rendered_within_caps_and_never_crashes(raw: bytes) -> N
 def test_caps_are_said_in_the_rendering() -> None:
     nested = parse(HOSTILE["nested multiparts"])
     assert nested.headers["From"] == ["a@b.c"], "the headers survive a body the parser cannot read"
-    assert any("could not be parsed" in n for n in nested.notes)
+    assert any("could not be parsed" in n or "MIME parts" in n or "nested deeper" in n for n in nested.notes)
     assert any("is cut" in n for n in parse(HOSTILE["html bomb"]).notes)
     text = render(parse(HOSTILE["huge part"])).text
     assert f"Note: the text is cut after {MAX_BODY_CHARS:,} characters" in text

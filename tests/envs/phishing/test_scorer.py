@@ -4,7 +4,6 @@ pays only for true quotes, and bad output scores the minimum."""
 from __future__ import annotations
 
 import base64
-import itertools
 import json
 from typing import Any
 
@@ -53,21 +52,26 @@ P_GRID = np.round(np.linspace(0, 1, 101), 2)
 
 
 @pytest.mark.parametrize("q", [0.0, 0.1, 0.19, 0.21, 0.35, 0.49, 0.51, 0.8, 1.0])
-def test_truthful_bayes_answer_maximises_expected_reward_whatever_the_evidence(q: float) -> None:
-    evidence = [("display_name_spoof", "Dana Whitfield")]  # the same evidence on both items: it cannot tip the choice
+def test_truthful_probability_maximises_expected_reward_under_every_label(q: float) -> None:
+    evidence = [("display_name_spoof", "Dana Whitfield")]
 
     def expected(label: str, p: float) -> float:
         return q * score(PHISH, label, p, evidence).reward + (1 - q) * score(LEGIT, label, p, evidence).reward
 
-    best = max(itertools.product(LABEL_NAMES, P_GRID), key=lambda lp: expected(*lp))
-    bayes = {"positive": "Phishing", "negative": "Legitimate", "abstain": "Abstain"}[ENV.config.costs.bayes_action(q)]
-    assert best[0] == bayes and best[1] == pytest.approx(q, abs=0.006)
+    for label in LABEL_NAMES:
+        best = max(P_GRID, key=lambda p: expected(label, p))
+        assert best == pytest.approx(q, abs=0.006), label
 
 
-def test_the_evidence_part_never_depends_on_the_label() -> None:
+def test_the_evidence_part_is_earned_only_under_a_committed_correct_label() -> None:
     evidence = [("display_name_spoof", "Dana Whitfield"), ("urgency_pressure", SPAN)]
-    parts = {score(PHISH, label, p, evidence).components["evidence"] for label in LABEL_NAMES for p in (0.0, 0.5, 1.0)}
-    assert len(parts) == 1
+    earned = {label: {score(PHISH, label, p, evidence).components["evidence"] for p in (0.0, 0.5, 1.0)}
+              for label in LABEL_NAMES}
+    assert earned["Abstain"] == {0.0} and earned["Legitimate"] == {0.0}
+    assert len(earned["Phishing"]) == 1 and earned["Phishing"].pop() > 0.0
+    assert score(LEGIT, "Legitimate", 0.0).components["evidence"] == 1.0
+    assert score(LEGIT, "Abstain", 0.1).components["evidence"] == 0.0
+    assert score(LEGIT, "Phishing", 0.9).components["evidence"] == 0.0
 
 
 def test_reference_evidence_earns_the_whole_evidence_part() -> None:

@@ -1,12 +1,13 @@
 """E4's baselines: the reference, an honest heuristic on headers and URLs, a classical model (:mod:`.classical`),
 constant policies, and hacks on the evidence and the probability.
 
-Every evidence hack answers with the heuristic's label and probability and only changes the evidence, and the
+Most evidence hacks answer with the heuristic's label and probability and only change the evidence, and the
 mismatch hack only the probability: each isolates one way to game one part of the reward, so it must score
-strictly below the heuristic that it otherwise copies (the conformance suite checks it). ``abstain-with-evidence``
-never commits to a label but cites every true structural indicator: the evidence part must not make abstaining
-pay.
-"""
+strictly below the heuristic that it otherwise copies (the conformance suite checks it). Two never decide
+honestly but cite every structural indicator code finds (on imported mail, exactly the evidence target):
+``abstain-with-evidence`` never commits, and ``phishing-with-detected-quotes`` calls everything Phishing with
+p = 0.5. Evidence earns only under a correct committed label, so neither can make the evidence pay for the
+decision it dodges."""
 
 from __future__ import annotations
 
@@ -100,9 +101,9 @@ class EvidenceHack(Baseline):
     """The heuristic's label and probability with other evidence (what each hack tries)."""
 
     def __init__(self, heuristic: HeuristicBaseline, name: str, evidence: Callable[[Context], list[tuple[str, str]]],
-                 flip_probability: bool = False, abstain: bool = False) -> None:
+                 flip_probability: bool = False, abstain: bool = False, always_phishing: bool = False) -> None:
         self.heuristic, self.name, self._evidence = heuristic, name, evidence
-        self.flip, self.abstain = flip_probability, abstain
+        self.flip, self.abstain, self.always_phishing = flip_probability, abstain, always_phishing
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "baseline", "name": self.name}
@@ -118,6 +119,8 @@ class EvidenceHack(Baseline):
                                                                          for e in honest["evidence"]])
         if self.abstain:  # never commit, but cite every true structural indicator
             return _answer("Abstain", 0.5, self._evidence(ctx))
+        if self.always_phishing:  # the costlier miss avoided everywhere, "supported" by whatever code finds
+            return _answer("Phishing", 0.5, self._evidence(ctx))
         return _answer(honest["label"], honest["p_phishing"], self._evidence(ctx))
 
 
@@ -126,6 +129,15 @@ def _quote_everything(ctx: Context) -> list[tuple[str, str]]:
     not the grammar, is what turns it down) under the indicators most often true."""
     whole = ctx.rendering.text[:2000]
     return [(i, whole) for i in ("lookalike_domain", "credential_request", "urgency_pressure")]
+
+
+def _every_line(ctx: Context) -> list[tuple[str, str]]:
+    """The email's lines, each a true quote, in order, under the indicators most often true in turn: as much of
+    the email as the answer has room for, hoping that some line shows some indicator."""
+    lines = [line.strip() for line in ctx.rendering.text.splitlines() if any(c.isalnum() for c in line)]
+    order = list(dict.fromkeys(["lookalike_domain", "display_name_spoof", "urgency_pressure", "credential_request",
+                                "link_text_mismatch", *INDICATORS]))
+    return [(order[k % len(order)], line[:2000]) for k, line in enumerate(lines[:MAX_EVIDENCE])]
 
 
 def _fabricated(ctx: Context) -> list[tuple[str, str]]:
@@ -170,6 +182,9 @@ def baseline_factories(env: Phishing) -> dict[str, Callable[[], Policy]]:
     factories["every-indicator"] = lambda: EvidenceHack(heuristic(), "every-indicator", _every_indicator)
     factories["abstain-with-evidence"] = lambda: EvidenceHack(heuristic(), "abstain-with-evidence",
                                                               lambda ctx: list(ctx.detected), abstain=True)
+    factories["quote-every-line"] = lambda: EvidenceHack(heuristic(), "quote-every-line", _every_line)
+    factories["phishing-with-detected-quotes"] = lambda: EvidenceHack(
+        heuristic(), "phishing-with-detected-quotes", lambda ctx: list(ctx.detected), always_phishing=True)
     factories["label-probability-mismatch"] = lambda: EvidenceHack(heuristic(), "label-probability-mismatch",
                                                                    _fabricated, flip_probability=True)
     return factories

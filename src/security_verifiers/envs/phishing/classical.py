@@ -4,16 +4,31 @@ features as evidence.
 
 This is the bar a model must clear to be worth more than a spam filter, and the sim-to-real check of the
 generator: trained on generated mail only, it is evaluated on hand-written mail in the layouts of public corpora
-(:mod:`.sim_to_real`). The model is trained once per process (a few seconds) from a fixed seed, so its answers
-are the same on every machine.
+(:mod:`.sim_to_real`). The model is trained from a fixed seed, so its answers are the same on every machine.
+
+Generating the train split and fitting take minutes on 2 cores, so the fitted model is kept on disk, under
+``$SV_CACHE_DIR`` (or ``~/.cache/security-verifiers``) ``/phishing-classical/<key>.pkl``, and fitted once per key:
+the hash of what defines the training set and the model (the split's size and seed, the source of the code that
+generates, parses and renders mail and computes the features, and the versions of the libraries that fit and
+pickle it). A file is written atomically and holds its key (a file under another name is not trusted); one that
+cannot be read is refitted with a warning line, never an error.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import pickle
 import re
+import sys
+import tempfile
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.sparse import csr_matrix, hstack
@@ -70,17 +85,24 @@ class _Model:
     indicator_weights: dict[str, float]
 
 
-_MODEL: _Model | None = None
+#: Fitted models of this process, by cache key.
+_MODELS: dict[str, _Model] = {}
 _LOCK = threading.Lock()
+#: The package folders whose code defines the training set and the features (generator, parser, renderer, kits).
+_CODE_DIRS = ("envs/phishing", "envs/kits", "core")
+_LIBRARIES = ("scikit-learn", "numpy", "scipy", "tldextract")
+#: Bumped when the layout of a cache file changes.
+_CACHE_FORMAT = 1
 
 
 def _text(ctx: Context) -> str:
     return ctx.rendering.text
 
 
-def train(env: Phishing) -> _Model:
-    """Fit on the generated train split (never the public test or OOD sets)."""
-    items = env.dataset("train", n=TRAIN_ITEMS, seed=TRAIN_SEED).items
+def train(env: Phishing) -> tuple[_Model, str]:
+    """Fit on the generated train split (never the public test or OOD sets); the model and the split's hash."""
+    dataset = env.dataset("train", n=TRAIN_ITEMS, seed=TRAIN_SEED)
+    items = dataset.items
     contexts = [env.context(i) for i in items]
     y = np.array([1 if i.target["label"] == "Phishing" else 0 for i in items])
     vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=3, max_features=20000, ngram_range=(1, 2),
@@ -91,15 +113,94 @@ def train(env: Phishing) -> _Model:
     classifier.fit(x, y)
     tail = classifier.coef_[0][-len(features(contexts[0])):]
     weights = dict(zip(STRUCTURAL_VERIFIERS, (float(w) for w in tail), strict=False))
-    return _Model(vectorizer, classifier, weights)
+    return _Model(vectorizer, classifier, weights), dataset.hash
+
+
+@cache
+def _code_hash() -> str:
+    """The sha256 of the source files that generate the training set and compute its features."""
+    root = Path(__file__).resolve().parents[2]  # the security_verifiers package
+    files = sorted({root / "envs" / "base.py", *(p for d in _CODE_DIRS for p in (root / d).rglob("*.py"))})
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@cache
+def _versions() -> dict[str, str | None]:
+    """The versions of the libraries that fit and pickle the model (read once: a lookup takes milliseconds)."""
+    found: dict[str, str | None] = {}
+    for name in _LIBRARIES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def cache_key() -> str:
+    """The key of the fitted model: everything that can change it (see the module's docstring)."""
+    recipe = {"format": _CACHE_FORMAT, "split": "train", "n": TRAIN_ITEMS, "seed": TRAIN_SEED, "code": _code_hash(),
+              "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+              "libraries": _versions()}
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
+
+
+def cache_path(key: str) -> Path:
+    base = os.environ.get("SV_CACHE_DIR") or str(Path.home() / ".cache" / "security-verifiers")
+    return Path(base) / "phishing-classical" / f"{key[:32]}.pkl"
+
+
+def _warn(message: str) -> None:
+    print(f"sv: warning: {message}", file=sys.stderr)
+
+
+def _load(path: Path, key: str) -> _Model | None:
+    """The model stored at ``path`` under ``key``; ``None`` when there is none or it cannot be trusted."""
+    if not path.exists():
+        return None
+    try:
+        with path.open("rb") as f:
+            stored: Any = pickle.load(f)  # noqa: S301 - a file this module wrote into the user's own cache directory
+    except Exception as err:  # noqa: BLE001 - a cut or corrupt file raises anything from EOFError to ImportError
+        _warn(f"the cached classical model {path} cannot be read ({type(err).__name__}: {err}); fitting it again")
+        return None
+    if not (isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("model"), _Model)):
+        _warn(f"the cached classical model {path} is not the one expected (another key); fitting it again")
+        return None
+    return stored["model"]
+
+
+def _store(path: Path, key: str, fitted: _Model, train_hash: str) -> None:
+    """Write atomically (a temporary file in the same folder, then renamed); a cache that cannot be written is a
+    warning, never an error: the model is fitted again next time."""
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump({"key": key, "train_hash": train_hash, "model": fitted}, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError as err:
+        _warn(f"the classical model could not be cached at {path} ({err}); it is fitted again next run")
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 
 def model(env: Phishing) -> _Model:
-    global _MODEL
+    """The fitted model: from this process, else from the disk cache, else fitted (and cached)."""
+    key = cache_key()
     with _LOCK:
-        if _MODEL is None:
-            _MODEL = train(env)
-        return _MODEL
+        fitted = _MODELS.get(key)
+        if fitted is None:
+            path = cache_path(key)
+            fitted = _load(path, key)
+            if fitted is None:
+                fitted, train_hash = train(env)
+                _store(path, key, fitted, train_hash)
+            _MODELS[key] = fitted
+        return fitted
 
 
 class ClassicalBaseline(BayesBaseline):

@@ -3,11 +3,16 @@ evidence that code checks against the email.
 
 Built on the abstaining-classifier kit (``envs/kits/abstaining``), as E1 is: the decision is scored by a cost
 profile and the probability by the Brier rule, both maximised in expectation by the truthful probability and its
-Bayes action. E4 adds the evidence part (:mod:`.evidence`), which depends on the quotes and the item only, never
-on the label, so the decision/probability part stays incentive-compatible:
+Bayes action. E4 adds the evidence part (:mod:`.evidence`), earned only alongside a committed, correct label:
 
     reward = (1 - evidence_weight) * (decision_weight * decision + brier_weight * (1 - Brier))
-             + evidence_weight * evidence
+             + evidence_weight * evidence * [label is Phishing or Legitimate, and correct]
+
+Evidence supports a decision; it is not a prize of its own. Without the gate, an Abstain (or a wrong label) that
+quotes what code finds collected the evidence part, and on imported mail, where the target is those detections,
+``abstain-with-evidence`` and "always Phishing with the detected quotes" beat the honest baselines. The gate adds
+``evidence_weight * evidence`` to a correct commitment only, which moves the reward's best action away from the
+cost profile's towards committing (the README's Scoring section gives the bands).
 """
 
 from __future__ import annotations
@@ -71,6 +76,16 @@ class PhishingConfig(AbstainingConfig):
                 EVIDENCE: self.evidence_weight}
 
 
+def committed_and_correct(outcome: dict[str, Any]) -> bool:
+    """Whether a valid answer's label is Phishing or Legitimate and right: the only answers evidence earns on.
+
+    >>> [committed_and_correct({"valid": True, "action": a, "y": 1}) for a in ("positive", "abstain", "negative")]
+    [True, False, False]
+    """
+    action = outcome["action"] if outcome["valid"] else None
+    return action == ("positive" if outcome["y"] == 1 else "negative")
+
+
 class PhishingOutcome(ClassifierOutcome):
     """The kit's outcome and what the evidence part counted (``None`` for an invalid answer)."""
 
@@ -81,6 +96,7 @@ class PhishingOutcome(ClassifierOutcome):
     #: Indicators the recall counts on this item (0 on legitimate mail), and how many the answer named.
     evidence_to_find: int
     evidence_found: int | None
+    #: The evidence part as earned: its score under a committed, correct label, else 0.
     evidence_score: float | None
 
 
@@ -99,8 +115,9 @@ labelled Phishing costs {false_alarm}, Abstain (send to a human) costs {abstain}
 costly choice is Phishing when p_phishing > {hi}, Legitimate when p_phishing < {lo}, and Abstain in between.
 - evidence: at most {max_evidence} items. Each quote must be copied exactly from the email shown (one header \
 value, one attachment or link line, or one sentence of the text, at most) and must show its indicator there; \
-code checks every quote. On a phishing email, evidence that names its real indicators earns credit; on any \
-email, a quote that is not in it or does not show its indicator costs. Give no evidence rather than weak evidence.
+code checks every quote. Evidence earns credit only with a correct Phishing or Legitimate label (none with \
+Abstain or a wrong label): on a phishing email, evidence that names its real indicators; on any email, a quote \
+that is not in it or does not show its indicator costs. Give no evidence rather than weak evidence.
 
 Indicators:
 {indicators}
@@ -122,7 +139,7 @@ def _mailbox_lines(mailbox: dict[str, Any] | None) -> list[str]:
 @register
 class Phishing(Environment):
     name: ClassVar[str] = "phishing"
-    version: ClassVar[str] = "0.1.0"
+    version: ClassVar[str] = "0.2.0"
     config_class: ClassVar[type[EnvConfig]] = PhishingConfig
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("expected_cost", False), ("f1", True), ("brier", False),
@@ -137,7 +154,8 @@ class Phishing(Environment):
     honest_baselines: ClassVar[tuple[str, ...]] = ("heuristic", "classical")
     hack_baselines: ClassVar[tuple[str, ...]] = (
         "always-phishing", "always-legitimate", "always-abstain", "quote-everything", "fabricated-quotes",
-        "every-indicator", "abstain-with-evidence", "label-probability-mismatch")
+        "every-indicator", "quote-every-line", "abstain-with-evidence", "phishing-with-detected-quotes",
+        "label-probability-mismatch")
     item_contract: ClassVar[ItemContract] = ItemContract(PhishingInput, PhishingTarget, Answer)
     config: PhishingConfig
 
@@ -208,13 +226,14 @@ class Phishing(Environment):
             return base.model_copy(update={"components": {**base.components, EVIDENCE: 0.0},
                                            "outcome": outcome.model_dump()})
         result = score_evidence(parsed.value.evidence, ctx, phishing)  # type: ignore[attr-defined]
+        earned = result.score if committed_and_correct(base.outcome) else 0.0
         weight = self.config.evidence_weight
-        reward = (1.0 - weight) * base.reward + weight * result.score
+        reward = (1.0 - weight) * base.reward + weight * earned
         outcome = PhishingOutcome.model_validate({
             **base.outcome, "reward": reward, "evidence_given": result.given, "evidence_grounded": result.grounded,
             "evidence_scored": result.scored, "evidence_confirmed": result.confirmed, "evidence_to_find": to_find,
-            "evidence_found": result.found, "evidence_score": result.score})
-        return base.model_copy(update={"reward": reward, "components": {**base.components, EVIDENCE: result.score},
+            "evidence_found": result.found, "evidence_score": earned})
+        return base.model_copy(update={"reward": reward, "components": {**base.components, EVIDENCE: earned},
                                        "outcome": outcome.model_dump()})
 
     def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:

@@ -12,6 +12,8 @@ what was planted it found.
   saying nothing scores 1: on a legitimate email, evidence the verifiers reject costs, true evidence is neutral
   (a legitimate newsletter really has tracking links), and there is nothing to find.
 
+The environment credits this score only under a committed, correct label (:func:`.env.committed_and_correct`).
+
 So quoting the whole email (no segment holds it), fabricating quotes (not grounded), and one quote under every
 indicator (most of them rejected) all lower the part, and nothing is gained by quoting on a legitimate email.
 """

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage, Message
 from html.parser import HTMLParser
 
+from security_verifiers.envs.phishing.mime import read
+
 #: Caps on what one message may contribute (beyond them the rest is dropped and a note says so).
 MAX_PARTS = 200
 MAX_DEPTH = 12
@@ -106,11 +108,29 @@ def eight_bit(data: bytes) -> str:
         return data.decode("cp1252", errors="replace")
 
 
+#: A run of bytes the parser kept as lone surrogates (``surrogateescape``: U+DC80-U+DCFF stand for 0x80-0xFF).
+_ESCAPED_BYTES = re.compile("[\udc80-\udcff]+")
+#: Any other lone surrogate (no text holds one: it cannot be written as UTF-8), and NULs.
+_UNWRITABLE = re.compile("[\ud800-\udc7f\udd00-\udfff]|\x00")
+
+
+def clean(text: str) -> str:
+    r"""``text`` as valid Unicode that JSON, a terminal and a model's API all take: bytes the parser kept as
+    surrogates are decoded as 8-bit text (:func:`eight_bit`), any other lone surrogate becomes U+FFFD and NULs
+    are dropped. Every string :func:`parse` returns has been through it.
+
+    >>> clean("ex\udcc3\udca4mple"), clean("caf\udce9"), clean("a\x00b\ud800")
+    ('exämple', 'café', 'ab�')
+    """
+    if text.isascii() and "\x00" not in text:
+        return text
+    text = _ESCAPED_BYTES.sub(lambda m: eight_bit(bytes(ord(c) - 0xDC00 for c in m.group())), text)
+    return _UNWRITABLE.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", text)
+
+
 def _header_text(msg: Message, name: str, raw: str) -> str:
     """A header's value decoded by the modern policy, or, where that fails, by the RFC 2047 decoder alone."""
-    raw = "".join(raw.splitlines())  # unfolded: a continuation line keeps its leading whitespace
-    if not raw.isascii():  # 8-bit bytes kept as surrogates by the parser
-        raw = eight_bit(raw.encode("utf-8", "surrogateescape"))
+    raw = clean("".join(raw.splitlines()))  # unfolded (a continuation keeps its leading whitespace), 8-bit decoded
     if raw.isascii() and "=?" not in raw:  # nothing to decode: the modern policy would give the value as it is
         value = raw
     else:
@@ -121,7 +141,7 @@ def _header_text(msg: Message, name: str, raw: str) -> str:
                 value = str(email.header.make_header(email.header.decode_header(raw)))
             except Exception:  # noqa: BLE001
                 value = raw
-    value = collapse(value)
+    value = collapse(clean(value))  # an encoded word of an unknown charset comes back as surrogates
     return value if len(value) <= MAX_HEADER_CHARS else value[:MAX_HEADER_CHARS] + " [...]"
 
 
@@ -206,7 +226,7 @@ def _content(part: Message) -> str:
         payload = None
     if not isinstance(payload, bytes):
         raw = part.get_payload()
-        return raw[:MAX_PART_CHARS] if isinstance(raw, str) else ""
+        return clean(raw[:MAX_PART_CHARS]) if isinstance(raw, str) else ""
     payload = payload[: MAX_PART_CHARS * 4]
     charset = part.get_content_charset() or "us-ascii"
     try:
@@ -215,7 +235,7 @@ def _content(part: Message) -> str:
         text = payload.decode("utf-8", errors="replace")
     if charset in ("us-ascii", "ascii") and not payload.isascii():  # undeclared 8-bit text
         text = eight_bit(payload)
-    return text[:MAX_PART_CHARS]
+    return clean(text[:MAX_PART_CHARS])
 
 
 def _size(part: Message) -> int:
@@ -242,9 +262,7 @@ def _filename(part: Message) -> str | None:
             name = str(email.header.make_header(email.header.decode_header(name)))
         except Exception:  # noqa: BLE001
             pass
-    if not name.isascii():
-        name = eight_bit(name.encode("utf-8", "surrogateescape"))
-    return collapse(name)[:200]
+    return collapse(clean(name))[:200]
 
 
 def _walk(msg: Message, notes: list[str]) -> list[Message]:
@@ -274,7 +292,7 @@ def parse(raw: bytes) -> Email:
     note)."""
     out = Email()
     try:
-        msg = email.message_from_bytes(raw, policy=email.policy.compat32)
+        msg, cut = read(raw, MAX_PARTS)  # the parser stops making parts past the cap
     except Exception as err:  # noqa: BLE001 - e.g. RecursionError on thousands of nested multiparts
         out.notes.append(f"the message's body could not be parsed ({type(err).__name__}): only its headers are shown")
         try:
@@ -290,6 +308,8 @@ def parse(raw: bytes) -> Email:
         out.notes.append(f"the message is malformed: {defects[:300]}")
     _read_headers(msg, out)
     _read_parts(msg, out)
+    if cut and not any(n.startswith(f"more than {MAX_PARTS} MIME parts") for n in out.notes):
+        out.notes.append(f"more than {MAX_PARTS} MIME parts: the rest are not shown")
     return out
 
 
@@ -299,9 +319,9 @@ def _read_headers(msg: Message, out: Email) -> None:
         key = wanted.get(name.lower())
         if key is None:
             continue
-        if key == "Received":  # ASCII by RFC 5321, and only the earliest is shown: no decoding needed
+        if key == "Received":  # ASCII by RFC 5321, but real relays write 8-bit host names: decoded, not parsed
             if len(out.received) < MAX_RECEIVED:
-                out.received.append(collapse(raw)[:MAX_HEADER_CHARS])
+                out.received.append(collapse(clean(raw))[:MAX_HEADER_CHARS])
             continue
         values = out.headers.setdefault(key, [])
         if len(values) < 5:
@@ -319,7 +339,7 @@ def _read_parts(msg: Message, out: Email) -> None:
     html_text: list[str] = []
     links: list[Link] = []
     for part in _walk(msg, out.notes):
-        content_type = part.get_content_type()
+        content_type = clean(part.get_content_type())
         name = _filename(part)
         if content_type in ("text/plain", "text/html") and name is None \
                 and part.get_content_disposition() != "attachment":

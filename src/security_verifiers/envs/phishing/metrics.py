@@ -6,8 +6,8 @@ difficulty) and the evidence part's, all from the stored outcomes.
 - ``evidence_recall``: planted indicators named by confirmed evidence / planted indicators, over the phishing
   items with a valid answer.
 - ``evidence_grounded_rate``: quotes found in the email / quotes given.
-- The constant-policy floor adds the evidence an empty list earns (1 where there is nothing to find, else 0) to
-  the kit's best constant label and probability.
+- The constant-policy floor is the best constant label, with the items' phishing rate and no evidence: the
+  evidence part an empty list earns (1 where there is nothing to find) counts only where that label is right.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
+from security_verifiers.core.scoring import Action, brier_score
 from security_verifiers.envs.kits.abstaining import Labels, classifier_metrics, point_metrics
-from security_verifiers.envs.kits.abstaining.metrics import Columns, constant_policy
+from security_verifiers.envs.kits.abstaining.metrics import CONSTANT_DECIMALS, Columns
 from security_verifiers.envs.phishing.env import PhishingConfig
 
 
@@ -39,16 +40,38 @@ def evidence_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, float |
 
 
 def _floor(outcomes: Sequence[Mapping[str, Any]], config: PhishingConfig, labels: Labels) -> ConstantPolicy | None:
-    kit = constant_policy(Columns.of(outcomes), config, labels)
-    if kit is None:
+    """The best constant answer with no evidence. The evidence part is earned only under a correct committed label,
+    where an empty list scores 1 on the items with nothing to find: for always-Legitimate the legitimate items,
+    for always-Phishing the phishing items with nothing to find, for always-Abstain none."""
+    c = Columns.of(outcomes)
+    if c.n == 0:
         return None
-    nothing_to_find = sum(1 for o in outcomes if o["y"] == 0 or o["evidence_to_find"] == 0) / len(outcomes)
-    weight = config.evidence_weight
+    rate = float(c.y.mean())
+    p = round(rate, CONSTANT_DECIMALS)
+    costs, weight = config.costs, config.evidence_weight
+    empty_scores: dict[Action, float] = {
+        "negative": sum(1 for o in outcomes if o["y"] == 0) / c.n,
+        "positive": sum(1 for o in outcomes if o["y"] == 1 and o["evidence_to_find"] == 0) / c.n,
+        "abstain": 0.0,
+    }
+
+    def mean_reward(action: Action) -> float:
+        kit = sum(share * (config.decision_weight * costs.decision_reward(action, y)
+                           + config.brier_weight * (1.0 - brier_score(p, y)))
+                  for y, share in ((1, rate), (0, 1.0 - rate)))
+        return (1 - weight) * kit + weight * empty_scores[action]
+
+    actions: tuple[Action, ...] = ("abstain", "negative", "positive")
+    by_action: dict[Action, float] = {a: mean_reward(a) for a in actions}
+    best = max(by_action, key=lambda a: by_action[a])  # a tie goes to the earlier: abstaining claims least
+    others = ", ".join(f"always-{labels.label(a).lower()} {r:.4f}" for a, r in by_action.items() if a != best)
     return ConstantPolicy(
-        policy=kit.policy, answer=kit.answer[:-1] + ', "evidence": []}',
-        reward_mean=(1 - weight) * kit.reward_mean + weight * nothing_to_find,
-        note=kit.note + f" It gives no evidence, which earns the evidence part on the {nothing_to_find:.1%} of "
-        "items with nothing to find (legitimate mail) and nothing on the rest.")
+        policy=f"always-{labels.label(best).lower()}", answer=labels.answer_text(best, p)[:-1] + ', "evidence": []}',
+        reward_mean=by_action[best],
+        note=f"The best answer that ignores the item: the label of highest mean reward under the configured costs and "
+             f"weights (the others: {others}), stating the items' {labels.positive} rate {p} as {labels.probability}, "
+             f"with no evidence, which earns the evidence part only where its label is right and there is nothing to "
+             f"find ({empty_scores[best]:.1%} of the items).")
 
 
 def phishing_metrics(outcomes: Sequence[dict[str, Any]], config: PhishingConfig, labels: Labels,

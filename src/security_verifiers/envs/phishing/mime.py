@@ -1,6 +1,7 @@
 """Building one raw RFC 5322 message as real mail systems write it: headers added along the delivery path
 (Received, Authentication-Results), multipart/alternative text and HTML in quoted-printable or base64, RFC 2047
-display names, and attachments with real content types and plausible sizes.
+display names, and attachments with real content types and plausible sizes; and reading one back with a cap on its
+MIME parts (:func:`read`).
 
 The standard library's :class:`email.message.EmailMessage` writes the message, so what the generator produces is
 what a parser of real mail reads. Attachment payloads are real formats (a one-page PDF, an iCalendar invite, a PNG,
@@ -10,6 +11,7 @@ a ZIP archive, a macro-enabled Word package), kept small so a data set of thousa
 from __future__ import annotations
 
 import datetime as dt
+import email.feedparser
 import email.policy
 import hashlib
 import html
@@ -20,7 +22,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from email.headerregistry import Address
-from email.message import EmailMessage
+from email.message import EmailMessage, Message
 from email.utils import format_datetime
 
 _POLICY = email.policy.default
@@ -148,6 +150,57 @@ def build(spec: Spec) -> str:
     for i, part in enumerate(p for p in msg.walk() if p.is_multipart()):
         part.set_boundary(f"----=_Part_{i}_{token}")
     return msg.as_string()
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading a message back, with a cap on its parts
+# --------------------------------------------------------------------------------------------------
+#: How much of the raw message the parser is given at a time (so a capped parse stops reading soon after the cap).
+_READ_CHUNK = 64 * 1024
+
+
+class _TooManyParts(Exception):
+    """Raised by the counting factory of :func:`read` to stop the parser once the cap is passed."""
+
+
+def read(raw: bytes, max_parts: int) -> tuple[Message, bool]:
+    """``raw`` parsed as :func:`email.message_from_bytes` does (``compat32`` policy), but stopped once the parser
+    has made more than ``max_parts`` + 1 :class:`~email.message.Message` objects; returns the root and whether the
+    parse was cut.
+
+    The standard parser has no limit on parts, so a message of 100,000 parts took seconds to parse before a cap
+    applied afterwards could drop them. The parser makes one object per part (the root, each multipart and each
+    attached message included) in document order and attaches it to its parent at once, so the tree of a cut parse
+    is the first ``max_parts`` + 1 parts of the full tree: every leaf among the first ``max_parts`` is complete (the
+    next part is only made once it has ended) and the last part made may be cut short. A walk in document order
+    that stops after ``max_parts`` parts therefore sees what it would have seen in the full parse. A message of at
+    most ``max_parts`` + 1 parts is parsed exactly as the standard parser does. Errors other than the cap (e.g. a
+    ``RecursionError``) propagate as from the standard parser.
+
+    >>> parts = b"".join(b"--b\\nContent-Type: text/plain\\n\\npart %d\\n" % i for i in range(1000))
+    >>> root, cut = read(b"Content-Type: multipart/mixed; boundary=b\\n\\n" + parts + b"--b--\\n", 10)
+    >>> cut, len(root.get_payload()), root.get_payload(0).get_payload()
+    (True, 10, 'part 0')
+    """
+    made: list[Message] = []
+    counting = False
+
+    def factory(*, policy: email.policy.Policy) -> Message:
+        if counting:
+            if len(made) > max_parts:
+                raise _TooManyParts
+            made.append(Message(policy=policy))
+            return made[-1]
+        return Message(policy=policy)
+
+    parser = email.feedparser.BytesFeedParser(factory, policy=email.policy.compat32)  # calls factory once to probe
+    counting = True
+    try:
+        for start in range(0, len(raw), _READ_CHUNK):
+            parser.feed(raw[start:start + _READ_CHUNK])
+        return parser.close(), False
+    except _TooManyParts:
+        return made[0], True
 
 
 # --------------------------------------------------------------------------------------------------
