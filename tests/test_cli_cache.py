@@ -85,3 +85,13 @@ def test_a_cache_written_before_origins_were_recorded_still_opens(tmp_path: Path
 def test_no_cache_file_is_said_and_not_created(tmp_path: Path, capsys) -> None:
     assert main(["cache", "info", "--cache-dir", str(tmp_path / "none")]) == 0
     assert "no response cache at" in capsys.readouterr().err and not (tmp_path / "none").exists()
+
+
+def test_cache_clear_also_removes_the_fitted_baseline_models(tmp_path: Path, capsys) -> None:
+    fitted = tmp_path / "cache" / "phishing-classical"
+    fitted.mkdir(parents=True)
+    (fitted / "a.pkl").write_bytes(b"x")
+    (fitted / "notes.txt").write_text("kept: not a model")
+    assert main(["cache", "clear", "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert "removed 1 fitted baseline model from" in capsys.readouterr().err
+    assert [p.name for p in fitted.iterdir()] == ["notes.txt"]

@@ -69,3 +69,20 @@ def test_a_run_without_errors_prints_no_error_summary(data_file: Path, tmp_path:
             str(tmp_path), "--quiet"]
     assert main(argv) == 0
     assert "infrastructure errors" not in capsys.readouterr().err
+
+
+def test_an_unexpected_failure_is_one_line_unless_sv_debug_is_set(monkeypatch, capsys) -> None:
+    import security_verifiers.cli as cli
+
+    def broken(args):
+        raise OSError("No space left on device\nsecond line")
+
+    monkeypatch.setattr(cli, "cmd_envs", broken)
+    monkeypatch.delenv("SV_DEBUG", raising=False)
+    assert cli.main(["envs"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sv: error: OSError: No space left on device second line" in err
+    assert "SV_DEBUG=1" in err and "Traceback" not in err
+    monkeypatch.setenv("SV_DEBUG", "1")
+    with pytest.raises(OSError):
+        cli.main(["envs"])

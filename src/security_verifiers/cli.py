@@ -239,14 +239,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def _cache_path(args: argparse.Namespace) -> Path:
     """The response cache file: --cache-dir, else $SV_CACHE_DIR, else ~/.cache/security-verifiers."""
-    default_dir = Path.home() / ".cache" / "security-verifiers"
-    return Path(args.cache_dir or os.environ.get("SV_CACHE_DIR") or default_dir) / "responses.sqlite"
+    from security_verifiers.core.paths import cache_dir
+
+    return cache_dir(args.cache_dir) / "responses.sqlite"
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
     from security_verifiers.core.cache import ResponseCache
 
     path = _cache_path(args)
+    fitted = sorted((path.parent / "phishing-classical").glob("*.pkl"))
+    if args.cache_command == "clear" and args.model is None and fitted:  # models fitted by baselines: refitted
+        for model in fitted:
+            model.unlink(missing_ok=True)
+        print(f"removed {len(fitted)} fitted baseline model{'s' if len(fitted) != 1 else ''} from "
+              f"{path.parent / 'phishing-classical'}", file=sys.stderr)
     if not path.is_file():  # opening would create it
         print(f"no response cache at {path}", file=sys.stderr)
         return 0
@@ -862,7 +869,9 @@ def build_parser() -> argparse.ArgumentParser:
     info = cache_sub.add_parser("info", help="Path, entries, size on disk, and the models, endpoints and "
                                 "deployments (system_fingerprint) whose answers it holds.")
     info.add_argument("--json", action="store_true", help="Print it as JSON.")
-    clear = cache_sub.add_parser("clear", help="Remove every entry, or those of one model.")
+    clear = cache_sub.add_parser("clear", help="Remove every entry, or those of one model; without --model also the "
+                                 "baseline models fitted and kept on disk (the phishing classical baseline's), which "
+                                 "the next run fits again.")
     clear.add_argument("--model", default=None, help="Only this model's entries (default: all).")
     for parser_ in (info, clear):
         parser_.add_argument("--cache-dir", default=None,
@@ -899,6 +908,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sv: interrupted; finished rollouts are saved, continue with --resume", file=sys.stderr)
         return 130
+    except Exception as err:  # a bug or an environment failure: one line; the traceback when asked for
+        if os.environ.get("SV_DEBUG"):
+            raise
+        print(f"sv: error: {type(err).__name__}: {' '.join(str(err).split())[:500]} (set SV_DEBUG=1 for the "
+              "traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -88,3 +88,21 @@ def test_abstaining_with_the_detected_quotes_earns_no_evidence() -> None:
     quotes = [{"quote": q, "indicator": i} for i, q in ENV.judging_context(wrong).detected]
     text = json.dumps({"label": "Phishing", "p_phishing": 0.5, "evidence": quotes})
     assert ENV.score(wrong, Transcript(messages=[Message(role="assistant", content=text)])).components["evidence"] == 0
+
+
+@pytest.fixture(scope="module")
+def real_format() -> list[Item]:
+    from security_verifiers.envs.phishing.sim_to_real import real_items
+
+    return [item for layout in real_items().values() for item in layout]
+
+
+@pytest.mark.parametrize("hack", sorted(ENV.hack_baselines))
+def test_no_hack_beats_the_heuristic_on_the_real_format_mail(hack: str, real_format: list[Item]) -> None:
+    """The 46 hand-written messages of data/real (imported: no mailbox, structural evidence only)."""
+    from security_verifiers.envs.phishing.sim_to_real import evaluate
+
+    heuristic = evaluate(ENV, real_format, "heuristic")["reward_mean"]
+    assert evaluate(ENV, real_format, hack)["reward_mean"] < heuristic
+    assert heuristic > max(evaluate(ENV, real_format, c)["reward_mean"]
+                           for c in ("always-phishing", "always-legitimate", "always-abstain"))

@@ -10,7 +10,7 @@ import pytest
 from security_verifiers.core.datasets import content_hash
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.envs.phishing import generator as gen
-from security_verifiers.envs.phishing.audit import shortcut_audit
+from security_verifiers.envs.phishing.audit import bag_of_words_audit, shortcut_audit
 from security_verifiers.envs.phishing.families import FAMILIES
 from security_verifiers.envs.phishing.generator import OOD_ONLY, SPLITS, generate, self_check
 from security_verifiers.envs.phishing.items import PhishingInput, PhishingTarget
@@ -107,6 +107,23 @@ def test_no_single_header_domain_or_word_decides_the_label(test_items) -> None:
     audit = shortcut_audit(test_items)
     assert audit["n"] == 2000 and len(audit["top"]) == 10
     assert audit["max_balanced_accuracy"] < 0.8, audit["top"]
+
+
+def test_words_alone_do_not_decide_the_label(test_items) -> None:
+    """Both classes write the same notices (sign-in alerts, resets, invoices, deliveries, shares), so TF-IDF and a
+    logistic regression fitted on generated train mail stay well short of solving the test split, and no single
+    feature decides it either."""
+    audit = bag_of_words_audit(generate("train", 1500, seed=3), test_items)
+    assert audit["n"] == 2000 and audit["n_train"] == 1500
+    assert audit["accuracy"] <= 0.90, audit
+    assert 0.0 <= audit["brier"] <= 0.25 and audit["fpr"] is not None and audit["recall"] is not None
+    assert shortcut_audit(test_items)["max_balanced_accuracy"] < 0.8
+
+
+def test_the_bag_of_words_audit_needs_both_labels_to_train() -> None:
+    legitimate = [i for i in generate("train", 40, seed=1) if i.target["label"] == "Legitimate"]
+    with pytest.raises(ValueError, match="both labels"):
+        bag_of_words_audit(legitimate, legitimate)
 
 
 def test_self_check_rejects_evidence_its_verifier_does_not_confirm() -> None:

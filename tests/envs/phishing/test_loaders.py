@@ -245,7 +245,7 @@ def test_cli_imports_the_committed_eml_directory_and_mbox(tmp_path: Path,
     assert main(["data", "import", "phishing", "--format", "eml", str(REAL / "eml"), "--out", str(out),
                  "--quiet"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert (summary["env"], summary["n"], summary["problems"], summary["skipped"]) == ("phishing", 12, 0, 0)
+    assert (summary["env"], summary["n"], summary["problems"], summary["skipped"]) == ("phishing", 22, 0, 0)
     items = read_jsonl(out, "imported").items
     expected = {e["path"]: e["label"] for e in labels if e["path"].startswith("eml/")}
     assert {i.meta["source"]: i.target["label"] for i in items} == expected
@@ -273,7 +273,7 @@ def test_cli_reads_every_committed_layout_with_its_labels(tmp_path: Path, capsys
         counts[fmt] = sorted(i.target["label"] for i in read_jsonl(out, "imported").items)
     assert counts == {"maildir": ["Legitimate"] * 8, "csv": ["Legitimate"] * 4 + ["Phishing"] * 4}
     labels = json.loads((REAL / "labels.json").read_text())
-    assert len(labels) == 36 and sum(e["label"] == "Phishing" for e in labels) == 18
+    assert len(labels) == 46 and sum(e["label"] == "Phishing" for e in labels) == 23
 
 
 def test_cli_strict_writes_nothing_and_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

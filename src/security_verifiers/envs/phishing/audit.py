@@ -78,3 +78,40 @@ def shortcut_audit(items: Iterable[Item], top: int = 10) -> dict[str, object]:
         "top": [{"feature": f, "balanced_accuracy": round(b, 4), "rate_phishing": round(p, 4),
                  "rate_legitimate": round(q, 4)} for b, f, p, q in rows[:top]],
     }
+
+
+def item_text(item: Item) -> str:
+    """The subject and body text of one item, as :func:`features` reads its words (not lower-cased)."""
+    raw = PhishingInput.model_validate(item.input).message_bytes()
+    msg = email.message_from_bytes(raw, policy=email.policy.default)
+    assert isinstance(msg, EmailMessage)
+    return f"{msg.get('Subject', '')} {_text(msg)}"
+
+
+def bag_of_words_audit(train_items: Iterable[Item], eval_items: Iterable[Item]) -> dict[str, object]:
+    """How far the words alone go: TF-IDF (scikit-learn's defaults, lower-cased) of the subject and body, into a
+    logistic regression fitted on ``train_items`` and measured on ``eval_items``: accuracy (at probability 0.5),
+    Brier score of the phishing probability, false-positive rate on legitimate mail and recall on phishing. A
+    generator whose classes use different words is solved here; real mail is not."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    train, held = list(train_items), list(eval_items)
+    y_train = [int(i.target["label"] == "Phishing") for i in train]
+    y = [int(i.target["label"] == "Phishing") for i in held]
+    if len(set(y_train)) < 2 or not held:
+        raise ValueError("the audit needs training items of both labels and items to measure")
+    vectorizer = TfidfVectorizer(lowercase=True)
+    model = LogisticRegression(max_iter=1000)
+    model.fit(vectorizer.fit_transform([item_text(i) for i in train]), y_train)
+    prob = model.predict_proba(vectorizer.transform([item_text(i) for i in held]))[:, 1]
+    pred = [int(p >= 0.5) for p in prob]
+    n_p, n_l = sum(y), len(y) - sum(y)
+    return {
+        "n_train": len(train),
+        "n": len(held),
+        "accuracy": round(sum(a == b for a, b in zip(pred, y, strict=True)) / len(y), 4),
+        "brier": round(sum((float(p) - t) ** 2 for p, t in zip(prob, y, strict=True)) / len(y), 4),
+        "fpr": round(sum(p and not t for p, t in zip(pred, y, strict=True)) / n_l, 4) if n_l else None,
+        "recall": round(sum(p and t for p, t in zip(pred, y, strict=True)) / n_p, 4) if n_p else None,
+    }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,9 +32,12 @@ if TYPE_CHECKING:
 HEURISTIC_WEIGHTS = {
     "lookalike_domain": 3.0, "display_name_spoof": 2.2, "reply_to_mismatch": 1.0, "auth_failure": 1.2,
     "link_text_mismatch": 0.7, "ip_or_shortener_url": 2.0, "free_hosting_credential_page": 2.6,
-    "oauth_consent_lure": 2.5, "risky_attachment": 2.4,
+    "oauth_consent_lure": 2.5, "risky_attachment": 2.4, "credential_form": 2.6,
 }
 HEURISTIC_PRIOR = -2.0
+#: Log-odds of what the heuristic reads but no quote can show: a body that is an image and a link, whose words a
+#: filter (and the reader's eye for a lure's wording) cannot see.
+IMAGE_ONLY_WEIGHT = 1.5
 
 
 def _answer(label: str, p: float, evidence: list[tuple[str, str]]) -> str:
@@ -64,9 +68,16 @@ class ReferenceBaseline(ContextBaseline):
         return _answer(item.target["label"], 1.0 if phishing else 0.0, evidence if phishing else [])
 
 
+def image_only(ctx: Context) -> bool:
+    """An HTML body of images and links with almost no words of its own (image descriptions not counted)."""
+    mail = ctx.mail
+    words = len(re.sub(r"\[image:[^\]]*\]", " ", mail.body).split())
+    return mail.images > 0 and bool(mail.links) and words < 5
+
+
 def heuristic_probability(ctx: Context) -> float:
     found = {indicator for indicator, _ in ctx.detected}
-    logit = HEURISTIC_PRIOR + sum(HEURISTIC_WEIGHTS[i] for i in found)
+    logit = HEURISTIC_PRIOR + sum(HEURISTIC_WEIGHTS[i] for i in found) + (IMAGE_ONLY_WEIGHT if image_only(ctx) else 0)
     return 1.0 / (1.0 + math.exp(-logit))
 
 

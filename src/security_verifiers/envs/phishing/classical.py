@@ -35,6 +35,7 @@ from scipy.sparse import csr_matrix, hstack
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
+from security_verifiers.core.paths import cache_dir
 from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message
 from security_verifiers.envs.kits.abstaining import BayesBaseline, Labels
@@ -148,8 +149,7 @@ def cache_key() -> str:
 
 
 def cache_path(key: str) -> Path:
-    base = os.environ.get("SV_CACHE_DIR") or str(Path.home() / ".cache" / "security-verifiers")
-    return Path(base) / "phishing-classical" / f"{key[:32]}.pkl"
+    return cache_dir() / "phishing-classical" / f"{key[:32]}.pkl"
 
 
 def _warn(message: str) -> None:

@@ -16,13 +16,18 @@ from urllib.parse import parse_qs, urlsplit
 import tldextract
 from rapidfuzz.distance import OSA
 
+from security_verifiers.envs.phishing.brands import BRAND_DOMAINS, INFRASTRUCTURE, squat_keys
+
 #: The Public Suffix List snapshot bundled with tldextract (never fetched: ``suffix_list_urls=()``).
 _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 SHORTENERS = frozenset({
     "bit.ly", "bitly.com", "tinyurl.com", "t.co", "goo.gl", "ow.ly", "is.gd", "buff.ly", "rebrand.ly", "cutt.ly",
     "shorturl.at", "rb.gy", "t.ly", "tiny.cc", "bl.ink", "s.id", "v.gd", "qrco.de", "lnkd.in", "shorte.st",
-    "adf.ly", "soo.gd", "clck.ru", "u.to", "x.co", "short.io", "tr.im", "urlz.fr",
+    "adf.ly", "soo.gd", "clck.ru", "u.to", "x.co", "short.io", "tr.im", "urlz.fr", "bit.do", "t2m.io", "cutt.us",
+    "shorturl.asia", "tinyurl.at", "rotf.lol", "kutt.it", "shrtco.de", "gg.gg", "ouo.io", "linktr.ee", "lnk.to",
+    "bitly.ws", "tiny.one", "2u.pm", "y2u.be", "han.gl", "me2.kr", "vk.cc", "did.li", "qr.net", "url.ie", "zpr.io",
+    "s.yam.com", "shorturl.gg", "l.ead.me", "snip.ly", "short.gy", "rebrandly.com",
 })
 #: Hosts (and host suffixes) where anyone can publish a page or a form for free.
 FREE_HOSTING = frozenset({
@@ -32,6 +37,18 @@ FREE_HOSTING = frozenset({
     "herokuapp.com", "onrender.com", "repl.co", "replit.app", "webflow.io", "square.site", "godaddysites.com",
     "jimdosite.com", "framer.website", "notion.site", "typeform.com", "jotform.com", "formstack.com", "wordpress.com",
     "blogspot.com", "surge.sh", "fly.dev", "azurewebsites.net", "s3.amazonaws.com", "amplifyapp.com",
+    "appspot.com", "firebasestorage.googleapis.com", "translate.goog", "cloudflare-ipfs.com", "w3s.link",
+    "nftstorage.link", "fleek.co", "ngrok.io", "ngrok-free.app", "ngrok.app", "trycloudflare.com", "loca.lt",
+    "digitaloceanspaces.com", "backblazeb2.com", "myportfolio.com", "mystrikingly.com", "strikingly.com",
+    "site123.me", "weeblysite.com", "wixstudio.io", "carrd.co", "canva.site", "my.canva.site", "codesandbox.io",
+    "csb.app", "bubbleapps.io", "yolasite.com", "tilda.ws", "ukit.me", "weblium.site", "webwave.me", "glitch.com",
+    "pythonanywhere.com", "gitlab.io", "bitbucket.io", "pantheonsite.io", "wpcomstaging.com",
+    "forms.office.com", "forms.microsoft.com", "sway.office.com", "sway.cloud.microsoft", "gamma.site",
+    "zohopublic.com", "formsite.com", "wufoo.com", "cognitoforms.com", "123formbuilder.com", "paperform.co",
+    "tally.so", "hubspotpagebuilder.com", "mailchimpsites.com", "mykajabi.com", "start.page", "webnode.page",
+    "webnode.com", "ucoz.net", "narod.ru", "tripod.com", "angelfire.com", "freewebhostmost.com", "infinityfreeapp.com",
+    "epizy.com", "rf.gd", "free.nf", "great-site.net", "liveblog365.com", "deno.dev", "on.aws", "lovable.app",
+    "framer.app", "ipfs.dweb.link", "run.app", "cloudfunctions.net", "azurestaticapps.net",
 })
 FREE_MAIL = frozenset({
     "gmail.com", "googlemail.com", "outlook.com", "hotmail.com", "live.com", "msn.com", "yahoo.com", "ymail.com",
@@ -39,62 +56,6 @@ FREE_MAIL = frozenset({
     "proton.me", "zoho.com", "yandex.com", "yandex.ru", "mail.ru", "tutanota.com", "fastmail.com", "hey.com",
     "yahoo.co.uk", "hotmail.co.uk", "outlook.fr", "orange.fr", "free.fr", "libero.it", "qq.com", "163.com",
 })
-#: Well-known brands impostors use, by name (as mail names them) and their own registrable domains.
-BRANDS: dict[str, frozenset[str]] = {name: frozenset(domains) for name, domains in {
-    "Microsoft": ("microsoft.com", "office.com", "office365.com", "live.com", "outlook.com", "microsoftonline.com",
-                  "sharepoint.com", "onmicrosoft.com", "azure.com", "msft.net"),
-    "Office 365": ("microsoft.com", "office.com", "office365.com", "microsoftonline.com"),
-    "Outlook": ("outlook.com", "microsoft.com", "live.com", "office.com"),
-    "OneDrive": ("onedrive.com", "live.com", "microsoft.com", "sharepoint.com"),
-    "SharePoint": ("sharepoint.com", "microsoft.com"),
-    "Google": ("google.com", "gmail.com", "googlemail.com", "youtube.com", "googleusercontent.com"),
-    "Apple": ("apple.com", "icloud.com", "me.com"),
-    "Amazon": ("amazon.com", "amazon.co.uk", "amazon.de", "amazonses.com", "aws.amazon.com"),
-    "PayPal": ("paypal.com", "paypal.me"),
-    "DocuSign": ("docusign.com", "docusign.net"),
-    "Dropbox": ("dropbox.com", "dropboxmail.com"),
-    "Adobe": ("adobe.com", "adobesign.com", "echosign.com"),
-    "DHL": ("dhl.com", "dhl.de", "dhl.co.uk"),
-    "FedEx": ("fedex.com",),
-    "UPS": ("ups.com",),
-    "USPS": ("usps.com",),
-    "LinkedIn": ("linkedin.com",),
-    "Facebook": ("facebook.com", "facebookmail.com", "meta.com"),
-    "Netflix": ("netflix.com",),
-    "Zoom": ("zoom.us", "zoom.com"),
-    "Slack": ("slack.com",),
-    "Salesforce": ("salesforce.com", "force.com"),
-    "Okta": ("okta.com", "oktacdn.com"),
-    "Wells Fargo": ("wellsfargo.com",),
-    "Chase": ("chase.com", "jpmorgan.com"),
-    "Bank of America": ("bankofamerica.com", "bofa.com"),
-    "HSBC": ("hsbc.com", "hsbc.co.uk"),
-    "Coinbase": ("coinbase.com",),
-    "Stripe": ("stripe.com",),
-    "Intuit": ("intuit.com", "quickbooks.com"),
-    "Xero": ("xero.com",),
-    "Atlassian": ("atlassian.com", "atlassian.net"),
-    "GitHub": ("github.com",),
-    "Workday": ("workday.com", "myworkday.com"),
-    "ADP": ("adp.com",),
-}.items()}
-#: Each brand's name as a whole word; all-capital names such as ``UPS`` and ``DHL`` in capitals only, so that "ups"
-#: in "groups" or "chase" in "purchase" names nothing.
-_BRAND_PATTERNS = {name: re.compile(rf"\b{re.escape(name)}\b", 0 if name.isupper() else re.IGNORECASE)
-                   for name in BRANDS}
-
-
-def brands_named(text: str) -> list[str]:
-    """The brands of :data:`BRANDS` that ``text`` names, in the order of :data:`BRANDS` (a substring test first:
-    most texts name few brands, and the word-boundary pattern runs only for those).
-
-    >>> brands_named("Sign in to your microsoft account; tracking by UPS, not groups")
-    ['Microsoft', 'UPS']
-    """
-    lowered = text.lower()
-    return [name for name, pattern in _BRAND_PATTERNS.items() if name.lower() in lowered and pattern.search(text)]
-
-
 #: Registrable domains where an organisation legitimately has its own named sub-domain (a tenant), so its name
 #: there is no impersonation.
 TENANT_HOSTS = frozenset({
@@ -105,6 +66,13 @@ TENANT_HOSTS = frozenset({
 })
 
 _HOST = re.compile(r"(?<![\w.-])((?:[\w-]+\.)+[a-z\u00a1-\uffff][\w-]*)(?![\w-])", re.IGNORECASE)
+#: What makes a token a host rather than a name that holds a dot: a scheme or ``www.`` before it, an ``@`` (an
+#: address), or a path, a port or a query after it.
+_URL_BEFORE = re.compile(r"(?:[a-z][a-z0-9+.-]*://|//|@|\bwww\.)$", re.IGNORECASE)
+_URL_AFTER = re.compile(r"^(?:[/:?#]|\\)")
+#: Public suffixes that are also file extensions people write (``README.md``, ``setup.py``, ``clip.mov``): a bare
+#: token ending in one is a file name, unless a URL context says it is a host.
+_FILE_SUFFIXES = frozenset({"md", "py", "sh", "pl", "rs", "zip", "mov", "ps", "so", "cc", "cs", "ts", "gz"})
 #: Confusable characters as the Latin letter they pass for (Cyrillic, Greek, digits and letter pairs).
 _CONFUSABLE = str.maketrans({
     "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "х": "x", "у": "y", "і": "i", "ј": "j", "ԁ": "d", "ɡ": "g",
@@ -128,9 +96,25 @@ def host_of(url: str) -> str:
 
 @lru_cache(maxsize=16384)
 def hosts_in(text: str) -> tuple[str, ...]:
-    """Every domain of ``text`` (hosts of URLs, domains of addresses, bare domains), lower-cased: tokens that end
-    in a public suffix (``EmailStart.aspx`` and ``invoice.pdf`` are not domains)."""
-    return tuple(host for m in _HOST.finditer(text) if _has_suffix(host := m.group(1).lower().strip(".")))
+    """Every domain of ``text``, lower-cased: hosts of URLs, domains of addresses, and bare tokens that end in a
+    public suffix and read as a host (``EmailStart.aspx`` and ``invoice.pdf`` are no domains, nor are a name in
+    capitals such as ``ASP.NET`` or a file name such as ``README.md`` unless a URL context makes them one).
+
+    >>> hosts_in("See https://ASP.NET/x, ASP.NET, README.md, www.example.md, mail me at a@b.example.org")
+    ('asp.net', 'www.example.md', 'b.example.org')
+    """
+    out = []
+    for m in _HOST.finditer(text):
+        token = m.group(1).strip(".")
+        host = token.lower()
+        if not _has_suffix(host):
+            continue
+        in_url = _URL_BEFORE.search(text[max(0, m.start(1) - 40):m.start(1)]) or _URL_AFTER.match(text[m.end(1):])
+        if not in_url and not host.startswith("www.") and (host.rsplit(".", 1)[-1] in _FILE_SUFFIXES
+                                                           or token.isupper()):
+            continue
+        out.append(host)
+    return tuple(out)
 
 
 @lru_cache(maxsize=65536)
@@ -266,10 +250,23 @@ def imitates(host: str, genuine: str) -> bool:
     return False
 
 
+#: What impostors glue to a name to make a new domain of it (``paypalsecure``, ``mywellsfargo``): a name that begins
+#: or ends a longer token counts only with one of these as the rest (``ttivanguard`` names no Vanguard).
+LURE_AFFIXES = frozenset("""
+secure security login logon signin signon verify verification verified account accounts support help helpdesk
+service services update updates online my web webmail mail portal auth id app apps pay payment payments billing
+alert alerts notice notices center centre team official access confirm recovery recover wallet connect check info
+client customer customers care review safe protect protection desk admin cloud bank banking card cards tracking track
+delivery deliver parcel post express shop store gift reward rewards refund refunds tax gov us usa uk eu en hq inc corp
+home www e i m go get the hr payroll docs doc files file share shared sign invoice invoices unlock restore claim
+reset password pass key vault auth0 sso mfa 2fa otp 24 365 live net center1 global int intl
+""".split())
+
+
 def _named_inside(name: str, brand: str) -> bool:
     """Whether the skeleton ``brand`` is a run of whole tokens of ``name`` (``paypal.com.verify`` and
     ``northwind-logistics-billing`` name their brands; ``purchase`` does not name ``chase``), or starts or ends a
-    token when it is long enough not to be an accident (``paypalsecure``)."""
+    token, the rest being a lure's affix, when it is long enough not to be an accident (``paypalsecure``)."""
     tokens = [skeleton(t) for t in re.split(r"[.\-_]", name) if t]
     for i in range(len(tokens)):
         joined = ""
@@ -279,5 +276,60 @@ def _named_inside(name: str, brand: str) -> bool:
                 return True
             if len(joined) >= len(brand):
                 break
-    return len(brand) >= 6 and any(len(t) > len(brand) and (t.startswith(brand) or t.endswith(brand))
+    return len(brand) >= 6 and any(len(t) > len(brand) and ((t.startswith(brand) and _affix(t[len(brand):]))
+                                                             or (t.endswith(brand) and _affix(t[: -len(brand)])))
                                    for t in tokens)
+
+
+def _affix(rest: str) -> bool:
+    """Whether ``rest`` (a skeleton) is a lure's affix, or two of them (``secureonline``)."""
+    affixes = _AFFIX_SKELETONS
+    return rest in affixes or any(rest[:i] in affixes and rest[i:] in affixes for i in range(1, len(rest)))
+
+
+@lru_cache(maxsize=65536)
+def squatted_brand(host: str) -> str | None:
+    """The name of the knowledge base's brand whose name ``host`` squats (:mod:`.brands`), or ``None``: none, or
+    the host is the brand's own, a tenancy host or a brand's infrastructure.
+
+    >>> [squatted_brand(h) for h in ("paypal.com.verify-id.ru", "secure-paypa1-login.com", "paypalsecure.net")]
+    ['PayPal', 'PayPal', 'PayPal']
+    >>> [squatted_brand(h) for h in ("www.paypal.com", "groups.example.org", "contoso.sharepoint.com")]
+    [None, None, None]
+    """
+    host = host.lower().strip(".")
+    if not host or is_ip(host) or within(host, BRAND_DOMAINS) or within(host, INFRASTRUCTURE) \
+            or within(host, TENANT_HOSTS):
+        return None
+    mine = registrable(host)
+    tokens = [skeleton(t) for t in re.split(r"[.\-_]", host[: len(host) - len(mine)] + _label(mine)) if t]
+    keys = squat_keys()
+    longest = max(map(len, keys), default=0)
+    for i in range(len(tokens)):
+        joined = ""
+        for token in tokens[i:]:
+            joined += token
+            if joined in keys:
+                return keys[joined].name
+            if len(joined) >= longest:
+                break
+    for token in tokens:  # the name begins or ends a longer token, with a lure's affix: "paypalsecure", "mywellsfargo"
+        for cut in range(6, len(token)):
+            if token[:cut] in keys and _affix(token[cut:]):
+                return keys[token[:cut]].name
+            if token[-cut:] in keys and _affix(token[:-cut]):
+                return keys[token[-cut:]].name
+    return None
+
+
+def country_variant(host: str) -> bool:
+    """Whether ``host`` is a brand's own name under a country's suffix (``gmx.co.uk``, ``tesco.ie``, ``amazon.de``):
+    brands hold their names in the countries they serve, while impostors pick generic suffixes (``paypal.help``)."""
+    mine = registrable(host)
+    suffix = mine.partition(".")[2]
+    return len(suffix.rpartition(".")[2]) == 2 and _label(mine) in _BRAND_LABELS
+
+
+_AFFIX_SKELETONS = frozenset(skeleton(a) for a in LURE_AFFIXES)
+#: The names (labels before the suffix) of every brand's domains, e.g. ``paypal`` and ``gmx``.
+_BRAND_LABELS = frozenset(_label(d) for d in BRAND_DOMAINS)

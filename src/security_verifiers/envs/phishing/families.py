@@ -15,18 +15,37 @@ from dataclasses import dataclass
 
 from security_verifiers.envs.phishing import legit, mime
 from security_verifiers.envs.phishing.text import (
+    BANK_CHANGE,
+    REMITTANCE,
+    REQUESTS,
+    SCENARIOS,
+    SHIPPING_BUTTONS,
+    SHIPPING_FEES,
+    SHIPPING_OPENINGS,
+    SHIPPING_PATHS,
+    SHIPPING_SUBJECTS,
+    SHIPPING_URGENCY,
     Body,
     Ctx,
     Draft,
+    Notice,
     amount,
+    ask_span,
     day_text,
     finish,
+    footer,
     greeting,
+    host_on,
+    notice,
+    page_url,
     person_pair,
     ref,
+    request_signoff,
+    scenario_words,
     signoff,
     slug,
     span,
+    write_notice,
 )
 from security_verifiers.envs.phishing.world import (
     BRAND,
@@ -34,6 +53,7 @@ from security_verifiers.envs.phishing.world import (
     FREE_HOSTING,
     FREE_MAIL,
     ROLES_OF_AUTHORITY,
+    SAAS,
     SHORTENERS,
     Person,
     free_mail_address,
@@ -47,7 +67,12 @@ from security_verifiers.envs.phishing.world import (
 P = "Phishing"
 
 _SSO_BRAND = {"microsoft": "Microsoft", "google": "Google", "okta": "Okta"}
-_PRETEXTS = ("password_expiry", "shared_document", "mailbox_quota", "account_locked", "hr_policy", "voicemail")
+#: The notices credential lures copy (:data:`.text.SCENARIOS`).
+_SCENARIOS = ("password_expiry", "shared_document", "mailbox_quota", "account_locked", "hr_notice", "voicemail",
+              "signin_alert", "password_reset", "mfa", "verify_email")
+_URGENCIES = tuple(u for pool in SCENARIOS.values() for u in pool["urgency"])
+#: Services whose names read as themselves inside a longer or altered domain (a short name does not).
+_IMITABLE = tuple(b for b in SAAS if len(b.domains[0].split(".")[0]) >= 6)
 
 
 def _sso(ctx: Ctx) -> str:
@@ -57,160 +82,107 @@ def _sso(ctx: Ctx) -> str:
 # --------------------------------------------------------------------------------------------------
 # Wording shared by credential lures
 # --------------------------------------------------------------------------------------------------
-def _credential_pretext(ctx: Ctx, pretext: str, brand: str) -> tuple[str, str, str, str]:
-    """(subject, opening sentence, credential clause, button text) of a credential lure."""
-    c = ctx
-    mailbox = c.recipient.email
-    if pretext == "password_expiry":
-        return (c.pick(("Password expiry notice for {m}", "Your password expires today", "Action required: "
-                        "password expiration", "{b} password reset required", "Reminder: update your password"),
-                       m=mailbox, b=brand),
-                c.pick(("The password for {m} is set to expire {d}.", "Our records show your {b} password has not "
-                        "been changed in 90 days.", "Your network password expires in less than 24 hours."),
-                       m=mailbox, d=c.pick(("today", "tonight", "at midnight")), b=brand),
-                c.pick(("Sign in below to keep your current password", "Please confirm your current password to "
-                        "retain access", "Use the secure portal to verify your login details",
-                        "Log in with your {b} credentials to keep the same password"), b=brand),
-                c.pick(("Keep current password", "Keep my password", "Verify now", "Update password")))
-    if pretext == "shared_document":
-        doc = c.pick(("Q{q} Budget Review.xlsx", "Signed Agreement.pdf", "Payment Schedule {y}.pdf",
-                      "Staff Bonus Allocation.xlsx", "Revised Proposal.docx", "Remittance Copy.pdf"),
-                     q=c.rng.randint(1, 4), y=c.when.year)
-        return (c.pick(("{n} shared \"{d}\" with you", "Document shared with you: {d}", "New file in your shared "
-                        "folder", "You have a new secure document", "Review requested: {d}"),
-                       n=person_name(c.rng), d=doc),
-                c.pick(("A document has been shared with you through {b}.", "You have received a secure file "
-                        "({d}).", "{d} is waiting for your review."), b=brand, d=doc),
-                c.pick(("Sign in with your work email to view the document", "Verify your email account to open "
-                        "the shared file", "Enter your {b} password to access the document",
-                        "Log in to confirm your identity and view the file"), b=brand),
-                c.pick(("Open document", "View shared file", "Review document", "Open in {b}"), b=brand))
-    if pretext == "mailbox_quota":
-        return (c.pick(("Mailbox storage full", "Your mailbox has exceeded its quota", "Incoming mail on hold",
-                        "Action needed: mailbox storage limit")),
-                c.pick(("Your mailbox {m} has reached {p}% of its storage limit.", "{n} incoming messages are "
-                        "being held because your mailbox is full."), m=mailbox, p=c.rng.randint(96, 99),
-                       n=c.rng.randint(4, 37)),
-                c.pick(("Sign in to release your pending messages", "Validate your account to increase your "
-                        "storage", "Log in with your email password to restore delivery",
-                        "Confirm your account details to upgrade your quota")),
-                c.pick(("Release messages", "Increase storage", "Restore delivery", "Validate account")))
-    if pretext == "account_locked":
-        return (c.pick(("Unusual sign-in activity", "Your account has been temporarily locked", "Security alert "
-                        "for {m}", "Verify your account"), m=mailbox),
-                c.pick(("We detected a sign-in attempt from an unrecognized device in {city}.", "Your {b} account "
-                        "was locked after several failed sign-in attempts.", "Suspicious activity was detected "
-                        "on your account."), city=c.pick(("Lagos", "Minsk", "Jakarta", "São Paulo", "Hanoi")), b=brand),
-                c.pick(("Verify your identity to unlock your account", "Sign in now to confirm it was you",
-                        "Please re-enter your password to restore access", "Confirm your login details to "
-                        "secure your account")),
-                c.pick(("Unlock account", "Secure my account", "Verify identity", "Review activity")))
-    if pretext == "hr_policy":
-        return (c.pick(("Updated employee handbook: acknowledgement required", "Annual benefits confirmation",
-                        "Salary adjustment letter for {y}", "HR: policy acknowledgement due"), y=c.when.year),
-                c.pick(("Human Resources has published the revised handbook for {y}.", "Your {y} salary "
-                        "adjustment letter is available.", "All staff must acknowledge the updated "
-                        "remote-work policy."), y=c.when.year),
-                c.pick(("Sign in with your employee account to acknowledge it", "Log in to the HR portal with "
-                        "your network credentials", "Verify your account to view your letter")),
-                c.pick(("Acknowledge policy", "View letter", "Open HR portal")))
-    return (c.pick(("New voicemail from {p}", "Missed call and voicemail ({s} sec)", "Voice message received"),
-                   p=f"+1 ({c.rng.randint(201, 989)}) ***-**{c.rng.randint(10, 99)}", s=c.rng.randint(18, 95)),
-            c.pick(("You received a new voice message at {t}.", "A caller left you a voicemail."),
-                   t=c.when.strftime("%H:%M")),
-            c.pick(("Sign in with your {b} account to listen to the message", "Verify your mailbox to play the "
-                    "recording", "Log in to access your voice message"), b=brand),
-            c.pick(("Play voicemail", "Listen now", "Open message")))
-
-
 def _urgency_phish(ctx: Ctx) -> str:
-    return ctx.pick((
-        "Failure to do so within 24 hours will result in permanent suspension of your account",
-        "Your access will be disabled at 5 PM today if no action is taken",
-        "This must be completed before the end of the day",
-        "Accounts not verified within 48 hours will be deactivated",
-        "If you do not respond today your messages will be deleted",
-        "Please complete this immediately to avoid interruption of service",
-        "You have {h} hours left before your access is removed",
-        "This request expires at midnight tonight",
-    ), h=ctx.rng.randint(2, 24))
-
-
-def _brand_footer(ctx: Ctx, brand: str) -> str | None:
-    if ctx.rng.random() < 0.5:
-        return None
-    return ctx.pick(("This message was sent to {m}. {b} respects your privacy. Unsubscribe | Privacy Statement",
-                     "© {y} {b}. All rights reserved.", "You are receiving this email because you have an account "
-                     "with {b}.", "Please do not reply to this automated message."),
-                    m=ctx.recipient.email, b=brand, y=ctx.when.year)
+    """Pressure in a notice's own words (any scenario's)."""
+    return ctx.pick(_URGENCIES, **scenario_words(ctx, ctx.org.name))
 
 
 # --------------------------------------------------------------------------------------------------
 # Phishing, in distribution
 # --------------------------------------------------------------------------------------------------
+def _credential_notice(ctx: Ctx, scenario: str, brand: str, href: str, *, shown: str | None = None,
+                       closing: bool = True) -> tuple[Body, Notice]:
+    """The body of a credential lure: the genuine notice's own wording (:data:`.text.SCENARIOS`), a link to the
+    impostor's page; a little more often pressed for time and a little less often reassuring than the original."""
+    n = notice(ctx, scenario, brand)
+    body = Body()
+    write_notice(ctx, body, n, href, action=0.85, urgency=0.6, reassure=0.45, shown=shown, brand=brand,
+                 closing=closing)
+    return body, n
+
+
+def _request_body(ctx: Ctx, kind: str, body: Body, kw: dict[str, object], urgency: float) -> str:
+    """A request between colleagues (:data:`.text.REQUESTS`): its body into ``body``, and its subject."""
+    pool = REQUESTS[kind]
+    indicator = "gift_card_request" if kind == "gift_card" else "payment_change_request"
+    body.para(greeting(ctx), ctx.pick(pool["opener"], **kw) or None)
+    if kind == "gift_card":
+        body.para(ask_span(indicator, ctx.pick(pool["ask"], **kw)),
+                  span(indicator, ctx.pick(pool["follow"], **kw)) if ctx.rng.random() < 0.8 else None)
+    else:
+        body.para(ask_span(indicator, ctx.pick(pool["ask"], **kw)), ctx.pick(pool["follow"], **kw) or None)
+    body.para(span("urgency_pressure", ctx.pick(pool["urgency"], **kw)) if ctx.rng.random() < urgency else None)
+    return ctx.pick(pool["subject"], **kw)
+
+
+def _request_words(ctx: Ctx) -> dict[str, object]:
+    rng = ctx.rng
+    return {"a": amount(rng, 900, 185000), "p": rng.choice(ctx.org.partners).name, "i": ref(rng, "INV-", 5),
+            "n": rng.choice((3, 4, 5, 6, 8, 10)), "k": rng.choice(("Apple", "Google Play", "Amazon", "Visa", "Steam",
+                                                                  "Target")),
+            "v": rng.choice((25, 50, 100, 200, 250, 500)), "bank": rng.choice(("Chime", "Ally", "a credit union",
+                                                                             "Revolut")),
+            "d": day_text(ctx.when, 4)}
+
+
 def lookalike_credential(ctx: Ctx) -> Draft:
     """A sign-in page on a domain that imitates the organisation's or a service's."""
     rng, org = ctx.rng, ctx.org
-    pretext = rng.choice(_PRETEXTS)
-    imitate_org = rng.random() < 0.5
-    brand = org.name if imitate_org else _sso(ctx)
-    genuine = org.domain if imitate_org else BRAND[brand].domains[0]
-    fake = lookalike(rng, genuine)
-    subject, opening, cred, button = _credential_pretext(ctx, pretext, brand)
-    href = f"https://{rng.choice(('', 'login.', 'secure.', 'portal.', 'sso.'))}{fake}/" + rng.choice(
-        ("login", "auth/signin", "verify", "sso/session", "account/confirm", "owa/auth.html")) + \
-        f"?{rng.choice(('u', 'id', 'session', 'ref'))}={rng.getrandbits(48):x}"
-    body = Body()
-    body.para(greeting(ctx))
-    body.para(opening, span("credential_request", cred))
-    if rng.random() < 0.3:  # a visible URL of the genuine service over the fake one
-        shown = f"https://{'login.microsoftonline.com' if brand == 'Microsoft' else 'login.' + genuine}"
-        body.link(shown, href)
-        body.plant("link_text_mismatch", href)
-    else:
-        body.link(button, href)
-    body.plant("lookalike_domain", href)
-    body.para(span("urgency_pressure", _urgency_phish(ctx)) if rng.random() < 0.8 else None)
-    # The imitated name is always written out: a look-alike imitates what the email names.
-    body.para(ctx.pick(("Thank you,\n{b} IT Service Desk", "Regards,\n{b} Support Team", "{b} Account Team",
-                        "Sincerely,\nThe {b} Security Team"), b=brand))
-    body.para(_brand_footer(ctx, brand))
+    scenario = rng.choice(_SCENARIOS)
     r = rng.random()
-    if r < 0.45:  # sent from the look-alike itself
-        sender_domain, name = fake, ctx.pick(("{b} IT Service Desk", "{b} Support", "IT Helpdesk", "{b} Security"),
-                                             b=brand)
-        sender = (name, f"{rng.choice(('noreply', 'it-support', 'helpdesk', 'security', 'admin'))}@{sender_domain}")
+    if r < 0.45:
+        brand, genuine = org.name, org.domain
+    elif r < 0.75:
+        brand = _sso(ctx)
+        genuine = BRAND[brand].domains[0]
+    else:
+        imitated = rng.choice(_IMITABLE)
+        brand, genuine = imitated.name, imitated.domains[0]
+    if scenario == "shared_document" and rng.random() < 0.5:  # a storage service's share notice
+        brand, genuine = rng.choice((("Google Drive", "google.com"), ("Dropbox", "dropbox.com")))
+    fake = lookalike(rng, genuine)
+    href = page_url(rng, host_on(rng, fake))
+    shown = None
+    if rng.random() < 0.25:  # a visible URL of the genuine service over the fake one
+        shown = f"https://{'login.microsoftonline.com' if brand == 'Microsoft' else 'login.' + genuine}"
+    # The imitated name is always written out (the closing names it): a look-alike imitates what the email names.
+    body, n = _credential_notice(ctx, scenario, brand, href, shown=shown)
+    if shown:
+        body.plant("link_text_mismatch", href)
+    body.plant("lookalike_domain", href)
+    if rng.random() < 0.45:  # sent from the look-alike itself
+        name = ctx.pick(("{b} IT Service Desk", "{b} Support", "IT Helpdesk", "{b} Security", "{b}",
+                         "{b} Account Team", "IT Service Desk"), b=brand)
+        sender = (name, f"{rng.choice(('noreply', 'it-support', 'helpdesk', 'security', 'no-reply', 'servicedesk'))}"
+                        f"@{fake}")
         body.plant("lookalike_domain", sender[1])
     else:  # from a compromised small business, under the brand's name
-        sender_domain = small_business_domain(rng)
-        sender = (ctx.pick(("{b} Account Team", "{b} Notifications", "{b} 365", "{b} Security"), b=brand),
-                  f"{rng.choice(('info', 'office', 'admin', 'accounts', 'mail'))}@{sender_domain}")
+        sender = (ctx.pick(("{b} Account Team", "{b} Notifications", "{b} 365", "{b} Security", "{b}",
+                            "{b} IT Service Desk"), b=brand),
+                  f"{rng.choice(('info', 'office', 'admin', 'accounts', 'mail'))}@{small_business_domain(rng)}")
         body.plant("display_name_spoof", mime.address_text(sender))
     auth = rng.choices(("pass", "none"), (0.8, 0.2))[0]
-    return finish(ctx, body, family="lookalike_credential", label=P, difficulty="easy", lure=pretext,
-                  sender=sender, subject=subject, auth=auth, parts=rng.choice(("alternative", "html")),
-                  urgent=True, bulk=rng.random() < 0.3)
+    return finish(ctx, body, family="lookalike_credential", label=P, difficulty="easy", lure=scenario,
+                  sender=sender, subject=n.subject, auth=auth,
+                  parts=rng.choice(("alternative", "html", "alternative") if shown else ("alternative", "html",
+                                                                                          "alternative", "plain")),
+                  urgent=rng.random() < 0.6, bulk=rng.random() < 0.3)
 
 
 def free_hosting_credential(ctx: Ctx) -> Draft:
     """A sign-in page on free hosting or a site builder, sent from a compromised or spoofed account."""
     rng, org = ctx.rng, ctx.org
-    pretext = rng.choice(_PRETEXTS[:5])
+    scenario = rng.choice(_SCENARIOS)
     brand = rng.choice((org.name, _sso(ctx)))
-    subject, opening, cred, button = _credential_pretext(ctx, pretext, brand)
     key = rng.choice(("signin", "login", "verify", "account", "auth", "password-reset"))
     host = rng.choice(FREE_HOSTING).format(slug=slug(rng, org.short, rng.choice(("docs", "portal", "secure", "hr",
                                                                                  "files", "mail"))),
                                            user=f"{org.short}{rng.randint(10, 999)}")
     href = f"https://{host}/{key}" + rng.choice(("", ".html", "/index.html", f"?id={rng.getrandbits(32):x}"))
-    body = Body()
-    body.para(greeting(ctx))
-    body.para(opening, span("credential_request", cred))
-    body.link(button, href)
+    spoofed = rng.random() < 0.5
+    body, n = _credential_notice(ctx, scenario, brand, href, closing=not spoofed or rng.random() < 0.5)
     body.plant("free_hosting_credential_page", href)
-    if rng.random() < 0.6:
-        body.para(span("urgency_pressure", _urgency_phish(ctx)))
-    if rng.random() < 0.5:  # a spoofed colleague or IT address of the organisation itself: authentication fails
+    if spoofed:  # a spoofed colleague or IT address of the organisation itself: authentication fails
         staff = rng.choice(org.staff)
         sender, auth = person_pair(staff) if rng.random() < 0.5 else ("IT Service Desk", f"it@{org.domain}"), "spoof"
         body.para(signoff(ctx, sender[0], company=org.name))
@@ -219,11 +191,38 @@ def free_hosting_credential(ctx: Ctx) -> Draft:
         name = person_name(rng)
         domain = small_business_domain(rng)
         sender, auth, ret = (name, f"{local_part(name, rng.randrange(4))}@{domain}"), "pass", None
-        body.para(signoff(ctx, name, ctx.pick(("Office Manager", "Accounts", "Owner", "Bookkeeper")),
-                          domain.split(".")[0].title()))
-    return finish(ctx, body, family="free_hosting_credential", label=P, difficulty="easy", lure=pretext,
-                  sender=sender, subject=subject, auth=auth, return_path=ret,
-                  parts=rng.choice(("alternative", "html")), urgent=True)
+        if rng.random() < 0.5:
+            body.para(signoff(ctx, name, ctx.pick(("Office Manager", "Accounts", "Owner", "Bookkeeper")),
+                              domain.split(".")[0].title()))
+    return finish(ctx, body, family="free_hosting_credential", label=P, difficulty="easy", lure=scenario,
+                  sender=sender, subject=n.subject, auth=auth, return_path=ret,
+                  parts=rng.choice(("alternative", "html", "plain")), urgent=rng.random() < 0.6)
+
+
+def compromised_site_credential(ctx: Ctx) -> Draft:
+    """A notice from a real, taken-over account of a small business, linking to a page planted on that business's
+    own (also compromised) web site: sender, links and authentication are all in order, and only the wording (a
+    stranger asking the reader to sign in or view a document) tells. Much real phishing looks like this; without it
+    the generated mail would teach that a message with nothing structural to show is always genuine."""
+    rng, org = ctx.rng, ctx.org
+    scenario = rng.choice(_SCENARIOS)
+    brand = rng.choice((org.name, _sso(ctx), _sso(ctx)))
+    domain = small_business_domain(rng)
+    folder = rng.choice(("wp-content/uploads", "wp-includes/css", "images", "media", "cgi-bin", "old", "files"))
+    href = f"https://{rng.choice(('', 'www.'))}{domain}/{folder}/{slug(rng, org.short, 'doc')}/" + rng.choice(
+        ("index.html", "login.php", "", "auth/", "verify.html"))
+    n = notice(ctx, scenario, brand)
+    body = Body()  # the request is always made: it is all the message has to show
+    write_notice(ctx, body, n, href, action=1.0, urgency=0.5, reassure=0.45, brand=brand,
+                 closing=rng.random() < 0.5)
+    name = person_name(rng)
+    sender = (name, f"{local_part(name, rng.randrange(4))}@{domain}")
+    if rng.random() < 0.6:
+        body.para(signoff(ctx, name, ctx.pick(("Office Manager", "Accounts", "Owner", "Bookkeeper", "Sales")),
+                          domain.split(".")[0].replace("-", " ").title()))
+    return finish(ctx, body, family="compromised_site_credential", label=P, difficulty="hard", lure=scenario,
+                  sender=sender, subject=n.subject, auth="pass", parts=rng.choice(("alternative", "html", "plain")),
+                  urgent=rng.random() < 0.5)
 
 
 def _exec_sender(ctx: Ctx, roles: tuple[str, ...]) -> tuple[tuple[str, str], Person]:
@@ -254,31 +253,11 @@ def ceo_wire(ctx: Ctx) -> Draft:
             if alt.split("@")[1] != sender[1].split("@")[1]:
                 reply_to = (boss.name, alt)
                 body.plant("reply_to_mismatch", alt)
-    amt = amount(rng, 9000, 185000)
-    body.para(greeting(ctx), ctx.pick(("Are you at your desk?", "Are you available?", "I need a favour.",
-                                       "Something time-sensitive has come up.", "")))
-    body.para(span("payment_change_request", ctx.pick((
-        "I need you to process a wire transfer of {a} to a new supplier today",
-        "Please send a payment of {a} by wire to the account below before the cut-off",
-        "I need an outgoing transfer of {a} arranged this morning for the {p} acquisition",
-        "Can you wire {a} to our legal counsel for the escrow deposit",
-        "Please initiate a same-day transfer of {a} to the beneficiary I will send you"),
-        a=amt, p=rng.choice(org.partners).name)),
-        ctx.pick(("The bank details will follow in my next email.", "I will send the account details once you "
-                  "confirm.", "Let me know when it is done and send me the confirmation.", "")))
-    body.para(span("urgency_pressure", ctx.pick((
-        "Keep this between us until the announcement on Monday",
-        "This is confidential and must not be discussed with anyone else in the office",
-        "It has to go out within the hour",
-        "I am in meetings all afternoon so handle this quickly and discreetly",
-        "Time is critical and I cannot take calls right now",
-        "Do not mention this to the rest of the team yet"))))
-    body.para(ctx.pick(("Thanks,\n{f}", "{f}", "Sent from my iPhone", "Regards,\n{n}\nSent from my mobile",
-                        "{f}\n\nSent from Outlook for iOS"), f=boss.first, n=boss.name))
+    subject = _request_body(ctx, "payment", body, _request_words(ctx), 0.75)
+    body.para(request_signoff(ctx, boss.name, boss.role))
     return finish(ctx, body, family="ceo_wire", label=P, difficulty="hard", lure="wire_transfer", sender=sender,
-                  subject=ctx.pick(("Quick request", "Confidential", "Are you available?", "Urgent payment",
-                                    "Re: Wire transfer", "Request", "Need your help", "Payment today")),
-                  auth=auth, reply_to=reply_to, parts=rng.choice(("plain", "plain", "alternative")), urgent=True)
+                  subject=subject, auth=auth, reply_to=reply_to, parts=rng.choice(("plain", "plain", "alternative")),
+                  urgent=rng.random() < 0.6)
 
 
 def gift_card(ctx: Ctx) -> Draft:
@@ -287,27 +266,12 @@ def gift_card(ctx: Ctx) -> Draft:
     sender, boss = _exec_sender(ctx, ROLES_OF_AUTHORITY)
     body = Body()
     body.plant("display_name_spoof", mime.address_text(sender))
-    n, value = rng.choice((3, 4, 5, 6, 8, 10)), rng.choice((50, 100, 200, 250, 500))
-    kind = rng.choice(("Apple", "Google Play", "Amazon", "Visa", "Steam", "Target"))
-    body.para(greeting(ctx), ctx.pick(("I need you to handle something for me.", "Are you free at the moment?",
-                                       "Quick favour please.", "")))
-    body.para(span("gift_card_request", ctx.pick((
-        "Please buy {n} {k} gift cards of ${v} each for a client appreciation gift",
-        "I need {n} x ${v} {k} gift cards for the staff recognition programme",
-        "Can you pick up {n} {k} gift cards at ${v} each from the nearest store",
-        "Get {n} {k} cards worth ${v} each and I will reimburse you later"), n=n, k=kind, v=value)),
-        span("gift_card_request", ctx.pick((
-            "Scratch the back and send me photos of the codes",
-            "Email me the card numbers and PINs as soon as you have them",
-            "Send the redemption codes to me here")), "."))
-    body.para(span("urgency_pressure", ctx.pick((
-        "I need them within the hour", "It is a surprise so keep it confidential",
-        "I am tied up in a board meeting and cannot talk", "Please do this right away"))))
-    body.para(ctx.pick(("Thanks,\n{f}", "{f}", "Sent from my iPhone", "Best,\n{n}"), f=boss.first, n=boss.name))
-    return finish(ctx, body, family="gift_card", label=P, difficulty="hard", lure=f"gift_card_{kind.lower()}",
-                  sender=sender, subject=ctx.pick(("Quick task", "Are you available", "Favour", "Gift cards",
-                                                   "Request", "Urgent")),
-                  parts=rng.choice(("plain", "plain", "alternative")), urgent=True)
+    kw = _request_words(ctx)
+    subject = _request_body(ctx, "gift_card", body, kw, 0.75)
+    body.para(request_signoff(ctx, boss.name, boss.role))
+    return finish(ctx, body, family="gift_card", label=P, difficulty="hard", lure=f"gift_card_{str(kw['k']).lower()}",
+                  sender=sender, subject=subject, parts=rng.choice(("plain", "plain", "alternative")),
+                  urgent=rng.random() < 0.6)
 
 
 def payroll_change(ctx: Ctx) -> Draft:
@@ -318,67 +282,44 @@ def payroll_change(ctx: Ctx) -> Draft:
     sender = (employee.name, free_mail_address(rng, employee.name))
     body = Body()
     body.plant("display_name_spoof", mime.address_text(sender))
-    body.para(greeting(ctx))
-    body.para(ctx.pick(("I recently switched banks.", "I opened a new account with {b}.", "My old account is being "
-                        "closed.", ""), b=rng.choice(("Chime", "Ally", "a credit union", "Revolut"))),
-              span("payment_change_request", ctx.pick((
-                  "I need to update my direct deposit information before the next payroll",
-                  "Please change the bank account my salary is paid into",
-                  "Could you update my payroll banking details to my new account",
-                  "I would like my pay sent to a new account starting this cycle"))))
-    body.para(ctx.pick(("What details do you need from me?", "Can you send me the form, or should I just reply with "
-                        "the routing and account numbers?", "I can send the new account and routing number now.")),
-              span("urgency_pressure", ctx.pick(("It needs to be in place before {d}",
-                                                 "Please make the change today so it applies to this pay run",
-                                                 "I would appreciate it being done as soon as possible"),
-                                                d=day_text(ctx.when, 4)),
-                   ".") if rng.random() < 0.6 else None)
-    body.para(ctx.pick(("Thanks,\n{f}", "Thank you,\n{n}", "{f}", "Best,\n{n}\nSent from my phone"),
-                       f=employee.first, n=employee.name))
+    subject = _request_body(ctx, "payroll", body, _request_words(ctx), 0.6)
+    body.para(request_signoff(ctx, employee.name, employee.role))
     return finish(ctx, body, family="payroll_change", label=P, difficulty="hard", lure="direct_deposit",
-                  sender=sender, subject=ctx.pick(("Direct deposit change", "Payroll update", "Change of bank details",
-                                                   "Update my account", "Quick question about payroll")),
-                  parts=rng.choice(("plain", "alternative")))
+                  sender=sender, subject=subject, parts=rng.choice(("plain", "alternative")))
 
 
 def vendor_bank_change(ctx: Ctx) -> Draft:
-    """A partner's contact, on a look-alike of the partner's domain, announces new bank details."""
+    """A partner's contact, on a look-alike of the partner's domain, announces new bank details in the words a
+    real supplier uses."""
     rng, org = ctx.rng, ctx.org
     partner = rng.choice(org.partners)
     contact = partner.contacts[0]
     fake = lookalike(rng, partner.domain)
     sender = (contact.name, f"{contact.email.split('@')[0]}@{fake}")
-    reply = (contact.name, rng.choice((free_mail_address(rng, contact.name),
-                                       f"accounts@{lookalike(rng, partner.domain)}")))
+    reply = None
+    if rng.random() < 0.65:
+        reply = (contact.name, rng.choice((free_mail_address(rng, contact.name),
+                                           f"accounts@{lookalike(rng, partner.domain)}")))
     ctx.recipient = rng.choice(org.by_role("Accounts Payable Specialist", "Financial Controller") or [ctx.recipient])
     body = Body()
     body.plant("lookalike_domain", sender[1])
-    if reply[1].split("@")[1] != fake:
+    if reply and reply[1].split("@")[1] != fake:
         body.plant("reply_to_mismatch", reply[1])
-    inv = ref(rng, rng.choice(("INV-", "", "SI")), 5)
+    kw = {"d": day_text(ctx.when, rng.randint(2, 14)), "p": partner.name, "i": ref(rng, rng.choice(("INV-", "", "SI")),
+                                                                                   5),
+          "b": rng.choice(("Crescent Bay Bank", "a new bank", "Northgate Savings", "Harbourline Commercial Bank"))}
     body.para(greeting(ctx))
-    body.para(ctx.pick(("Following our recent audit, we have changed our banking provider.", "Please note that our "
-                        "company bank account has changed.", "We are writing to inform you of a change to our "
-                        "remittance details.")),
-              span("payment_change_request", ctx.pick((
-                  "Please update our bank details in your system and make all future payments to the new account",
-                  "Kindly remit invoice {i} and all open invoices to our new account",
-                  "Please change the account on file before paying the outstanding balance",
-                  "Payment for invoice {i} should now be sent to the account in the attached letter"), i=inv)))
-    body.para(span("urgency_pressure", ctx.pick((
-        "Payments made to the old account after {d} will be returned and may incur late fees",
-        "Please confirm the update today as the old account will be closed this week",
-        "We need this processed urgently to avoid delays on your next shipment"), d=day_text(ctx.when, 2))),
-        ctx.pick(("Please confirm by email once done.", "Reply to this email with the remittance confirmation.",
-                  "Do not call our old number as the line is being migrated.")))
+    body.para(ctx.pick(BANK_CHANGE["opening"], **kw), span("payment_change_request", ctx.pick(BANK_CHANGE["ask"],
+                                                                                              **kw)))
+    body.para(span("urgency_pressure", ctx.pick(BANK_CHANGE["urgency"], **kw)) if rng.random() < 0.6 else None,
+              ctx.pick(BANK_CHANGE["confirm_phone"] if rng.random() < 0.25 else BANK_CHANGE["confirm_email"]))
     body.para(signoff(ctx, contact.name, contact.role, partner.name))
-    letter = mime.attachment(rng.choice(("Updated_Bank_Details.pdf", "Bank_Change_Letter.pdf", f"Invoice_{inv}.pdf")),
-                             mime.pdf(rng, [partner.name, "Change of bank details", f"Invoice {inv}"]))
+    letter = mime.attachment(rng.choice(("Updated_Bank_Details.pdf", "Bank_Change_Letter.pdf", f"Invoice_{kw['i']}.pdf",
+                                         "Bank_Change_Notice.pdf")),
+                             mime.pdf(rng, [partner.name, "Change of bank details", f"Invoice {kw['i']}"]))
     return finish(ctx, body, family="vendor_bank_change", label=P, difficulty="hard", lure="bank_details_change",
-                  sender=sender, subject=ctx.pick(("Updated banking details", "Change of bank account - {p}",
-                                                   "Re: Invoice {i}", "Important: new remittance information",
-                                                   "Outstanding invoices and new account"), p=partner.name, i=inv),
-                  reply_to=reply, attachments=[letter] if rng.random() < 0.6 else None, urgent=True)
+                  sender=sender, subject=ctx.pick(BANK_CHANGE["subject"], **kw),
+                  reply_to=reply, attachments=[letter] if rng.random() < 0.6 else None, urgent=rng.random() < 0.5)
 
 
 def html_attachment(ctx: Ctx) -> Draft:
@@ -395,17 +336,11 @@ def html_attachment(ctx: Ctx) -> Draft:
     body = Body()
     body.plant("risky_attachment", filename)
     body.para(greeting(ctx))
-    body.para(ctx.pick({"remittance": ("Please find attached the remittance advice for payment {n}.",
-                                       "Your payment of {a} has been processed; the remittance is attached."),
-                        "voicemail": ("You have a new voice message ({s} seconds).",
-                                      "A voicemail was left for you at {t}."),
-                        "fax": ("You have received a {p}-page fax.", "A new fax document is attached."),
-                        "purchase_order": ("Please see the attached purchase order {n}.",
-                                           "Our purchase order {n} is attached for your confirmation."),
-                        "payment": ("Attached is confirmation of the payment of {a}.",
-                                    "The transfer of {a} has been completed, see attached.")}[kind],
-                       n=n, a=amount(rng, 900, 60000), s=rng.randint(12, 90), t=ctx.when.strftime("%H:%M"),
-                       p=rng.randint(2, 9)),
+    words = scenario_words(ctx, _sso(ctx)) | {"n": n, "a": amount(rng, 900, 60000), "pg": rng.randint(2, 9),
+                                              "p": rng.choice(org.partners).name}
+    body.para(ctx.pick(REMITTANCE["opening"], **words) if kind in ("remittance", "purchase_order", "payment") else
+              ctx.pick(SCENARIOS["voicemail"]["opening"], **words) if kind == "voicemail" else
+              ctx.pick(("You have received a {pg}-page fax.", "A new fax document is attached."), **words),
               span("credential_request", ctx.pick((
                   "Open the attachment and sign in with your email credentials to view it",
                   "You will need to verify your email password to open the secure file",
@@ -425,11 +360,9 @@ def html_attachment(ctx: Ctx) -> Draft:
                              f"{rng.choice(('accounts', 'scanner', 'voicemail', 'office'))}@{domain}"), "pass", None
         body.para(signoff(ctx, who, "Accounts", domain.split(".")[0].title()))
     return finish(ctx, body, family="html_attachment", label=P, difficulty="easy", lure=kind, sender=sender,
-                  subject=ctx.pick({"remittance": ("Remittance advice {n}", "Payment remittance - {n}"),
-                                    "voicemail": ("Voicemail received", "New voice message"),
-                                    "fax": ("Fax received: {n}", "eFax message"),
-                                    "purchase_order": ("PO {n}", "New purchase order"),
-                                    "payment": ("Payment confirmation {n}", "Transfer completed")}[kind], n=n),
+                  subject=ctx.pick(REMITTANCE["subject"] if kind in ("remittance", "purchase_order", "payment") else
+                                   SCENARIOS["voicemail"]["subject"] if kind == "voicemail" else
+                                   ("Fax received: {n}", "eFax message"), **words),
                   auth=auth, return_path=ret, attachments=[att])
 
 
@@ -441,10 +374,11 @@ def qr_code(ctx: Ctx) -> Draft:
     r = rng.random()
     if r < 0.4:
         fake = lookalike(rng, org.domain)
-        sender = (ctx.pick(("IT Security", "{b} IT", "Security Team", "MFA Admin"), b=brand), f"security@{fake}")
+        sender = (ctx.pick(("IT Security", "{b} IT", "Security Team", "MFA Admin", "IT Service Desk"), b=brand),
+                  f"{rng.choice(('security', 'it-support', 'noreply'))}@{fake}")
         body.plant("lookalike_domain", sender[1])
     elif r < 0.75:
-        sender = (ctx.pick(("{o} IT Security", "{o} Helpdesk", "{o} MFA Service"), o=org.name),
+        sender = (ctx.pick(("{o} IT Security", "{o} Helpdesk", "{o} MFA Service", "{o} IT Service Desk"), o=org.name),
                   f"{rng.choice(('alerts', 'notice', 'admin'))}@{small_business_domain(rng)}")
         body.plant("display_name_spoof", mime.address_text(sender))
     else:
@@ -452,23 +386,25 @@ def qr_code(ctx: Ctx) -> Draft:
                   f"{rng.choice(('it.helpdesk', 'support.team', 'mfa.admin'))}{rng.randint(1, 99)}@"
                   f"{rng.choice(FREE_MAIL)}")
         body.plant("display_name_spoof", mime.address_text(sender))
-    body.para(greeting(ctx))
-    body.para(ctx.pick(("Your multi-factor authentication registration has expired.", "As part of our security "
-                        "upgrade, all staff must re-enrol their authenticator app.", "Your {b} MFA settings need to "
-                        "be updated."), b=brand),
+    n = notice(ctx, "mfa", brand)
+    if rng.random() < 0.75:
+        body.para(greeting(ctx))
+    body.para(n.opening, n.detail or None,
               span("qr_code_lure", ctx.pick((
                   "Scan the QR code below with your phone camera to re-register your device",
                   "Use your mobile phone to scan the attached QR code and complete the verification",
                   "Scan the code with your phone and sign in to keep your access",
-                  "Please scan the QR code to confirm your account"))))
-    body.para(span("urgency_pressure", _urgency_phish(ctx)) if rng.random() < 0.75 else None)
-    body.para(ctx.pick(("IT Security Team", "Thank you,\nIT Support", "{b} Identity Services"), b=brand))
+                  "Please scan the QR code to confirm your account",
+                  "Scan the attached code with the camera on your phone to finish the setup"))))
+    body.para(span("urgency_pressure", n.urgency) if rng.random() < 0.6 else None,
+              n.reassure if rng.random() < 0.4 else None)
+    body.para(n.closing)
+    body.para(footer(ctx, brand))
     img = mime.attachment(rng.choice(("MFA_Setup.png", "QR_Code.png", "Authenticator.png", "secure_scan.png")),
                           mime.qr_png(rng))
     return finish(ctx, body, family="qr_code", label=P, difficulty="hard", lure="mfa_reenrolment", sender=sender,
-                  subject=ctx.pick(("Action required: MFA re-enrolment", "Multi-factor authentication update",
-                                    "Your 2FA setup expires today", "Security update required")),
-                  attachments=[img], urgent=True, auth=rng.choice(("pass", "pass", "none")))
+                  subject=n.subject, attachments=[img], urgent=rng.random() < 0.5,
+                  auth=rng.choice(("pass", "pass", "none")))
 
 
 def shortener_delivery(ctx: Ctx) -> Draft:
@@ -480,38 +416,28 @@ def shortener_delivery(ctx: Ctx) -> Draft:
         code = "".join(rng.choice("abcdefghijkmnpqrstuvwxyzABCDEFGH23456789") for _ in range(7))
         href = f"https://{rng.choice(SHORTENERS)}/{code}"
     else:
-        href = f"http://{mime.doc_ip(rng)}/{rng.choice(('track', 'redelivery', 'parcel', 'pay'))}?id={ref(rng)}"
+        href = f"http://{mime.doc_ip(rng)}/{rng.choice(SHIPPING_PATHS)}?id={ref(rng)}"
     body.plant("ip_or_shortener_url", href)
     tracking = ref(rng, rng.choice(("1Z", "JD", "7", "")), 12)
-    if rng.random() < 0.5:
-        domain = lookalike(rng, carrier.domains[0])
-        body.plant("lookalike_domain", f"support@{domain}")
-    else:
-        domain = small_business_domain(rng)
+    imitated = rng.random() < 0.5
+    domain = lookalike(rng, carrier.domains[0]) if imitated else small_business_domain(rng)
     sender = (ctx.pick(("{c} Express", "{c} Delivery", "{c}", "{c} Customer Service"), c=carrier.name),
-              f"support@{domain}")
+              f"{rng.choice(('support', 'noreply', 'tracking'))}@{domain}")
+    if imitated:
+        body.plant("lookalike_domain", sender[1])
     if domain.split(".")[0] != carrier.domains[0].split(".")[0]:
         body.plant("display_name_spoof", mime.address_text(sender))
-    fee = f"${rng.choice((1, 2, 3))}.{rng.randint(10, 99)}"
     body.para(ctx.pick(("Dear customer,", "Hello,", greeting(ctx))))
-    body.para(ctx.pick(("Your package {t} could not be delivered due to an incomplete address.",
-                        "We attempted to deliver your parcel {t} today but no one was available.",
-                        "Shipment {t} is on hold at our depot."), t=tracking),
-              span("payment_change_request", ctx.pick(("Please pay the redelivery fee of {f} to reschedule",
-                                                       "A customs charge of {f} must be paid before release",
-                                                       "Confirm your address and pay the {f} handling fee"), f=fee))
-              if rng.random() < 0.6 else None)
-    body.link(ctx.pick(("Reschedule delivery", "Track your parcel", "Confirm address", "Pay now")), href)
-    body.para(span("urgency_pressure", ctx.pick(("Parcels not claimed within 48 hours will be returned to the "
-                                                 "sender", "Your package will be returned today if no action is "
-                                                 "taken", "The item will be disposed of after {d}"),
-                                                d=day_text(ctx.when, 3))))
-    body.para(_brand_footer(ctx, carrier.name))
+    fee = f"${rng.choice((1, 2, 3))}.{rng.randint(10, 99)}"
+    body.para(ctx.pick(SHIPPING_OPENINGS, t=tracking),
+              span("payment_change_request", ctx.pick(SHIPPING_FEES, f=fee)) if rng.random() < 0.6 else None)
+    body.link(ctx.pick(SHIPPING_BUTTONS), href)
+    body.para(span("urgency_pressure", ctx.pick(SHIPPING_URGENCY, d=day_text(ctx.when, 3)))
+              if rng.random() < 0.7 else None)
+    body.para(footer(ctx, carrier.name))
     return finish(ctx, body, family="shortener_delivery", label=P, difficulty="easy", lure=f"{carrier.name}_delivery",
-                  sender=sender, subject=ctx.pick(("Delivery failed: action required", "Your parcel is on hold",
-                                                   "{c}: delivery attempt unsuccessful", "Shipment {t} update"),
-                                                  c=carrier.name, t=tracking),
-                  parts=rng.choice(("alternative", "html")), bulk=rng.random() < 0.4,
+                  sender=sender, subject=ctx.pick(SHIPPING_SUBJECTS, c=carrier.name, t=tracking),
+                  parts=rng.choice(("alternative", "html")), bulk=rng.random() < 0.6,
                   auth=rng.choice(("pass", "none")))
 
 
@@ -616,18 +542,13 @@ def idn_homograph(ctx: Ctx) -> Draft:
     _, puny = homograph(rng, genuine)
     if puny == genuine:  # no letter had a Cyrillic twin
         puny = lookalike(rng, genuine)
-    pretext = rng.choice(_PRETEXTS[:4])
-    subject, opening, cred, button = _credential_pretext(ctx, pretext, brand)
+    scenario = rng.choice(_SCENARIOS)
     href = f"https://{puny}/{rng.choice(('login', 'signin', 'account/verify'))}"
     sender = (ctx.pick(("{b}", "{b} Support", "{b} Accounts"), b=brand),
               f"{rng.choice(('no-reply', 'support'))}@{puny}")
-    body = Body()
+    body, n = _credential_notice(ctx, scenario, brand, href)
     body.plant("lookalike_domain", sender[1])
-    body.para(greeting(ctx))
-    body.para(opening, span("credential_request", cred))
-    body.link(button, href)
-    body.para(span("urgency_pressure", _urgency_phish(ctx)) if rng.random() < 0.6 else None)
-    body.para(_brand_footer(ctx, brand))
+    subject = n.subject
     return finish(ctx, body, family="idn_homograph", label=P, difficulty="hard", lure=f"homograph_{target}",
                   sender=sender, subject=subject, parts=rng.choice(("alternative", "html")))
 
@@ -655,6 +576,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("html_attachment", P, html_attachment, 0.045, shared=False),
     Family("qr_code", P, qr_code, 0.04, shared=False),
     Family("shortener_delivery", P, shortener_delivery, 0.04, shared=False),
+    Family("compromised_site_credential", P, compromised_site_credential, 0.07, shared=True),
     Family("oauth_consent", P, oauth_consent, 0.14, ood=True),
     Family("reply_chain_hijack", P, reply_chain_hijack, 0.13, ood=True),
     Family("idn_homograph", P, idn_homograph, 0.12, ood=True),

@@ -22,7 +22,7 @@ from security_verifiers.envs.phishing.text import Ctx
 from security_verifiers.envs.phishing.verifiers import Context, confirm
 from security_verifiers.envs.phishing.world import IN_DIST_ORGS, OOD_ORGS, Organisation
 
-GENERATOR_VERSION = "1.0.0"
+GENERATOR_VERSION = "1.1.0"
 SPLITS = ("train", "dev", "test", "ood")
 IN_DIST_FAMILIES = tuple(f for f in FAMILIES if not f.ood)
 OOD_FAMILIES = tuple(f for f in FAMILIES if f.ood or f.shared)

@@ -19,7 +19,8 @@ INDICATORS: dict[str, tuple[IndicatorKind, str]] = {
                          "the brand inside another domain)"),
     "display_name_spoof": ("structural", "a From display name that claims an identity (an organisation, a role of "
                            "authority, an email address, a colleague) that the sending address does not belong to"),
-    "reply_to_mismatch": ("structural", "a Reply-To address whose domain differs from the From address's domain"),
+    "reply_to_mismatch": ("structural", "a Reply-To address whose domain differs from the From address's domain "
+                          "(a mailing list's own address, in List-Id or To, is no mismatch)"),
     "auth_failure": ("structural", "a failing SPF, DKIM or DMARC result in Authentication-Results or Received-SPF"),
     "link_text_mismatch": ("structural", "a link whose visible text shows one web address or domain while it "
                            "points to another domain"),
@@ -30,6 +31,8 @@ INDICATORS: dict[str, tuple[IndicatorKind, str]] = {
                            "requesting scopes)"),
     "risky_attachment": ("structural", "an attachment of a type that runs code or opens a local web page (HTML, "
                          "script, executable, macro document, disk image, shortcut, double extension)"),
+    "credential_form": ("structural", "an HTML form in the body or in an attached page that asks for a password, a "
+                        "PIN, a one-time code or card details"),
     "credential_request": ("language", "a request to sign in, verify an account, or give a password or code"),
     "payment_change_request": ("language", "a request to pay, wire money or change bank or payroll details"),
     "gift_card_request": ("language", "a request to buy gift cards or send their codes"),
@@ -42,7 +45,8 @@ LANGUAGE = frozenset(k for k, (kind, _) in INDICATORS.items() if kind == "langua
 IndicatorId = Literal[
     "lookalike_domain", "display_name_spoof", "reply_to_mismatch", "auth_failure", "link_text_mismatch",
     "ip_or_shortener_url", "free_hosting_credential_page", "oauth_consent_lure", "risky_attachment",
-    "credential_request", "payment_change_request", "gift_card_request", "urgency_pressure", "qr_code_lure",
+    "credential_form", "credential_request", "payment_change_request", "gift_card_request", "urgency_pressure",
+    "qr_code_lure",
 ]
 #: At most this many pieces of evidence in one answer.
 MAX_EVIDENCE = 5

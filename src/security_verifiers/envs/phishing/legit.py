@@ -12,25 +12,44 @@ import datetime as dt
 
 from security_verifiers.envs.phishing import mime
 from security_verifiers.envs.phishing.text import (
+    BANK_CHANGE,
+    QR_ENROLMENT,
+    REMITTANCE,
+    REQUESTS,
+    SHIPPING_BUTTONS,
+    SHIPPING_FEES,
+    SHIPPING_OPENINGS,
+    SHIPPING_PATHS,
+    SHIPPING_SUBJECTS,
+    SHIPPING_URGENCY,
     Body,
     Ctx,
     Draft,
     amount,
+    ask_span,
     day_text,
     disclaimer,
     finish,
+    footer,
     greeting,
+    host_on,
+    notice,
+    page_url,
     person_pair,
     ref,
+    request_signoff,
     signoff,
     span,
+    write_notice,
 )
 from security_verifiers.envs.phishing.world import (
     BRAND,
     CARRIERS,
     ESP_TRACKERS,
     FREE_MAIL,
+    ROLES_OF_AUTHORITY,
     SAAS,
+    Brand,
     free_mail_address,
     person_name,
     small_business_domain,
@@ -48,36 +67,18 @@ def password_reset(ctx: Ctx) -> Draft:
     """A reset the user asked for: credential words and a deadline, on the genuine service's domain."""
     rng = ctx.rng
     brand = rng.choice(SAAS)
-    host = f"{rng.choice(('id.', 'accounts.', 'www.', ''))}{brand.domains[0]}"
-    href = f"https://{host}/{rng.choice(('reset-password', 'password/reset', 'account/recover', 'login/reset'))}" \
-           f"?token={rng.getrandbits(96):x}"
-    minutes = rng.choice((15, 30, 60, 120))
+    host = _sso_host(ctx) if brand is _idp(ctx) and rng.random() < 0.5 else host_on(rng, brand.domains[0])
+    n = notice(ctx, "password_reset", brand.name)
     body = Body()
-    body.para(greeting(ctx))
-    body.para(ctx.pick(("We received a request to reset the password for your {b} account {m}.",
-                        "Someone (hopefully you) asked to reset the password for {m}.",
-                        "You recently requested a password reset for your {b} account."),
-                       b=brand.name, m=ctx.recipient.email),
-              span("credential_request", ctx.pick(("Click the button below to choose a new password",
-                                                   "Use the link below to set a new password",
-                                                   "To create a new password, follow the link below",
-                                                   "Sign in with the link below and pick a new password"))))
-    body.link(ctx.pick(("Reset password", "Choose a new password", "Set new password")), href)
-    body.para(span("urgency_pressure", ctx.pick(("This link will expire in {n} minutes",
-                                                 "For your security the link is only valid for {n} minutes",
-                                                 "The reset link expires {n} minutes after it was sent"), n=minutes)),
-              ctx.pick(("If you did not request a password reset, you can safely ignore this email.",
-                        "If this was not you, no changes have been made to your account.",
-                        "Did not ask for this? Your password will stay the same.")))
-    body.para(ctx.pick(("The {b} Team", "Thanks,\nThe {b} Accounts Team", "{b} Support"), b=brand.name))
+    write_notice(ctx, body, n, page_url(rng, host), action=0.9, urgency=0.6, reassure=0.8, brand=brand.name)
     return finish(ctx, body, family="password_reset", label=L, difficulty="hard", lure=f"{brand.name}_reset",
-                  sender=(brand.name, brand.sender), subject=ctx.pick((
-                      "Reset your {b} password", "{b} password reset request", "Your password reset link",
-                      "Password reset instructions"), b=brand.name), bulk=rng.random() < 0.3, urgent=True)
+                  sender=(brand.name, brand.sender), subject=n.subject, bulk=rng.random() < 0.3,
+                  urgent=rng.random() < 0.5)
 
 
 def invoice_reminder(ctx: Ctx) -> Draft:
-    """A real partner chases an overdue invoice from its real domain: payment words and pressure."""
+    """A real partner chases an overdue invoice, or sends a remittance or an order, from its real domain: payment
+    words, pressure, a PDF."""
     rng, org = ctx.rng, ctx.org
     partner = rng.choice(org.partners)
     contact = partner.contacts[0]
@@ -86,6 +87,16 @@ def invoice_reminder(ctx: Ctx) -> Draft:
     inv, amt, days = ref(rng, rng.choice(("INV-", "", "SI")), 5), amount(rng, 400, 48000), rng.randint(7, 60)
     body = Body()
     body.para(greeting(ctx))
+    if rng.random() < 0.35:  # a remittance advice or a purchase order
+        n = ref(rng, "", 6)
+        body.para(ctx.pick(REMITTANCE["opening"], n=n, a=amt), ctx.pick(REMITTANCE["closing"]) or None)
+        body.para(signoff(ctx, contact.name, contact.role, partner.name))
+        body.para(disclaimer(ctx, partner.name))
+        att = mime.attachment(f"{rng.choice(('Remittance_Advice_', 'PO_', 'Payment_Confirmation_'))}{n}.pdf",
+                              mime.pdf(rng, [partner.name, f"Remittance {n}", amt]))
+        return finish(ctx, body, family="invoice_reminder", label=L, difficulty="hard", lure="remittance",
+                      sender=person_pair(contact), subject=ctx.pick(REMITTANCE["subject"], n=n, p=partner.name),
+                      attachments=[att])
     body.para(ctx.pick(("Our records show that invoice {i} for {a} is now {d} days overdue.",
                         "This is a friendly reminder that invoice {i} ({a}) was due on {due}.",
                         "We have not yet received payment for invoice {i} for {a}."),
@@ -242,53 +253,167 @@ def meeting_invite(ctx: Ctx) -> Draft:
 
 
 def shipping_notification(ctx: Ctx) -> Draft:
-    """A carrier's genuine notice with a tracking link on its own domain."""
+    """A carrier's genuine notice with a tracking link on its own domain; sometimes duties to pay."""
     rng = ctx.rng
     carrier = rng.choice(CARRIERS)
     tracking = ref(rng, {"UPS": "1Z", "FedEx": "", "DHL": "JD"}[carrier.name], 12)
     body = Body()
     body.para(ctx.pick(("Hello,", "Dear customer,", greeting(ctx))))
-    body.para(ctx.pick(("Your shipment {t} is out for delivery today.", "Your package {t} was delivered at {h}.",
-                        "A delivery attempt for {t} was made; we will try again tomorrow.",
-                        "Your parcel {t} has been dispatched from {c}."),
+    body.para(ctx.pick(SHIPPING_OPENINGS + ("Your shipment {t} is out for delivery today.",
+                                            "Your package {t} was delivered at {h}.",
+                                            "Your parcel {t} has been dispatched from {c}."),
                        t=tracking, h=ctx.when.strftime("%H:%M"), c=rng.choice(("Memphis", "Leipzig", "Louisville"))),
-              span("urgency_pressure", "Please arrange to collect it within 5 days or it will be returned to the "
-                                       "sender") if rng.random() < 0.25 else None)
-    body.link("Track your shipment", f"https://www.{carrier.domains[0]}/track?tracknum={tracking}")
-    body.para(ctx.pick(("Please do not reply to this email.", "Delivery times are estimates.",
-                        "Manage your delivery preferences in your {c} account."), c=carrier.name))
+              span("payment_change_request", ctx.pick(SHIPPING_FEES, f=amount(rng, 4, 90)))
+              if rng.random() < 0.2 else None)
+    body.link(ctx.pick(SHIPPING_BUTTONS),
+              f"https://{rng.choice(('www.', ''))}{carrier.domains[0]}/{rng.choice(SHIPPING_PATHS)}?id={tracking}")
+    body.para(span("urgency_pressure", ctx.pick(SHIPPING_URGENCY, d=day_text(ctx.when, 3)))
+              if rng.random() < 0.35 else None)
+    body.para(footer(ctx, carrier.name) or ctx.pick(("Please do not reply to this email.",
+                                                     "Delivery times are estimates.",
+                                                     "Manage your delivery preferences in your {c} account."),
+                                                    c=carrier.name))
     return finish(ctx, body, family="shipping_notification", label=L, difficulty="easy",
                   lure=f"{carrier.name}_tracking", sender=(carrier.name, carrier.sender),
-                  subject=ctx.pick(("Your {c} shipment {t}", "{c}: delivery update", "Package delivered",
-                                    "Delivery attempt for your parcel"), c=carrier.name, t=tracking), bulk=True)
+                  subject=ctx.pick(SHIPPING_SUBJECTS, c=carrier.name, t=tracking), bulk=rng.random() < 0.7,
+                  parts=rng.choice(("alternative", "html")))
 
 
 def saas_signin_alert(ctx: Ctx) -> Draft:
-    """A service's genuine sign-in alert: security words, a deadline, a link on its own domain."""
+    """A service's genuine security notice (new sign-in, one-time code, email check, lock-out): security words,
+    sometimes a deadline, a link on its own domain."""
     rng = ctx.rng
     brand = rng.choice(SAAS)
+    scenario = rng.choice(("signin_alert", "signin_alert", "mfa", "verify_email", "account_locked"))
+    n = notice(ctx, scenario, brand.name)
+    host = _sso_host(ctx) if brand is _idp(ctx) and rng.random() < 0.5 else host_on(rng, brand.domains[0])
     body = Body()
-    body.para(greeting(ctx))
-    body.para(ctx.pick(("We noticed a new sign-in to your {b} account {m}.", "Your {b} account was just signed in to "
-                        "from a new device.", "A new device signed in to {m}."), b=brand.name, m=ctx.recipient.email),
-              ctx.pick(("Device: {d}, location: {c}.", "Browser {d} near {c}."),
-                       d=rng.choice(("Chrome on Windows", "Safari on iPhone", "Firefox on macOS", "Edge on Windows")),
-                       c=rng.choice(("London, UK", "Denver, US", "Berlin, DE", "Toronto, CA", "Lyon, FR"))))
-    body.para(ctx.pick(("If this was you, you do not need to do anything.", "If you recognise this activity, no "
-                        "action is needed.")),
-              span("credential_request", ctx.pick(("If this was not you, reset your password and review your "
-                                                   "account security", "If you do not recognise it, sign in and "
-                                                   "secure your account"))) if rng.random() < 0.7 else None)
-    if rng.random() < 0.4:
-        body.para(span("urgency_pressure", "Act right away if you do not recognise this sign-in"))
-    body.link(ctx.pick(("Check activity", "Review security settings", "Secure account")),
-              f"https://{rng.choice(('myaccount.', 'account.', 'www.', ''))}{brand.domains[0]}/security")
-    body.para(ctx.pick(("You received this email to let you know about important changes to your {b} account.",
-                        "© {y} {b}", "The {b} Security Team"), b=brand.name, y=ctx.when.year))
-    return finish(ctx, body, family="saas_signin_alert", label=L, difficulty="hard", lure=f"{brand.name}_alert",
-                  sender=(brand.name, brand.sender), subject=ctx.pick((
-                      "Security alert", "New sign-in to your account", "{b}: new device signed in",
-                      "Was this you?"), b=brand.name), bulk=rng.random() < 0.4)
+    write_notice(ctx, body, n, page_url(rng, host), action=0.7, urgency=0.4, reassure=0.7, brand=brand.name)
+    return finish(ctx, body, family="saas_signin_alert", label=L, difficulty="hard",
+                  lure=f"{brand.name}_{scenario}", sender=(brand.name, brand.sender), subject=n.subject,
+                  bulk=rng.random() < 0.4, urgent=rng.random() < 0.3, parts=rng.choice(("alternative", "html",
+                                                                                        "alternative", "plain")))
+
+
+def _idp(ctx: Ctx) -> Brand:
+    return BRAND[{"microsoft": "Microsoft", "google": "Google", "okta": "Okta"}[ctx.org.sso]]
+
+
+def it_notice(ctx: Ctx) -> Draft:
+    """The organisation's own IT (or its identity provider) about a password, mailbox, MFA, lock-out or
+    voicemail: the pretexts of credential phishing, from the organisation's real domain, linking to its real
+    sign-in host."""
+    rng, org = ctx.rng, ctx.org
+    scenario = rng.choice(("password_expiry", "password_expiry", "mailbox_quota", "mfa", "account_locked",
+                           "voicemail"))
+    own = rng.random() < 0.65 or scenario in ("mailbox_quota", "voicemail")
+    n = notice(ctx, scenario, org.name if own else _idp(ctx).name)
+    if own:
+        sender = (ctx.pick(("{o} IT Service Desk", "IT Service Desk", "IT Support", "{o} IT", "Service Desk",
+                            "Voice Mail", "{o} Helpdesk"), o=org.name),
+                  f"{rng.choice(('it-support', 'servicedesk', 'helpdesk', 'noreply', 'it', 'no-reply'))}@{org.domain}")
+    else:
+        idp = _idp(ctx)
+        sender = (idp.name, idp.sender)
+    if scenario in ("password_expiry", "mfa", "account_locked") and rng.random() < 0.6:
+        host = _sso_host(ctx)
+    else:
+        host = host_on(rng, org.domain)
+    body = Body()
+    if scenario == "mfa" and rng.random() < 0.4:  # enrolment shows a QR code for the authenticator app
+        n.detail = QR_ENROLMENT[rng.randrange(len(QR_ENROLMENT))]
+        body.plant("qr_code_lure", n.detail)
+        n.detail += "."
+    write_notice(ctx, body, n, page_url(rng, host), action=0.8, urgency=0.55, reassure=0.6,
+                 brand=org.name if own else _idp(ctx).name)
+    return finish(ctx, body, family="it_notice", label=L, difficulty="hard", lure=scenario, sender=sender,
+                  subject=n.subject, auth=rng.choice(("pass", "pass", "pass", "none")), urgent=rng.random() < 0.5,
+                  parts=rng.choice(("alternative", "html", "plain")))
+
+
+def document_share(ctx: Ctx) -> Draft:
+    """A genuine file-share notice from a storage service: a partner or a client shared a document."""
+    rng, org = ctx.rng, ctx.org
+    partner = rng.choice(org.partners)
+    contact = rng.choice(partner.contacts)
+    who = contact.name
+    service, name, address = rng.choice((("Google Drive", "Google", "drive-shares-noreply@google.com"),
+                                         ("Dropbox", "Dropbox", "no-reply@dropbox.com")))
+    n = notice(ctx, "shared_document", service, n=who)
+    doc_id = f"{rng.getrandbits(120):x}"
+    href = (f"https://docs.google.com/{rng.choice(('document', 'spreadsheets', 'presentation'))}/d/{doc_id}/edit"
+            f"?usp=sharing" if name == "Google" else f"https://www.dropbox.com/scl/fi/{doc_id[:20]}/file?dl=0")
+    body = Body()
+    write_notice(ctx, body, n, href, action=0.35, urgency=0.3, reassure=0.6, brand=service)
+    reply = None
+    if rng.random() < 0.8:  # the service sets Reply-To to the person who shared: a genuine mismatch of domains
+        reply = person_pair(contact)
+        body.plant("reply_to_mismatch", contact.email)
+    return finish(ctx, body, family="document_share", label=L, difficulty="hard", lure=f"{name}_share",
+                  sender=(ctx.pick(("{w} (via {s})", "{w} via {s}", "{s}"), w=contact.name, s=service), address),
+                  reply_to=reply, subject=n.subject, bulk=rng.random() < 0.3,
+                  parts=rng.choice(("alternative", "html")))
+
+
+def hr_portal_notice(ctx: Ctx) -> Draft:
+    """A payslip, tax form, benefits or policy notice from the payroll provider or HR, with a sign-in link to its
+    real portal."""
+    rng, org = ctx.rng, ctx.org
+    payroll = [p for p in org.partners if p.kind == "payroll"]
+    if payroll and rng.random() < 0.6:
+        provider = payroll[0]
+        brand, domain = provider.name, provider.domain
+        sender = (ctx.pick(("{p}", "{p} Employee Portal", "{p} Notifications"), p=provider.name),
+                  f"{rng.choice(('noreply', 'notifications', 'portal'))}@{domain}")
+    else:
+        brand, domain = org.name, org.domain
+        sender = (ctx.pick(("Human Resources", "{o} HR", "People Team", "{o} Payroll"), o=org.name),
+                  f"{rng.choice(('hr', 'people', 'payroll', 'noreply'))}@{domain}")
+    n = notice(ctx, "hr_notice", brand)
+    body = Body()
+    write_notice(ctx, body, n, page_url(rng, host_on(rng, domain)), action=0.75, urgency=0.45, reassure=0.5,
+                 brand=brand)
+    return finish(ctx, body, family="hr_portal_notice", label=L, difficulty="hard", lure="hr_notice",
+                  sender=sender, subject=n.subject, bulk=rng.random() < 0.4,
+                  parts=rng.choice(("alternative", "html", "plain")))
+
+
+def internal_request(ctx: Ctx) -> Draft:
+    """A colleague's genuine request from the organisation's own address: pay an approved invoice, buy gift cards
+    for a staff event, change a salary account: the words of CEO fraud, sent for real."""
+    rng, org = ctx.rng, ctx.org
+    kind = rng.choice(("payment", "payment", "gift_card", "gift_card", "payroll"))
+    pool = REQUESTS[kind]
+    if kind == "payment":
+        author = rng.choice(org.by_role("Chief Executive Officer", "Chief Financial Officer", "Financial Controller",
+                                        "Managing Director") or list(org.staff[:2]))
+        ctx.recipient = rng.choice(org.by_role("Accounts Payable Specialist", "Financial Controller") or
+                                   [ctx.recipient])
+    elif kind == "gift_card":
+        author = rng.choice(org.by_role(*ROLES_OF_AUTHORITY, "Office Manager") or list(org.staff[:2]))
+    else:
+        ctx.recipient = rng.choice(org.by_role("Payroll Administrator", "HR Director") or [ctx.recipient])
+        author = rng.choice([p for p in org.staff if p is not ctx.recipient])
+    if author is ctx.recipient:
+        author = next(p for p in org.staff if p is not ctx.recipient)
+    partner = rng.choice(org.partners)
+    kw = {"a": amount(rng, 900, 85000), "p": partner.name, "i": ref(rng, "INV-", 5), "n": rng.choice((3, 4, 5, 10)),
+          "k": rng.choice(("Amazon", "Visa", "Target", "Apple")), "v": rng.choice((25, 50, 100)),
+          "bank": rng.choice(("Chime", "Ally", "a credit union", "Revolut")), "d": day_text(ctx.when, 4)}
+    body = Body()
+    indicator = "gift_card_request" if kind == "gift_card" else "payment_change_request"
+    body.para(greeting(ctx), ctx.pick(pool["opener"], **kw) or None)
+    # A colleague's real request does not promise bank details in a later email.
+    follow = tuple(f for f in pool["follow"] if "details" not in f)
+    body.para(ask_span(indicator, ctx.pick(pool["ask"], **kw)),
+              span(indicator, ctx.pick(follow, **kw)) if kind == "gift_card" and rng.random() < 0.4
+              else (ctx.pick(follow, **kw) or None) if kind != "gift_card" else None)
+    body.para(span("urgency_pressure", ctx.pick(pool["urgency"], **kw)) if rng.random() < 0.55 else None)
+    body.para(request_signoff(ctx, author.name, author.role))
+    return finish(ctx, body, family="internal_request", label=L, difficulty="hard", lure=f"internal_{kind}",
+                  sender=person_pair(author), subject=ctx.pick(pool["subject"], **kw),
+                  auth=rng.choice(("pass", "pass", "none")), parts=rng.choice(("plain", "alternative")),
+                  urgent=rng.random() < 0.3)
 
 
 _LISTS = (("users", "apache.org"), ("discuss", "python.org"), ("members", "finance-leaders.org"),
@@ -324,8 +449,8 @@ _ASCII = str.maketrans("áéíóúñüöøåłëçÁÉŁØZ", "aeiounuooalecAELO
 def mailing_list(ctx: Ctx) -> Draft:
     """Mail through a discussion list, whose Reply-To is the list, not the poster."""
     body = Body()
+    # The list's Reply-To is the list itself (its List-Id's domain): no mismatch, though the domains differ.
     sender, subject, headers, reply = _list_message(ctx, body)
-    body.plant("reply_to_mismatch", reply[1])
     return finish(ctx, body, family="mailing_list", label=L, difficulty="hard", lure="discussion_list",
                   sender=sender, subject=subject, reply_to=reply, extra=headers, bulk=True,
                   return_path=f"{reply[1].split('@')[0]}-bounces@{reply[1].split('@')[1]}",
@@ -338,8 +463,6 @@ def forwarded_auth_fail(ctx: Ctx) -> Draft:
     body = Body()
     if rng.random() < 0.6:
         sender, subject, headers, reply = _list_message(ctx, body)
-        if reply[1].split("@")[1] != sender[1].split("@")[1]:
-            body.plant("reply_to_mismatch", reply[1])
     else:  # a partner's mail forwarded by the recipient's own alias
         partner = rng.choice(ctx.org.partners)
         contact = partner.contacts[rng.randrange(2)]
@@ -356,33 +479,27 @@ def forwarded_auth_fail(ctx: Ctx) -> Draft:
 
 
 def partner_bank_change(ctx: Ctx) -> Draft:
-    """A real partner announces a bank change from its real domain and asks to confirm by phone."""
+    """A real partner announces a bank change from its real domain and (usually) asks to confirm by phone."""
     rng, org = ctx.rng, ctx.org
     partner = rng.choice(org.partners)
     contact = partner.contacts[0]
     ctx.recipient = rng.choice(org.by_role("Accounts Payable Specialist", "Financial Controller") or [ctx.recipient])
+    kw = {"d": day_text(ctx.when, 30), "p": partner.name, "b": rng.choice(("Crescent Bay Bank", "a new bank",
+                                                                          "Northgate Savings")),
+          "i": ref(rng, rng.choice(("INV-", "", "SI")), 5)}
     body = Body()
     body.para(greeting(ctx))
-    body.para(ctx.pick(("From {d}, {p} will bank with {b}.", "We are moving our business accounts to {b} at the end "
-                        "of the quarter.", "As part of our merger, our receiving bank is changing."),
-                       d=day_text(ctx.when, 30), p=partner.name, b=rng.choice(("Crescent Bay Bank", "a new bank",
-                                                                              "Northgate Savings"))),
-              span("payment_change_request", ctx.pick((
-                  "Please update our remittance details in your vendor records",
-                  "Kindly update the bank account you pay us into before the next payment run",
-                  "Payments after that date should go to the new account in the attached letter"))))
-    body.para(ctx.pick((
-        "To protect both of us, please call your usual contact on the number you already have to confirm the change "
-        "before making any payment.",
-        "Do not act on this email alone: please verify the new details by phone using the number on our contract.",
-        "We will never change bank details by email only, so please confirm by calling our finance team.")))
+    body.para(ctx.pick(BANK_CHANGE["opening"], **kw), span("payment_change_request", ctx.pick(BANK_CHANGE["ask"],
+                                                                                              **kw)))
+    body.para(span("urgency_pressure", ctx.pick(BANK_CHANGE["urgency"], **kw)) if rng.random() < 0.3 else None,
+              ctx.pick(BANK_CHANGE["confirm_phone"] if rng.random() < 0.75 else BANK_CHANGE["confirm_email"]))
     body.para(signoff(ctx, contact.name, contact.role, partner.name))
-    letter = mime.attachment("Bank_Change_Notice.pdf", mime.pdf(rng, [partner.name, "Notice of change of bank"]))
+    letter = mime.attachment(rng.choice(("Bank_Change_Notice.pdf", "Updated_Bank_Details.pdf",
+                                         "Bank_Change_Letter.pdf")),
+                             mime.pdf(rng, [partner.name, "Notice of change of bank"]))
     return finish(ctx, body, family="partner_bank_change", label=L, difficulty="hard", lure="bank_change_genuine",
-                  sender=person_pair(contact), subject=ctx.pick(("Change of bank details - {p}", "Notice: new "
-                                                                 "remittance account", "Our banking is changing"),
-                                                                p=partner.name),
-                  attachments=[letter] if rng.random() < 0.6 else None)
+                  sender=person_pair(contact), subject=ctx.pick(BANK_CHANGE["subject"], **kw),
+                  attachments=[letter] if rng.random() < 0.6 else None, urgent=rng.random() < 0.3)
 
 
 def personal_freemail(ctx: Ctx) -> Draft:
@@ -486,6 +603,10 @@ ROWS = (
     ("forwarded_auth_fail", forwarded_auth_fail, 0.05, False),
     ("partner_bank_change", partner_bank_change, 0.05, False),
     ("personal_freemail", personal_freemail, 0.065, False),
+    ("it_notice", it_notice, 0.06, False),
+    ("document_share", document_share, 0.045, False),
+    ("hr_portal_notice", hr_portal_notice, 0.045, False),
+    ("internal_request", internal_request, 0.05, False),
     ("esign_request", esign_request, 0.05, True),
     ("helpdesk_ticket", helpdesk_ticket, 0.05, True),
 )

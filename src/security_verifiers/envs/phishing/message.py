@@ -40,7 +40,7 @@ MAX_ATTACHMENTS = 20
 MAX_RECEIVED = 50
 
 #: Headers the prompt shows, in its order (values of the same name joined by " | ").
-SHOWN_HEADERS = ("From", "Sender", "Reply-To", "Return-Path", "To", "Cc", "Date", "Subject",
+SHOWN_HEADERS = ("From", "Sender", "Reply-To", "Return-Path", "To", "Cc", "List-Id", "Date", "Subject",
                  "Authentication-Results", "Received-SPF")
 
 #: A URL written in text (a mail client makes it a link); the verifiers find URLs in body sentences with it too.
@@ -48,6 +48,11 @@ URL = re.compile(r"""\b(?:https?://|www\.)[^\s<>"'()\[\]{}]+""", re.IGNORECASE)
 _BLOCK_TAGS = frozenset({"p", "div", "br", "tr", "li", "ul", "ol", "table", "h1", "h2", "h3", "h4", "h5", "h6",
                          "blockquote", "hr", "section", "article", "header", "footer", "center", "pre", "td"})
 _SKIPPED_TAGS = frozenset({"script", "style", "head", "title", "noscript", "template", "svg"})
+_FIELD_TAGS = frozenset({"input", "select", "textarea"})
+#: Input types that ask for nothing a person types.
+_SILENT_TYPES = frozenset({"hidden", "submit", "button", "image", "reset", "checkbox", "radio", "file", "range",
+                           "color"})
+MAX_FORMS = 10
 
 
 def collapse(text: str) -> str:
@@ -74,6 +79,17 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Form:
+    """An HTML form of the body or of an attached page: where it sends what is typed, and what it asks for (the
+    type of each visible field, or its name when the type says nothing: ``password``, ``email``, ``pin``)."""
+
+    action: str
+    fields: tuple[str, ...]
+    #: The attachment that holds it, or "" for the body.
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class Attachment:
     name: str
     content_type: str
@@ -93,6 +109,9 @@ class Email:
     body: str = ""
     links: list[Link] = field(default_factory=list)
     attachments: list[Attachment] = field(default_factory=list)
+    forms: list[Form] = field(default_factory=list)
+    #: Images of the HTML body (``<img>`` tags): a body that is only an image hides its words from a reader.
+    images: int = 0
     notes: list[str] = field(default_factory=list)
 
     def header(self, name: str) -> str:
@@ -165,6 +184,25 @@ class _HTMLText(HTMLParser):
         self._anchor: list[str] | None = None
         self._href = ""
         self._chars = 0
+        self.forms: list[Form] = []
+        self.images = 0
+        self._form: tuple[str, list[str]] | None = None
+
+    def _field(self, tag: str, attrs: dict[str, str]) -> None:
+        kind = attrs.get("type", "text").lower() if tag == "input" else tag
+        if kind in _SILENT_TYPES:
+            return
+        name = collapse(attrs.get("name") or attrs.get("id") or attrs.get("placeholder") or "")[:40]
+        label = kind if kind in ("password", "email", "tel") or not name else name
+        if self._form is None:  # a field outside any form still asks
+            self._form = ("", [])
+        if len(self._form[1]) < 20:
+            self._form[1].append(label)
+
+    def close_form(self) -> None:
+        if self._form is not None and self._form[1] and len(self.forms) < MAX_FORMS:
+            self.forms.append(Form(self._form[0], tuple(dict.fromkeys(self._form[1]))))
+        self._form = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _SKIPPED_TAGS:
@@ -175,15 +213,23 @@ class _HTMLText(HTMLParser):
             href = next((v for k, v in attrs if k == "href" and v), "")
             self._anchor, self._href = ([], href.strip()) if href else (None, "")
         elif tag == "img":
+            self.images += 1
             alt = next((v for k, v in attrs if k == "alt" and v), "")
             if alt:
                 self._emit(f" [image: {collapse(alt)}] ")
+        elif tag == "form":
+            self.close_form()
+            self._form = (collapse(next((v for k, v in attrs if k == "action" and v), ""))[:300], [])
+        elif tag in _FIELD_TAGS:
+            self._field(tag, {k: v or "" for k, v in attrs})
 
     def handle_endtag(self, tag: str) -> None:
         if tag in _SKIPPED_TAGS:
             self._skip = max(0, self._skip - 1)
         elif tag in _BLOCK_TAGS:
             self._emit("\n")
+        elif tag == "form":
+            self.close_form()
         elif tag == "a" and self._anchor is not None:
             text = collapse("".join(self._anchor))
             if len(self.links) < MAX_LINKS * 4:
@@ -209,13 +255,19 @@ class _HTMLText(HTMLParser):
 
 def html_to_text(html: str) -> tuple[str, list[Link]]:
     """The visible text of an HTML part and its anchors; malformed HTML gives what was read before it broke."""
+    parser = _read_html(html)
+    return parser.text(), parser.links
+
+
+def _read_html(html: str) -> _HTMLText:
     parser = _HTMLText()
     try:
         parser.feed(html[:MAX_PART_CHARS])
         parser.close()
     except Exception:  # noqa: BLE001 - html.parser raises on some malformed declarations
         pass
-    return parser.text(), parser.links
+    parser.close_form()  # a form left open at the end still asks
+    return parser
 
 
 def _content(part: Message) -> str:
@@ -326,8 +378,11 @@ def _read_headers(msg: Message, out: Email) -> None:
         values = out.headers.setdefault(key, [])
         if len(values) < 5:
             values.append(_header_text(msg, name, raw))
-    senders = _addresses(out.header("From").split(" | ")[0]) if "From" in out.headers else []
+    first = out.header("From").split(" | ")[0] if "From" in out.headers else ""
+    senders = _addresses(first)
     out.sender = senders[0] if senders else None
+    if out.sender is not None and "@" not in out.sender.address:  # a bare name ("Coinbase Security"): all name
+        out.sender = Address(collapse(first.replace("<", " ").replace(">", " ").strip('" ')), "")
     out.reply_to = _addresses(out.header("Reply-To"))
     path = _addresses(out.header("Return-Path"))
     out.return_path = path[0].address if path else ""
@@ -347,15 +402,23 @@ def _read_parts(msg: Message, out: Email) -> None:
             if len(content) >= MAX_PART_CHARS:
                 out.notes.append(f"a text part longer than {MAX_PART_CHARS:,} characters is cut")
             if content_type == "text/html":
-                text, anchors = html_to_text(content)
-                html_text.append(text)
-                links.extend(anchors)
+                parsed = _read_html(content)
+                html_text.append(parsed.text())
+                links.extend(parsed.links)
+                out.forms.extend(parsed.forms)
+                out.images += parsed.images
             else:
                 plain.append(content)
         elif content_type.startswith("multipart/"):
             continue  # an empty multipart: nothing to show
         elif len(out.attachments) < MAX_ATTACHMENTS:
             out.attachments.append(Attachment(name or "(unnamed)", content_type, _size(part)))
+            if content_type.startswith("image/"):
+                out.images += 1
+            elif content_type in ("text/html", "application/xhtml+xml") \
+                    or re.search(r"\.(s?html?|xht(ml)?)$", name or "", re.IGNORECASE):
+                out.forms.extend(Form(f.action, f.fields, name or "(unnamed)")
+                                 for f in _read_html(_content(part)).forms)
         else:
             out.notes.append(f"only the first {MAX_ATTACHMENTS} attachments are listed")
             break
@@ -377,5 +440,6 @@ def _read_parts(msg: Message, out: Email) -> None:
             key = (collapse(link.text)[:200], collapse(link.href)[:500])
             unique.setdefault(key, Link(*key))
     out.links = list(unique.values())[:MAX_LINKS]
+    out.forms = out.forms[:MAX_FORMS]
     if len(unique) > MAX_LINKS:
         out.notes.append(f"only the first {MAX_LINKS} of {len(unique)} links are listed")

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from security_verifiers.envs.phishing.message import SHOWN_HEADERS, Email, collapse
+from security_verifiers.envs.phishing.message import SHOWN_HEADERS, Email, Form, collapse
 
-SegmentKind = Literal["header", "attachment", "link", "body", "received"]
+SegmentKind = Literal["header", "attachment", "link", "form", "body", "received"]
 #: A sentence ends at ., ! or ? followed by whitespace (or at a line break).
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 #: The longest segment a quote may come from: a longer body sentence is cut into pieces of this size.
@@ -30,7 +30,7 @@ class Segment:
     kind: SegmentKind
     name: str
     text: str
-    #: Index into ``Email.links`` or ``Email.attachments`` for those kinds, else -1.
+    #: Index into ``Email.links``, ``Email.attachments`` or ``Email.forms`` for those kinds, else -1.
     index: int = -1
 
 
@@ -63,6 +63,12 @@ def _size(n: int) -> str:
     return f"{n:,} bytes"
 
 
+def form_line(form: Form) -> str:
+    """A form as the prompt lists it: ``form in page.html sends to https://x/post.php: email, password``."""
+    where = f"form in {form.source}" if form.source else "form"
+    return f"{where} sends to {form.action or '(no address)'}: {', '.join(form.fields)}"
+
+
 def render(mail: Email) -> Rendering:
     """The prompt's text of ``mail`` and its segments."""
     lines: list[str] = []
@@ -88,6 +94,12 @@ def render(mail: Email) -> Rendering:
             line = link.href if link.text == link.href else f"{link.text} → {link.href}"
             lines.append(f"- {line}")
             segments.append(Segment("link", "link", collapse(line), i))
+    if mail.forms:
+        lines.append("Forms:")
+        for i, form in enumerate(mail.forms):
+            line = form_line(form)
+            lines.append(f"- {line}")
+            segments.append(Segment("form", "form", collapse(line), i))
     for note in mail.notes:
         lines.append(f"Note: {note}")
     lines.append("Body:")

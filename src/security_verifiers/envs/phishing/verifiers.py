@@ -15,14 +15,23 @@ from __future__ import annotations
 
 import copy
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from urllib.parse import unquote
 
-from security_verifiers.envs.phishing.domains import (
+from security_verifiers.envs.phishing.brands import (
+    BRAND_DOMAINS,
     BRANDS,
-    TENANT_HOSTS,
+    INFRASTRUCTURE,
+    OWNED,
+    brands_in_display_name,
     brands_named,
+)
+from security_verifiers.envs.phishing.domains import (
+    TENANT_HOSTS,
+    country_variant,
     host_of,
     hosts_in,
     imitates,
@@ -32,11 +41,12 @@ from security_verifiers.envs.phishing.domains import (
     is_shortener,
     oauth_scopes,
     registrable,
+    squatted_brand,
     within,
 )
 from security_verifiers.envs.phishing.indicators import INDICATORS, LANGUAGE
 from security_verifiers.envs.phishing.items import Mailbox, Planted
-from security_verifiers.envs.phishing.message import URL, Email, Link, collapse
+from security_verifiers.envs.phishing.message import URL, Address, Email, Link, collapse
 from security_verifiers.envs.phishing.render import Rendering, Segment, render
 
 _FAILING = re.compile(r"\b(spf|dkim|dmarc|arc|compauth)\s*=\s*(fail|softfail|permerror|hardfail)\b", re.IGNORECASE)
@@ -46,14 +56,21 @@ _ROLE = re.compile(r"\b(it|help ?desk|service ?desk|tech(nical)? support|support
                    r"finance|accounts (payable|receivable)|billing|postmaster|mail(box)? (admin|delivery)|"
                    r"webmaster|system administrator)\b", re.IGNORECASE)
 _CREDENTIAL_WORDS = re.compile(r"log-?in|sign-?in|sign in|log in|verif|account|passw|auth|sso|mfa|secure|validat|"
-                               r"update|webmail|mailbox|portal|credential|unlock|reactivat|confirm", re.IGNORECASE)
+                               r"update|webmail|mailbox|portal|credential|unlock|reactivat|confirm|"
+                               r"(view|review|access|open|download)\W+(the\W+)?(shared\W+)?(document|file|invoice|"
+                               r"statement|message|voicemail|fax|pdf)|voicemail|e-?fax|shared (document|file)|"
+                               r"invoice|payment|refund|claim|redeliver|parcel|wallet|recover", re.IGNORECASE)
 _RISKY_EXTENSION = re.compile(
     r"\.(html?|shtml|svg|xht|xhtml|mht|mhtml|exe|scr|com|pif|js|jse|vbs|vbe|wsf|wsh|hta|bat|cmd|ps1|jar|msi|lnk|"
     r"iso|img|vhd|vhdx|one|docm|xlsm|pptm|dotm|xlam|reg|cpl|chm|appx|url)$", re.IGNORECASE)
 _DOUBLE_EXTENSION = re.compile(r"\.(pdf|docx?|xlsx?|jpe?g|png|txt|csv|rtf)\s*\.[a-z0-9]{2,5}$", re.IGNORECASE)
 _SENDER_HEADERS = frozenset({"From", "Sender", "Reply-To", "Return-Path"})
-#: Every known brand's domains and the tenancy hosts: genuine in any email.
-_ALWAYS_GENUINE = frozenset(d for domains in BRANDS.values() for d in domains) | TENANT_HOSTS
+#: Every known brand's domains, their infrastructure and the tenancy hosts: genuine in any email.
+_ALWAYS_GENUINE = BRAND_DOMAINS | INFRASTRUCTURE | TENANT_HOSTS
+#: What a form field asks for when it asks for a secret: its type or its name.
+_SECRET_FIELD = re.compile(r"passw|passwd|pwd|passcode|\bpass\b|\bpin\b|otp|one[-_ ]?time|2fa|mfa|verification[-_ ]?"
+                           r"code|security[-_ ]?code|cvv|cvc|csc|card[-_ ]?(number|no|num)|\bcc[-_]?(num|number)|"
+                           r"expir|ssn|social[-_ ]?security|secret|token", re.IGNORECASE)
 
 
 @dataclass
@@ -97,10 +114,12 @@ class Context:
         return self.references | _ALWAYS_GENUINE
 
     def imitation(self, host: str) -> bool:
-        """Whether ``host`` imitates a reference domain without being a genuine one (remembered per host)."""
+        """Whether ``host`` imitates a reference domain, or squats the name of a brand of the knowledge base,
+        without being a genuine domain (remembered per host)."""
         known = self._imitations.get(host)
         if known is None:
-            known = not within(host, self.genuine) and any(imitates(host, g) for g in self.references)
+            known = not within(host, self.genuine) and not country_variant(host) \
+                and (any(imitates(host, g) for g in self.references) or squatted_brand(host) is not None)
             self._imitations[host] = known
         return known
 
@@ -113,7 +132,7 @@ class Context:
         ``docusign.net``; a partner's two domains)."""
         if a == b:
             return True
-        groups: list[frozenset[str]] = list(BRANDS.values())
+        groups: list[frozenset[str]] = list(OWNED)
         if self.mailbox is not None:
             groups.append(frozenset(d.lower() for d in self.mailbox.domains))
             groups += [frozenset(d.lower() for d in p.domains) for p in self.mailbox.partners]
@@ -131,11 +150,13 @@ class Context:
     def spoofed_name(self) -> str | None:
         """The From display name, when it claims an identity its address does not belong to."""
         sender = self.mail.sender
-        if sender is None or not sender.display_name or not sender.domain:
+        if sender is None or not sender.display_name:
             return None
+        if not sender.domain:  # a name with no address (or one with no domain) names a brand it cannot be from
+            return sender.display_name if brands_in_display_name(_spaced(sender.display_name)) else None
         name, domain = sender.display_name, self.sender_domain
-        for host in hosts_in(name):  # an address or a domain in the name, of another domain
-            if registrable(host) != domain:
+        for host in hosts_in(name):  # an address, or a brand's or a reference's domain, of another domain
+            if registrable(host) != domain and ("@" in name or within(host, BRAND_DOMAINS | self.references)):
                 return name
         owners = self._organisations_named(name)
         if owners and not any(within(domain, domains) for domains in owners):
@@ -154,7 +175,7 @@ class Context:
             if _names(self.mailbox.organisation, text):
                 found.append(frozenset(d.lower() for d in self.mailbox.domains))
             found += [frozenset(d.lower() for d in p.domains) for p in self.mailbox.partners if _names(p.name, text)]
-        found += [BRANDS[b] for b in brands_named(text)]
+        found += [BRANDS[b] for b in brands_in_display_name(_spaced(text))]
         return found
 
     @cached_property
@@ -162,8 +183,26 @@ class Context:
         """:func:`detect` of this email, computed once."""
         return detect(self)
 
+    @cached_property
+    def list_domains(self) -> frozenset[str]:
+        """The registrable domains of the mailing list the message came through (its List-Id)."""
+        return frozenset(registrable(h) for h in hosts_in(self.mail.header("List-Id")))
+
+    def mailing_list(self, address: Address) -> bool:
+        """Whether ``address`` is the list's: of the List-Id's domain, or one the message was sent to."""
+        return registrable(address.domain) in self.list_domains \
+            or any(address.address.lower() == a.address.lower() for a in self.mail.to)
+
     def link(self, segment: Segment) -> Link:
         return self.mail.links[segment.index]
+
+
+def _spaced(name: str) -> str:
+    """A name as a filter-dodging sender writes it, read plainly: letters spaced out (``T E M U``) as one word,
+    combining marks and symbols (``UPS̷®``) dropped, compatibility forms (full-width, ligatures) folded."""
+    name = "".join(c for c in unicodedata.normalize("NFKD", name)
+                   if not unicodedata.combining(c) and unicodedata.category(c) not in ("So", "Sk", "Mn", "Cf"))
+    return re.sub(r"\b(?:\w ){2,}\w\b", lambda m: m.group(0).replace(" ", ""), name)
 
 
 def _names(name: str, text: str) -> bool:
@@ -202,10 +241,12 @@ def _display_name(quote: str, segment: Segment, ctx: Context) -> bool:
 
 
 def _reply_to(quote: str, segment: Segment, ctx: Context) -> bool:
+    """A reply that goes to another domain than the sender's, unless it goes to the mailing list the message came
+    through (its List-Id's domain, or an address the message was sent to): lists set Reply-To to themselves."""
     if segment.name != "Reply-To" or not ctx.sender_domain:
         return False
     lowered = quote.lower()
-    return any(a.domain and registrable(a.domain) != ctx.sender_domain
+    return any(a.domain and registrable(a.domain) != ctx.sender_domain and not ctx.mailing_list(a)
                and (a.address.lower() in lowered or a.domain in hosts_in(quote)) for a in ctx.mail.reply_to)
 
 
@@ -224,7 +265,9 @@ def _link_text(quote: str, segment: Segment, ctx: Context) -> bool:
     if link.text == link.href:
         return False
     target = host_of(link.href)
-    shown = [h for h in hosts_in(link.text) if not ctx.same_owner(registrable(h), registrable(target))]
+    carried = unquote(unquote(link.href.split("?", 1)[1].lower())) if "?" in link.href else ""
+    shown = [h for h in hosts_in(link.text) if not ctx.same_owner(registrable(h), registrable(target))
+             and registrable(h) not in carried]  # a click-tracker that carries its destination shows it honestly
     if not target or not shown:
         return False
     quoted = set(hosts_in(quote))
@@ -259,6 +302,16 @@ def _oauth(quote: str, segment: Segment, ctx: Context) -> bool:
     return bool(oauth_scopes(href)) and host_of(href) in hosts_in(quote)
 
 
+def _credential_form(quote: str, segment: Segment, ctx: Context) -> bool:
+    """A form that asks for a secret, quoted by that field or by where the form sends it."""
+    if segment.kind != "form":
+        return False
+    form = ctx.mail.forms[segment.index]
+    secrets = [f for f in form.fields if _SECRET_FIELD.search(f)]
+    target = host_of(form.action) if "://" in form.action or form.action.startswith("//") else ""
+    return bool(secrets) and (any(f in quote for f in secrets) or bool(target and target in hosts_in(quote)))
+
+
 def risky_name(name: str) -> bool:
     return bool(_RISKY_EXTENSION.search(name.strip()) or _DOUBLE_EXTENSION.search(name.strip()))
 
@@ -274,6 +327,7 @@ STRUCTURAL_VERIFIERS: dict[str, Callable[[str, Segment, Context], bool]] = {
     "lookalike_domain": _lookalike, "display_name_spoof": _display_name, "reply_to_mismatch": _reply_to,
     "auth_failure": _auth, "link_text_mismatch": _link_text, "ip_or_shortener_url": _ip_or_shortener,
     "free_hosting_credential_page": _free_hosting, "oauth_consent_lure": _oauth, "risky_attachment": _attachment,
+    "credential_form": _credential_form,
 }
 assert set(STRUCTURAL_VERIFIERS) | LANGUAGE == set(INDICATORS), "every indicator has a verifier"
 
@@ -320,6 +374,8 @@ def detect(ctx: Context) -> list[tuple[str, str]]:
                 candidates["auth_failure"].append(segment.text.split()[0] + " " + segment.text.split()[1])
         if segment.kind == "attachment":
             candidates["risky_attachment"].append(ctx.mail.attachments[segment.index].name)
+        if segment.kind == "form":
+            candidates["credential_form"].append(segment.text)
     if ctx.spoofed_name:
         candidates["display_name_spoof"].append(ctx.spoofed_name)
     candidates["reply_to_mismatch"] += [a.address for a in ctx.mail.reply_to if a.address]

@@ -102,18 +102,20 @@ BRANDS: tuple[Brand, ...] = (
     Brand("Okta", ("okta.com",), "noreply@okta.com", "saas"),
     Brand("Dropbox", ("dropbox.com",), "no-reply@dropbox.com", "saas"),
     Brand("Slack", ("slack.com",), "feedback@slack.com", "saas"),
-    Brand("Zoom", ("zoom.us",), "no-reply@zoom.us", "saas"),
-    Brand("Atlassian", ("atlassian.com",), "noreply@id.atlassian.com", "saas"),
+    Brand("Zoom", ("zoom.us", "zoom.com"), "no-reply@zoom.us", "saas"),
+    Brand("Atlassian", ("atlassian.com", "atlassian.net"), "noreply@id.atlassian.com", "saas"),
     Brand("Adobe", ("adobe.com",), "message@adobe.com", "saas"),
     Brand("Salesforce", ("salesforce.com",), "noreply@salesforce.com", "saas"),
     Brand("DocuSign", ("docusign.net", "docusign.com"), "dse_na4@docusign.net", "esign"),
     Brand("UPS", ("ups.com",), "pkginfo@ups.com", "carrier"),
     Brand("FedEx", ("fedex.com",), "TrackingUpdates@fedex.com", "carrier"),
-    Brand("DHL", ("dhl.com",), "noreply@dhl.com", "carrier"),
+    Brand("DHL", ("dhl.com", "dhl.de"), "noreply@dhl.com", "carrier"),
 )
 SAAS = tuple(b for b in BRANDS if b.kind == "saas")
 CARRIERS = tuple(b for b in BRANDS if b.kind == "carrier")
 BRAND = {b.name: b for b in BRANDS}
+#: Every domain a brand above owns: never produced as a look-alike.
+OWNED_DOMAINS = frozenset(d for b in BRANDS for d in b.domains)
 
 #: Mail service providers whose click-tracking redirects sit between a newsletter's link text and its target.
 ESP_TRACKERS = ("{org}.us{n}.list-manage.com/track/click", "u{n}.ct.sendgrid.net/ls/click", "click.mlsend.com/link/c",
@@ -166,6 +168,9 @@ _SUFFIXES = ("-payments", "-billing", "-secure", "-portal", "-invoices", "-finan
              "-hr", "-docs", "-mail")
 
 
+_GENERIC_SUFFIXES = ("com", "net", "org", "info", "online", "help", "support", "site", "app")
+
+
 def lookalike(rng: random.Random, domain: str) -> str:
     """A domain that imitates ``domain`` (never equal to it): a typo, a homoglyph, another suffix, or the name
     inside a longer domain, as impostors register them."""
@@ -186,13 +191,14 @@ def lookalike(rng: random.Random, domain: str) -> str:
         elif kind == 2 and len(label) > 4:  # two neighbours swapped
             i = rng.randrange(1, len(label) - 2)
             out = label[:i] + label[i + 1] + label[i] + label[i + 2:]
-        elif kind == 3:  # the same name under another suffix
-            other = rng.choice([s for s in ("com", "net", "co", "org", "us", "info", "com.co") if s != suffix])
+        elif kind == 3:  # the same name under another, generic suffix (a country's may be the brand's own)
+            other = rng.choice([s for s in _GENERIC_SUFFIXES if s != suffix])
             out, suffix = label, other
         else:  # the name inside a longer domain
             out = label + rng.choice(_SUFFIXES)
         candidate = f"{out}.{suffix}"
-        if candidate != domain and "--" not in candidate and imitates(candidate, domain):
+        if candidate != domain and candidate not in OWNED_DOMAINS and "--" not in candidate \
+                and imitates(candidate, domain):
             return candidate  # the scorer's own test of imitation agrees, so the plant is confirmable
     return f"{label}-secure.{suffix}"
 
