@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from security_verifiers.core.types import Item
 from security_verifiers.envs.kits.abstaining import BayesBaseline
 from security_verifiers.envs.network_logs.capture import capture, coarsened, recorded, timing_known
-from security_verifiers.envs.network_logs.features import FAILED_STATES, features
+from security_verifiers.envs.network_logs.features import UNKNOWN_ROLE, failed, features, service_verdict
 from security_verifiers.envs.network_logs.generator import generate
 from security_verifiers.envs.network_logs.sites import is_internal
 
@@ -30,6 +30,13 @@ _LOGIN_PORTS = frozenset({22, 23, 2323})
 _POLLED = frozenset({"postgresql", "mysql", "syslog", "snmp", "modbus", "dnp3_tcp", "ntp", "sip", "mqtt", "smb"})
 #: Their ports, read where the capture records no service.
 _POLLED_PORTS = frozenset({5432, 3306, 514, 161, 502, 20000, 123, 5060, 1883, 445})
+#: UDP ports of protocols that devices poll or announce on, read where the capture has a service column but left it
+#: empty: Zeek has no analyzer for NTP, SSDP, DHCP or NetBIOS, and IoT devices query NTP every few seconds.
+#: UDP only, and small requests only (see :func:`_polled_udp`): a TCP port without a recognised protocol is still
+#: a sign, and a flood aimed at one of these ports still is one.
+_POLLED_UDP_PORTS = frozenset({123, 161, 162, 514, 5353, 1900, 67, 68, 137, 138, 5355, 3702})
+#: The largest request (bytes, packets) a polled UDP exchange sends: NTP 48 B, mDNS/SSDP/DHCP a few hundred.
+_POLLED_UDP_MAX = (1_500, 4)
 _WEB_PORTS = frozenset({80, 443, 8080, 8443, 8883, 5223})
 
 
@@ -48,21 +55,21 @@ class _Window:
         self.logins_elsewhere: set[str] = set()
         self.internal_reads = self.prior_uploads = self.bare_downloads = 0
         for k, w in enumerate(window):
-            w_dst, w_port, failed = w["id.resp_h"], w["id.resp_p"], w["conn_state"] in FAILED_STATES
+            w_dst, w_port, w_failed = w["id.resp_h"], w["id.resp_p"], failed(w)
             if w_port == port:
                 self.port_n += 1
-                self.port_failed += failed
+                self.port_failed += w_failed
                 self.port_dsts.add(w_dst)
             if w_dst == dst:
                 self.first_contact = min(self.first_contact, k)
                 self.same_dst.append(w)
                 self.dst_n += 1
-                self.dst_failed += failed
+                self.dst_failed += w_failed
                 self.dst_ports.add(w_port)
                 if w_port == port:
                     self.pair.append(w)
                     self.prior_uploads += (w["orig_bytes"] or 0) > 1_000_000
-            elif failed and w["proto"] == "tcp":
+            elif w_failed and w["proto"] == "tcp":
                 self.failed_elsewhere.add(w_dst)
             elif w_port in _LOGIN_PORTS and (w["orig_bytes"] or 0) < 400:
                 self.logins_elsewhere.add(w_dst)
@@ -84,6 +91,14 @@ class _Window:
             if _is_dns(w):
                 return True
         return False
+
+    def lookup_before_first_contact(self, flow: dict[str, Any]) -> bool | None:
+        """Whether a DNS lookup came before the host first contacted this server; ``None`` (cannot tell) when the
+        first contact is the window's first flow: the lookup, if any, came before the window began."""
+        if self.first_contact == 0:
+            return None
+        first = self.window[self.first_contact]["ts"] if self.first_contact < len(self.window) else flow["ts"]
+        return self.looked_up(self.first_contact, first)
 
     def compromise_evidence(self) -> bool:
         """Signs of an infected host beside the flow: probes to several other hosts, small logins to several
@@ -112,7 +127,7 @@ def heuristic_probability(item_input: dict[str, Any]) -> float:
     timestamps count minutes shows a page load's connections as simultaneous).
     """
     flow, window, role = item_input["flow"], item_input["window"], item_input["host"]["role"]
-    timing, service_known = timing_known(item_input), recorded(item_input, "service")
+    timing, service_known = timing_known(item_input), service_verdict(item_input)
     seen = _Window(flow, window, capture(item_input)["ts_resolution"])
     tcp = flow["proto"] == "tcp"
     if tcp and ((len(seen.port_dsts) >= 8 and seen.port_failed >= 0.3 * seen.port_n) or (
@@ -123,18 +138,39 @@ def heuristic_probability(item_input: dict[str, Any]) -> float:
         return _dns_probability(pair)
     if flow["service"] in _POLLED or (not service_known and port in _POLLED_PORTS):
         return 0.02
+    if flow["service"] is None and _polled_udp(flow):
+        return 0.02
     if tcp and port in _LOGIN_PORTS and len(pair) >= 4 and (flow["service"] is not None or not service_known):
         return _login_probability(pair, timing)
     victim = [*seen.same_dst, flow]
-    if (timing and len(victim) >= 9 and _mean_gap(victim) < 1.0) or (not timing and len(victim) >= 14):
-        return 0.95  # connections to one host many a second, or (no clock) filling the window: a flood
-    if tcp and flow["conn_state"] in FAILED_STATES:
+    if timing and len(victim) >= 9 and _mean_gap(victim) < 1.0:
+        return 0.95  # connections to one host many a second: a flood
+    if not timing and len(victim) >= 14:
+        # No clock: the window filled by one server is a flood only if its connections carry nothing back (small
+        # answers, failed attempts); a count alone is also a browser's or updater's parallel downloads from a CDN.
+        starved = sum(failed(f) or (f["resp_bytes"] or 0) < _FLOOD_ANSWER_MAX for f in victim)
+        return 0.95 if starved >= 0.5 * len(victim) else 0.3
+    if tcp and failed(flow):
         if len(seen.failed_elsewhere) >= 3:
             return 0.6
         return 0.04 if len(seen.pair) >= 2 else 0.3
     if len(pair) >= 4 and (flow["orig_bytes"] or 0) < 5_000 and (flow["resp_bytes"] or 0) < 25_000:
         return _series_probability(flow, pair, seen, service_known, role in _AUTOMATION)
-    return _single_flow_probability(flow, seen, service_known)
+    p = _single_flow_probability(flow, seen, service_known)
+    # Every rule that clears a flow reads its server port or its window: where the capture records neither
+    # (UNSW-NB15's training/testing sets), nothing cleared it, so the analyst abstains rather than says Benign.
+    return 0.3 if p < 0.05 and not recorded(item_input, "id.resp_p") and not window else p
+
+
+#: The answer (bytes) below which a connection in a clockless window filled by one server counts as a flood's:
+#: a refusal, an error page, a stalled request; a content download is tens of kilobytes.
+_FLOOD_ANSWER_MAX = 10_000
+
+
+def _polled_udp(flow: dict[str, Any]) -> bool:
+    """A small UDP request to a port that devices poll or announce on (NTP, SNMP, syslog, mDNS, SSDP, DHCP)."""
+    return (flow["proto"] == "udp" and flow["id.resp_p"] in _POLLED_UDP_PORTS
+            and (flow["orig_bytes"] or 0) <= _POLLED_UDP_MAX[0] and (flow["orig_pkts"] or 0) <= _POLLED_UDP_MAX[1])
 
 
 def _mean_gap(pair: list[dict[str, Any]]) -> float:
@@ -148,11 +184,15 @@ def _cv(values: list[float]) -> float:
 
 
 def _dns_probability(pair: list[dict[str, Any]]) -> float:
-    """Lookups to the resolver: many long names in a row are a tunnel; ordinary bursts are browsing."""
+    """Lookups to the resolver: many long names in a row are a tunnel; ordinary bursts are browsing.
+
+    The lengths are set above what ordinary names reach: Active Directory's service lookups
+    (``_ldap._tcp.dc._msdcs.<domain>``) average about 80 bytes a query on real Windows networks, while a
+    tunnel fills its names with encoded data (160 bytes and more)."""
     names = sum(f["orig_bytes"] or 0 for f in pair) / len(pair)
-    if len(pair) >= 10 and names > 100:
+    if len(pair) >= 10 and names > 140:
         return 0.9
-    return 0.3 if len(pair) >= 6 and names > 80 else 0.02
+    return 0.3 if len(pair) >= 6 and names > 100 else 0.02
 
 
 def _login_probability(pair: list[dict[str, Any]], timing: bool) -> float:
@@ -189,8 +229,7 @@ def _single_flow_probability(flow: dict[str, Any], seen: _Window, service_known:
     server, reads before an upload, signs of infection)."""
     external = not is_internal(flow["id.resp_h"])
     ob = flow["orig_bytes"] or 0
-    first = seen.window[seen.first_contact]["ts"] if seen.first_contact < len(seen.window) else flow["ts"]
-    looked_up = seen.looked_up(seen.first_contact, first)  # before the host first contacted this server
+    looked_up = seen.lookup_before_first_contact(flow)  # None: the first contact opens the window, cannot tell
     if ob > 2_000_000 and external:
         if seen.prior_uploads:
             return 0.03
@@ -198,9 +237,13 @@ def _single_flow_probability(flow: dict[str, Any], seen: _Window, service_known:
     if _bare_http_download(flow):
         if looked_up:
             return 0.03
-        return 0.9 if len(seen.pair) >= 1 or seen.compromise_evidence() else 0.6
+        if seen.compromise_evidence():
+            return 0.9
+        if looked_up is None:
+            return 0.3
+        return 0.9 if len(seen.pair) >= 1 else 0.6
     if external and flow["proto"] == "tcp" and (flow["resp_bytes"] or 0) > 25_000 and len(seen.pair) >= 2:
-        return 0.03 if looked_up else 0.6  # repeated downloads from a server never looked up
+        return 0.6 if looked_up is False else 0.03  # repeated downloads from a server never looked up
     if external and seen.compromise_evidence():
         return 0.6 if seen.pair else 0.3
     if external and service_known and flow["service"] is None and flow["id.resp_p"] not in _WEB_PORTS:
@@ -222,40 +265,86 @@ class HeuristicBaseline(BayesBaseline):
 # --------------------------------------------------------------------------------------------------
 #: Fitted models by (train size, train seed): trained once per process, never written to disk.
 _FITTED: dict[tuple[int, int], Any] = {}
+
+
+def _unnamed(view: dict[str, Any]) -> dict[str, Any]:
+    """The view with the host's role as the real readers write it: CIC-IDS-2017 and UNSW-NB15 name no roles."""
+    return {**view, "host": {**view["host"], "role": UNKNOWN_ROLE}}
+
+
+def _cic_state(f: dict[str, Any]) -> dict[str, Any]:
+    missed_fin = f["conn_state"] == "SF" and ((f["duration"] or 0) > 120 or f["id.orig_p"] % 2 == 1)
+    return {**f, "conn_state": "S1"} if missed_fin else f
+
+
 def cicflowmeter_view(item_input: dict[str, Any]) -> dict[str, Any]:
     """The item as CIC-IDS-2017's CSVs would have recorded it: timestamps in minutes, no service, no history,
     and the state a reader can infer from CICFlowMeter's flag counts. A connection it timed out (after 120 s)
     or whose FIN it did not count (it misses many: Engelen et al., 2021; half of them here, by the parity of
     the source port) reads as still open (S1)."""
     view = coarsened(item_input, 60.0, ("service", "history"))
+    return _unnamed({**view, "flow": _cic_state(view["flow"]), "window": [_cic_state(w) for w in view["window"]]})
 
-    def state(f: dict[str, Any]) -> dict[str, Any]:
-        missed_fin = f["conn_state"] == "SF" and ((f["duration"] or 0) > 120 or f["id.orig_p"] % 2 == 1)
-        return {**f, "conn_state": "S1"} if missed_fin else f
 
-    return {**view, "flow": state(view["flow"]), "window": [state(w) for w in view["window"]]}
+def machinelearningcve_view(item_input: dict[str, Any]) -> dict[str, Any]:
+    """The item as CIC-IDS-2017's ``MachineLearningCVE`` CSVs record it: CICFlowMeter's flows with the destination
+    port only (no timestamps, no addresses, so no window either)."""
+    view = coarsened(item_input, None, ("id.orig_h", "id.orig_p", "id.resp_h", "service", "history"))
+    return _unnamed({**view, "flow": _cic_state(view["flow"]), "window": []})
+
+
+#: The services Argus's port table names (UNSW-NB15 writes ``-`` for every other protocol).
+ARGUS_SERVICES = frozenset({"dns", "http", "ftp", "ftp-data", "smtp", "ssh", "pop3", "snmp", "ssl", "dhcp", "irc",
+                            "radius"})
+#: Argus's states as the UNSW-NB15 reader writes them back in Zeek's (``loaders._unsw_state``): closed (SF),
+#: connected (S1), requested or interrupted (S0), reset (RSTO), ICMP (OTH).
+_ARGUS_STATES = {"SF": "SF", "S0": "S0", "S1": "S1", "S2": "S1", "S3": "S1", "REJ": "RSTO", "RSTO": "RSTO",
+                 "RSTR": "RSTO", "RSTOS0": "RSTO", "RSTRH": "RSTO", "SH": "S0", "SHR": "S0", "OTH": "S1"}
+#: The IP and transport header bytes a packet adds to Argus's byte counts (Zeek counts payload only).
+_HEADER_BYTES = {"tcp": 40, "udp": 28, "icmp": 28}
+
+
+def _argus_flow(f: dict[str, Any]) -> dict[str, Any]:
+    proto, header = f["proto"], _HEADER_BYTES.get(f["proto"], 28)
+    state = "OTH" if proto == "icmp" else ("SF" if proto == "udp" and f["conn_state"] == "SF"
+                                             else _ARGUS_STATES.get(f["conn_state"], "S1"))
+    return {**f, "service": f["service"] if f["service"] in ARGUS_SERVICES else None, "conn_state": state,
+            "orig_bytes": (f["orig_bytes"] or 0) + header * (f["orig_pkts"] or 0),
+            "resp_bytes": (f["resp_bytes"] or 0) + header * (f["resp_pkts"] or 0)}
 
 
 def argus_view(item_input: dict[str, Any]) -> dict[str, Any]:
-    """The item as raw UNSW-NB15 (Argus) records it: timestamps in whole seconds, no history."""
-    return coarsened(item_input, 1.0, ("history",))
+    """The item as raw UNSW-NB15 (Argus) records it: timestamps in whole seconds, no history, Argus's service
+    names (``-`` for the rest), its states and its byte counts (with headers)."""
+    view = coarsened(item_input, 1.0, ("history",))
+    return _unnamed({**view, "flow": _argus_flow(view["flow"]), "window": [_argus_flow(w) for w in view["window"]]})
 
 
-#: How training items are also shown as real captures record them (every third item each), so that the model
-#: has seen NaN where those captures have no value and their ways of writing states.
-CAPTURE_VIEWS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (cicflowmeter_view, argus_view)
+def unsw_set_view(item_input: dict[str, Any]) -> dict[str, Any]:
+    """The item as UNSW-NB15's training/testing-set CSVs record it: Argus's flow with no timestamps, addresses
+    or ports (so no window either)."""
+    view = coarsened(item_input, None, ("id.orig_h", "id.orig_p", "id.resp_h", "id.resp_p", "history"))
+    return _unnamed({**view, "flow": _argus_flow(view["flow"]), "window": []})
+
+
+#: How training items are also shown as real captures record them (half of the items, each in one of them in
+#: turn), so that the model has seen NaN where each layout users import has no value (no clock, no service, no
+#: addresses, no window) and their ways of writing states and sizes. Half, not more: the items as Zeek logs them
+#: stay the majority, or the model's reading of full Zeek windows (the public splits) loses to the views'.
+CAPTURE_VIEWS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (
+    cicflowmeter_view, argus_view, unsw_set_view, machinelearningcve_view)
 
 
 def training_matrix(items: list[Item]) -> tuple[Any, Any]:
-    """Features and labels of the training items, with every third one also as each real capture shows it."""
+    """Features and labels of the training items, with every other one also as one real capture shows it."""
     import numpy as np
 
     rows, labels = [], []
     for k, item in enumerate(items):
         y = 1 if item.target["label"] == "Malicious" else 0
         views = [item.input]
-        if k % 3 < len(CAPTURE_VIEWS):
-            views.append(CAPTURE_VIEWS[k % 3](item.input))
+        if k % 2 == 0:
+            views.append(CAPTURE_VIEWS[k // 2 % len(CAPTURE_VIEWS)](item.input))
         for view in views:
             rows.append(features(view))
             labels.append(y)
