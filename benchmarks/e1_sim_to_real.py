@@ -1,17 +1,19 @@
 """E1 sim-to-real: false alarms and detection of the baselines on real flow files you have.
 
-Reads real labelled flow files (IoT-23 ``conn.log.labeled``, CIC-IDS-2017 CSVs, UNSW-NB15 CSVs) through the
-environment's own readers (``loaders.FORMATS``, the code behind ``sv data import network-logs``), answers every
-flow with each named baseline (trained or tuned on generated data only) and scores the answers with the
-environment's scorer. Per dataset (one per argument) and baseline it prints: the benign flows and the share a
-baseline calls Malicious (its false-alarm rate; the share it abstains on is shown too), the attack flows and the
-share it calls Malicious (its detection rate), each with a 95% Wilson interval, and the mean reward.
+Reads real labelled flow files (IoT-23 ``conn.log.labeled`` or its CSV export, CIC-IDS-2017 CSVs, original or
+improved, UNSW-NB15 CSVs) through the environment's own readers (``loaders.FORMATS``, the code behind
+``sv data import network-logs``), answers every flow with each named baseline (trained or tuned on generated
+data only) and scores the answers with the environment's scorer. Per dataset (one per argument) and baseline it
+prints: the benign flows and the share a baseline calls Malicious (its false-alarm rate; the share it abstains
+on is shown too), the attack flows and the share it calls Malicious (its detection rate), each with a 95%
+Wilson interval, and the mean reward.
 
-Each file's layout is detected from its header (a Zeek ``#fields`` line: iot23; a CSV header with
-``attack_cat`` or a headerless 49-cell row: unsw-nb15; one with ``Flow Duration``: cicids2017); give it with
-``FORMAT:PATH`` to skip detection. A directory is read recursively, its files in name order, and is one
-dataset; windows (a host's preceding flows) run across the files of one argument. Unreadable rows are
-skipped and counted; files of no known layout are named and skipped.
+Each file's layout is detected from its header (a Zeek ``#fields`` line, or a CSV header with Zeek's
+``id.orig_h`` and ``id.resp_p``: iot23; a CSV header with ``attack_cat`` or a headerless 49-cell row:
+unsw-nb15; one with ``Flow Duration``: cicids2017); give it with ``FORMAT:PATH`` to skip detection. A directory
+is read recursively, its files in name order, and is one dataset; windows (a host's preceding flows) run across
+the files of one argument. Unreadable rows are skipped and counted; files of no known layout are named and
+skipped.
 
     python benchmarks/e1_sim_to_real.py ~/data/CIC-IDS-2017 ~/data/iot23 unsw-nb15:~/data/UNSW_NB15_testing-set.csv
     python benchmarks/e1_sim_to_real.py DIR --baselines heuristic,gbdt,always-abstain --json out.json
@@ -60,6 +62,8 @@ def detect_layout(path: Path) -> str | None:
         return "iot23" if any(line.startswith("#fields") for line in lines) else None
     cells = next(csv.reader([lines[0]]))
     names = {column_key(c) for c in cells}
+    if {column_key("id.orig_h"), column_key("id.resp_p")} <= names:
+        return "iot23"
     if column_key("attack_cat") in names:
         return "unsw-nb15"
     if column_key("Flow Duration") in names:

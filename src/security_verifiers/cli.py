@@ -760,8 +760,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "its window the host's preceding flows. Unreadable rows are skipped and reported.")
     nl.add_argument("files", nargs="+", metavar="FILE", help="Dataset files, read in the order given.")
     nl.add_argument("--format", required=True, choices=("iot23", "cicids2017", "unsw-nb15"),
-                    help="iot23: Zeek conn.log.labeled; cicids2017: the CSVs (with or without addresses); "
-                    "unsw-nb15: the training/testing-set CSVs or the raw 49-column files.")
+                    help="iot23: Zeek conn.log.labeled, as the Zeek TSV or exported as CSV; cicids2017: the CSVs "
+                    "(with or without addresses), the original release or the 'improved' re-extraction (Engelen et "
+                    "al. 2021); unsw-nb15: the training/testing-set CSVs or the raw 49-column files.")
     nl.add_argument("--limit", type=int, default=None, help="Stop after N items.")
     nl.add_argument("--max-hosts", type=int, default=None,
                     help="Hosts whose last 20 flows are kept for the windows (default: 100,000); beyond it the "

@@ -12,6 +12,7 @@ import pytest
 from security_verifiers.core.datasets import read_jsonl
 from security_verifiers.core.types import Item
 from security_verifiers.envs.kits.public_sets import PUBLIC_SEED, build_public_sets
+from security_verifiers.envs.network_logs import measured_samples
 from security_verifiers.envs.network_logs.audit import (
     CATEGORICAL_FIELDS,
     NUMERIC_FIELDS,
@@ -35,7 +36,7 @@ def public_test() -> list[Item]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[Path, dict, dict]:
-    """The public sets and the data card rebuilt from scratch (about half a minute: two GBDTs are trained)."""
+    """The public sets and the data card rebuilt from scratch (about a minute: six GBDTs are trained)."""
     out = tmp_path_factory.mktemp("public")
     built = build_public_sets(NetworkLogs(), out)
     return out, built.manifest, dict(built.card.figures)
@@ -68,8 +69,13 @@ def test_no_single_field_predicts_the_label(public_test, built) -> None:
 
 
 def test_on_hard_items_no_pair_of_fields_beats_guessing_nor_the_honest_baselines(built) -> None:
+    """On the large generated samples' hard items (hundreds of items, so the best of ~100 pairs fitted on their own
+    labels is not just luck) no pair earns more than the base rate alone; on the small public hard sets no pair
+    reaches the honest baselines."""
     figures = built[2]
-    for name in ("test hard", "ood hard"):
+    large = [name for name in figures["pairs"] if "seed" in name]
+    assert len(large) == 2
+    for name in large:
         best = figures["pairs"][name][0]["reward"]
         constant = figures["models"][name]["flow_only"]["best_constant_reward"]
         assert best <= constant + 0.005, name  # what the base rate alone earns
@@ -102,7 +108,11 @@ def test_every_public_split_is_in_order_and_ood_is_shown_as_such(built) -> None:
         assert table["reference"]["all"] == 1.0
         honest = min(table[b]["all"] for b in ("heuristic", "gbdt"))
         for hack in ("always-malicious", "always-benign", "always-abstain"):
-            assert table[hack]["all"] < honest, (split, hack)
+            if ("reference_is_top_and_hacks_lose", f"{split}:{hack}") in NetworkLogs.conformance_exceptions:
+                # written down in the environment: above the GBDT trained without ood's families, not the heuristic
+                assert table["gbdt"]["all"] < table[hack]["all"] < table["heuristic"]["all"], (split, hack)
+            else:
+                assert table[hack]["all"] < honest, (split, hack)
     sample = figures["ood_sample"]
     assert sample["always-abstain"]["all"] > sample["gbdt"]["all"]
     card = (DATA_DIR / "DATA_CARD.md").read_text()
@@ -117,6 +127,22 @@ def test_the_baselines_rarely_raise_alarms_on_real_benign_rows(built) -> None:
             assert by_policy[name]["false_alarm_rate"] <= 0.2, (dataset, name)
         assert by_policy["always-benign"]["false_alarm_rate"] == 0.0
     assert real["all"]["heuristic"]["benign_n"] >= 250 and real["all"]["gbdt"]["detection_rate"] >= 0.6
+
+
+def test_the_figures_on_real_public_samples_are_of_this_generator() -> None:
+    """The figures measured on real public samples (not shipped, so recorded by hand) are in the card, and go stale
+    with the generator: a new generator version fails here until they are measured again."""
+    assert measured_samples.MEASURED_AT_GENERATOR == GENERATOR_VERSION, (
+        "re-run benchmarks/e1_sim_to_real.py on the samples in measured_samples.SOURCES and update MEASURED")
+    card = (DATA_DIR / "DATA_CARD.md").read_text()
+    assert "## Real public samples (measured, not shipped)" in card
+    for source in measured_samples.SOURCES:
+        assert f"`{source.repo}` @ `{source.commit}`" in card
+    datasets = {m.dataset for m in measured_samples.MEASURED}
+    assert {(d, b) for d in datasets for b in ("heuristic", "gbdt")} == {
+        (m.dataset, m.baseline) for m in measured_samples.MEASURED}
+    for m in measured_samples.MEASURED:
+        assert 0 <= m.false_alarm + m.benign_abstain <= 1 and (m.detection is None) == (m.attack_n == 0)
 
 
 def test_audit_finds_a_planted_shortcut() -> None:

@@ -130,7 +130,7 @@ def test_gbdt_batch_and_single_predictions_agree(public_test) -> None:
         "kind": "baseline",
         "name": "gbdt",
         "train_size": 4000,
-        "train_seed": 0,
+        "train_seeds": [0, 1, 2, 3, 4],
         "costs": CostProfile().model_dump(),
     }
 

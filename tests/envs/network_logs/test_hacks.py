@@ -53,7 +53,13 @@ def test_reference_is_at_the_top() -> None:
 def test_no_hack_beats_an_honest_baseline(hack: str, split: str) -> None:
     value = mean_reward(HACKS[hack], SPLITS[split])
     honest = HONEST[split]
-    assert value < min(honest["heuristic"], honest["gbdt"]), f"{split}: {hack}: {value:.4f} vs honest {honest}"
+    if ("reference_is_top_and_hacks_lose", f"{split}:always-abstain") in ENV.conformance_exceptions:
+        # the split where always-Abstain is written down as above the GBDT (trained without its families): no
+        # hack may beat the heuristic, nor do better than that plain constant
+        abstain = mean_reward(lambda item: js(label="Abstain", p_malicious=0.5), SPLITS[split])
+        assert value < honest["heuristic"] and value <= abstain, f"{split}: {hack}: {value:.4f} vs {honest}"
+    else:
+        assert value < min(honest["heuristic"], honest["gbdt"]), f"{split}: {hack}: {value:.4f} vs honest {honest}"
 
 
 def test_rationale_cannot_change_the_reward() -> None:

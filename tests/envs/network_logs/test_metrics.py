@@ -162,7 +162,7 @@ def outcomes_of(env: NetworkLogs, reply: str) -> list[dict]:
 
 @pytest.mark.parametrize(("costs", "policy"), [
     # The security profile (a miss costs 10, abstaining 0.5): abstaining is the best constant, as always-abstain's
-    # 0.89 suggested; the floor states the test split's 45% malicious rate instead of always-abstain's 0.5.
+    # 0.89 suggested; the floor states the test split's 37% malicious rate instead of always-abstain's 0.5.
     ({}, "always-abstain"),
     # A false alarm costs 10, a miss 1: calling everything benign is the cheapest constant.
     ({"costs": {"missed": 1.0, "false_alarm": 10.0, "abstain": 0.5}}, "always-benign"),
@@ -182,13 +182,13 @@ def test_the_constant_floor_is_what_its_answer_scores_on_the_same_items(costs: d
 
 
 def test_always_abstain_reads_against_its_floor() -> None:
-    # always-abstain scores 0.89 and its floor 0.89075 (0.7 * 0.95 + 0.3 * (1 - 0.45 * 0.55)): the same label, with
+    # always-abstain scores 0.89 and its floor 0.89507 (0.7 * 0.95 + 0.3 * (1 - 0.37 * 0.63)): the same label, with
     # the base rate as its probability, earns a little more.
     run = ENV.metrics(outcomes_of(ENV, answer("Abstain", 0.5)))
     assert run["metrics"]["reward_mean"] == pytest.approx(0.89)
     assert run["constant_policy"]["policy"] == "always-abstain"
-    assert run["constant_policy"]["answer"] == answer("Abstain", 0.45)
-    assert run["metrics"]["reward_mean"] < run["metrics"]["constant_reward"] == pytest.approx(0.89075)
+    assert run["constant_policy"]["answer"] == answer("Abstain", 0.37)
+    assert run["metrics"]["reward_mean"] < run["metrics"]["constant_reward"] == pytest.approx(0.89507)
 
 
 def test_no_outcomes_have_no_floor() -> None:

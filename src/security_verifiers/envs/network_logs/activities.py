@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from security_verifiers.envs.network_logs.sites import NAME_SERVERS, OT_INDUSTRIAL, PUBLIC_RESOLVERS, public_ip
-from security_verifiers.envs.network_logs.traffic import Timeline, established_state, jittered, lognormal_int
+from security_verifiers.envs.network_logs.traffic import (
+    FLOW_TIMEOUT,
+    Timeline,
+    established_state,
+    jittered,
+    lognormal_int,
+)
 
 Activity = Callable[[Timeline, float], dict[str, Any]]
 
@@ -293,6 +299,196 @@ def act_recursive_lookup(tl: Timeline, t: float) -> dict[str, Any]:
     return flow
 
 
+# ---- measured on real captures (IoT-23, CIC-IDS-2017): IoT housekeeping, Windows domains, bulk downloads ----
+def act_ntp_poll(tl: Timeline, t: float) -> dict[str, Any]:
+    """An IoT device's SNTP client: 48 bytes from port 123 to a pool server, every few seconds to minutes.
+    Many go unanswered (a pool server that left, a blocked port): a lone datagram, which Zeek logs with no
+    duration and no byte counts. Zeek builds without an NTP analyzer (IoT-23's) name no service."""
+    r = tl.rng
+    server = r.choice(tl.net.ntp_pool) if r.random() < 0.4 else public_ip(r)
+    service = "ntp" if tl.ntp_named else None
+    sport = 123 if r.random() < 0.9 else None
+    if r.random() < 0.38:
+        return tl.udp(t, server, 123, service, 48, 0, None, sport=sport)
+    if r.random() < 0.03:  # a burst of polls answered in one conn record (ntpd's iburst)
+        n = r.randint(4, 8)
+        return tl.udp(t, server, 123, service, 48 * n, 48 * n, r.uniform(6.0, 20.0), pkts=(n, n), sport=sport)
+    return tl.udp(t, server, 123, service, 48, 48, r.lognormvariate(math.log(0.012), 1.4), sport=sport)
+
+
+def act_mdns(tl: Timeline, t: float) -> dict[str, Any]:
+    """Bonjour/mDNS: queries and announcements to 224.0.0.251:5353, never answered by unicast (S0); a lone
+    query is a single datagram."""
+    r = tl.rng
+    n = r.choices((1, 2, 3, 4), (5, 2, 1, 2))[0]
+    sport = 5353 if r.random() < 0.7 else None
+    return tl.udp(t, "224.0.0.251", 5353, "dns", n * lognormal_int(r, 120, 0.7, 40, 1400), 0,
+                  r.uniform(0.9, 3.5), pkts=(n, 0), sport=sport)
+
+
+def act_ssdp_search(tl: Timeline, t: float) -> dict[str, Any]:
+    """UPnP discovery: an M-SEARCH (often sent two or three times) or a NOTIFY to 239.255.255.250:1900; Zeek has
+    no SSDP analyzer, so no service, and nobody answers the multicast itself (S0)."""
+    r = tl.rng
+    if r.random() < 0.5:
+        n = r.choice((1, 2, 3, 3))
+        return tl.udp(t, "239.255.255.250", 1900, None, n * r.randint(125, 180), 0, r.uniform(0.1, 3.0),
+                      pkts=(n, 0))
+    n = r.choice((1, 1, 3, 6))
+    return tl.udp(t, "239.255.255.250", 1900, None, n * r.randint(280, 420), 0, r.uniform(0.01, 0.4),
+                  pkts=(n, 0), sport=1900)
+
+
+def act_dhcp(tl: Timeline, t: float) -> dict[str, Any]:
+    """A DHCP lease renewal from port 68 to the site's DHCP server: a ~300-byte request and its ack, or, when the
+    server is slow, requests repeated without an answer."""
+    r = tl.rng
+    server = tl.net.server(r, "dns")  # the site's DNS servers also hand out leases
+    if r.random() < 0.35:
+        n = r.randint(2, 10)
+        return tl.udp(t, server, 67, "dhcp", n * r.randint(300, 348), 0, n * r.uniform(2.0, 8.0), pkts=(n, 0),
+                      sport=68)
+    return tl.udp(t, server, 67, "dhcp", r.randint(300, 348), r.randint(300, 348), r.uniform(0.0005, 0.02),
+                  sport=68)
+
+
+def act_cloud_session(tl: Timeline, t: float) -> dict[str, Any]:
+    """A device's short session with its vendor cloud on the vendor's own port: a few small messages, then the
+    server closes and the device never acknowledges (S3), or is reset; some never carry data, and a late FIN of
+    a connection the sensor never saw open is logged alone (SH)."""
+    r = tl.rng
+    kind = r.random()
+    if kind < 0.12:
+        return tl.stray_fin(t, tl.cloud, r.choice((80, 443)))
+    if kind < 0.25:
+        return tl.tcp(t, tl.cloud, r.choice((80, 443)), None, 0, 0, r.uniform(0.02, 0.6))
+    port = r.choice((443, 8883, 6668, 8886, 5222))
+    state = r.choices(("S3", "SF", "RSTR", "RSTO"), (0.5, 0.3, 0.12, 0.08))[0]
+    return tl.tcp(t, tl.cloud, port, None if port not in (443, 8883) else "ssl", r.randint(40, 400),
+                  lognormal_int(r, 320, 0.8, 40, 20_000), r.lognormvariate(math.log(0.4), 1.2), state,
+                  server_first=True)
+
+
+def ad_name_size(tl: Timeline) -> int:
+    """A DNS query's size for an Active Directory name (``_ldap._tcp.dc._msdcs.corp.example.com``, a host's FQDN,
+    ``wpad``): the names are long, the query averages about 78 bytes."""
+    return lognormal_int(tl.rng, 74, 0.22, 34, 130)
+
+
+def act_ad_lookup(tl: Timeline, t: float) -> dict[str, Any]:
+    """A Windows host resolving a domain name: SRV records of the domain controllers, hosts' FQDNs, WPAD."""
+    r = tl.rng
+    ob = ad_name_size(tl)
+    if r.random() < 0.06:  # a name that does not exist, retried without an answer
+        return tl.udp(t, tl.resolver, 53, "dns", 2 * ob, 0, r.uniform(1.0, 4.0), pkts=(2, 0))
+    return tl.udp(t, tl.resolver, 53, "dns", ob, ob + lognormal_int(r, 110, 0.6, 16, 900), r.uniform(0.0004, 0.02))
+
+
+def act_kerberos(tl: Timeline, t: float) -> dict[str, Any]:
+    """Kerberos to a domain controller: a service-ticket request over UDP, or over TCP when the ticket (with its
+    group memberships) is too big for a datagram."""
+    r = tl.rng
+    dc = tl.net.server(r, "dc")
+    if r.random() < 0.4:
+        return tl.udp(t, dc, 88, "krb", r.randint(180, 1500), r.randint(120, 1450), r.uniform(0.0005, 0.02))
+    return tl.tcp(t, dc, 88, "krb_tcp", r.randint(1300, 2600), r.randint(1400, 6000), r.uniform(0.002, 0.08),
+                  "SF" if r.random() < 0.9 else "RSTO")
+
+
+def act_cldap(tl: Timeline, t: float) -> dict[str, Any]:
+    """The DC locator's connectionless LDAP ping to udp/389, or an LDAP query over TCP (389, global catalog 3268)."""
+    r = tl.rng
+    dc = tl.net.server(r, "dc")
+    if r.random() < 0.5:
+        return tl.udp(t, dc, 389, "ldap", r.randint(180, 260), r.randint(150, 420), r.uniform(0.0003, 0.01))
+    port = 389 if r.random() < 0.75 else 3268
+    return tl.tcp(t, dc, port, "ldap", lognormal_int(r, 1500, 0.7, 300, 40_000),
+                  lognormal_int(r, 3000, 1.0, 200, 400_000), r.lognormvariate(math.log(0.05), 1.5),
+                  r.choices(("SF", "RSTO", "S1"), (0.8, 0.15, 0.05))[0])
+
+
+def act_netbios(tl: Timeline, t: float) -> dict[str, Any]:
+    """NetBIOS: a name query to the WINS server (answered), or a browser announcement to the subnet's broadcast
+    address on udp/138 (one-way, no analyzer)."""
+    r = tl.rng
+    if r.random() < 0.4:
+        return tl.udp(t, tl.net.server(r, "dc"), 137, "dns", 50, r.choice((62, 68, 110)), r.uniform(0.0003, 0.01),
+                      sport=137)
+    broadcast = tl.ip.rsplit(".", 1)[0] + ".255"
+    return tl.udp(t, broadcast, 138, None, r.randint(201, 243), 0, None, sport=138)
+
+
+def act_sysvol(tl: Timeline, t: float) -> dict[str, Any]:
+    """Group policy: SMB reads of SYSVOL on a domain controller, or an RPC call to its endpoint mapper."""
+    r = tl.rng
+    dc = tl.net.server(r, "dc")
+    if r.random() < 0.25:
+        return tl.tcp(t, dc, 135, "dce_rpc", r.randint(150, 1200), r.randint(120, 900), r.uniform(0.001, 0.05))
+    return tl.tcp(t, dc, 445, "smb", lognormal_int(r, 2500, 0.7, 600, 60_000),
+                  lognormal_int(r, 12_000, 1.3, 400, 3_000_000), r.lognormvariate(math.log(0.3), 1.6),
+                  established_state(r))
+
+
+def act_domain_refresh(tl: Timeline, t: float) -> dict[str, Any]:
+    """A logon or a group-policy refresh (every 90 minutes): SRV lookups, an LDAP ping, Kerberos tickets, LDAP
+    queries and SYSVOL reads over a few seconds, all to the domain controllers."""
+    r = tl.rng
+    span = r.uniform(1.0, 20.0)
+    steps = [act_ad_lookup] * r.randint(2, 6) + [act_cldap] * r.randint(1, 2) + [act_kerberos] * r.randint(1, 3) + \
+        [act_sysvol] * r.randint(0, 4) + [act_netbios] * r.randint(0, 1)
+    r.shuffle(steps)
+    times = sorted(t - r.uniform(0.0, span) for _ in steps[1:]) + [t]
+    flow: dict[str, Any] = {}
+    for act, ts in zip(steps, times, strict=True):
+        flow = act(tl, ts)
+    return flow
+
+
+def act_bulk_download(tl: Timeline, t: float) -> dict[str, Any]:
+    """A large download split into many HTTPS range requests to one CDN server: a lookup, then 15-60 connections
+    within seconds to a minute, a few in parallel, each ~1 kB up and 50-200 kB down; a client that hangs up once
+    the range is in leaves some reset or still open."""
+    r = tl.rng
+    dst = r.choice(tl.cdns) if r.random() < 0.5 else public_ip(r)
+    n = r.randint(15, 60)
+    span = r.uniform(3.0, 60.0)
+    tl.dns(t - span - r.uniform(0.001, 0.3))
+    chunk = r.choice((65_536, 98_304, 131_072, 163_840))
+    state = r.choices(("SF", "S1", "RSTO", "RSTR"), (0.55, 0.3, 0.1, 0.05))[0]
+    times = sorted(t - r.uniform(0.0, span) for _ in range(n - 1)) + [t]
+    flow: dict[str, Any] = {}
+    for ts in times:
+        rb = int(chunk * r.uniform(0.9, 1.06)) if r.random() < 0.8 else lognormal_int(r, 90_000, 0.6, 20_000, 400_000)
+        flow = tl.tcp(ts, dst, 443, "ssl", r.randint(700, 1900), rb, r.lognormvariate(math.log(0.2), 0.6),
+                      state if r.random() < 0.85 else established_state(r))
+    return flow
+
+
+def act_long_session(tl: Timeline, t: float) -> dict[str, Any]:
+    """A session longer than the flow meter's 120 s timeout (a video stream, a call, a remote desktop, a device's
+    live feed): written as consecutive 120 s records on one 5-tuple, the last one ending at ``t``."""
+    r = tl.rng
+    full = min(30, max(1, int(r.lognormvariate(math.log(4), 0.9))))
+    last = r.uniform(0.5, FLOW_TIMEOUT - 0.5) if r.random() < 0.5 else FLOW_TIMEOUT - r.uniform(0.0005, 0.6)
+    kind = r.choices(("quic", "rtp", "tls_stream", "tls_idle"), (3, 2, 3, 2))[0]
+    if kind == "quic":  # HTTP/3 video: a steady stream down, acknowledgements up
+        rate = r.uniform(2e4, 6e5)
+        flows = tl.segments(t, full, last, r.choice(tl.cdns), 443, "udp", None, rate / 30, rate)
+    elif kind == "rtp":  # a VoIP or video call's media to its relay
+        rate = r.uniform(3e3, 1.5e5)
+        flows = tl.segments(t, full, last, public_ip(r), r.choice((3478, 3479, 3480, 8801, 19302)), "udp", None,
+                            rate * r.uniform(0.3, 1.2), rate)
+    elif kind == "tls_stream":
+        rate = r.uniform(1e4, 8e5)
+        flows = tl.segments(t, full, last, r.choice(tl.cdns), 443, "tcp", "ssl", rate / 40, rate,
+                            r.choice(("SF", "SF", "RSTO", "S1")))
+    else:  # an app's idle connection to its cloud: a heartbeat now and then
+        rate = r.uniform(2.0, 60.0)
+        flows = tl.segments(t, full, last, tl.cloud, r.choice((443, 5223, 8883)), "tcp", "ssl", rate, rate * 1.5,
+                            r.choice(("SF", "RSTR", "S1")))
+    return flows[-1]
+
+
 @dataclass(frozen=True)
 class Profile:
     """A role's background traffic: Poisson activities (per minute) and periodic ones (period range, s)."""
@@ -302,34 +498,48 @@ class Profile:
 
 
 _IOT_COMMON: tuple[tuple[Activity, float], ...] = (
-    (act_dns, 0.6), (act_ntp, 0.08), (act_web, 0.15), (act_dns_burst, 0.1), (act_update_check, 0.04),
-    (act_keepalive, 0.04),
+    (act_dns, 0.6), (act_ntp_poll, 0.7), (act_web, 0.15), (act_dns_burst, 0.1), (act_update_check, 0.04),
+    (act_keepalive, 0.04), (act_mdns, 0.15), (act_dhcp, 0.02), (act_cloud_session, 0.12),
+    (act_long_session, 0.01),
 )
 _DESKTOP: tuple[tuple[Activity, float], ...] = (
-    (act_dns, 2.0), (act_web, 1.2), (act_page_load, 1.2), (act_dns_burst, 0.3), (act_keepalive, 0.15),
-    (act_update_check, 0.2), (act_name_broadcast, 0.3), (act_ntp, 0.02),
+    (act_dns, 1.2), (act_web, 1.2), (act_page_load, 1.2), (act_dns_burst, 0.3), (act_keepalive, 0.15),
+    (act_update_check, 0.2), (act_name_broadcast, 0.3), (act_ntp, 0.02), (act_mdns, 0.1), (act_ssdp_search, 0.1),
+    (act_bulk_download, 0.02), (act_long_session, 0.04),
+)
+#: A domain member's Active Directory chatter (per minute).
+_DOMAIN: tuple[tuple[Activity, float], ...] = (
+    (act_ad_lookup, 1.0), (act_kerberos, 0.25), (act_cldap, 0.15), (act_netbios, 0.3), (act_sysvol, 0.1),
+    (act_domain_refresh, 0.02),
 )
 PROFILES: dict[str, Profile] = {
-    "iot_camera": Profile(_IOT_COMMON + ((act_upload, 0.05), (act_ssdp, 0.2)), ((act_telemetry, 45, 120),)),
+    "iot_camera": Profile(_IOT_COMMON + ((act_upload, 0.05), (act_ssdp, 0.2), (act_ssdp_search, 0.1)),
+                          ((act_telemetry, 45, 120),)),
     "iot_thermostat": Profile(_IOT_COMMON, ((act_telemetry, 30, 300),)),
     "smart_plug": Profile(_IOT_COMMON + ((act_ssdp, 0.3),), ((act_telemetry, 20, 90),)),
-    "smart_tv": Profile(_IOT_COMMON + ((act_streaming, 0.4), (act_page_load, 0.4), (act_ssdp, 0.3)),
+    "smart_tv": Profile(_IOT_COMMON + ((act_streaming, 0.4), (act_page_load, 0.4), (act_ssdp, 0.3),
+                                       (act_ssdp_search, 0.2), (act_bulk_download, 0.03), (act_long_session, 0.06)),
                         ((act_telemetry, 120, 600),)),
-    "iot_hub": Profile(_IOT_COMMON + ((act_ssdp, 0.3),),
+    "iot_hub": Profile(_IOT_COMMON + ((act_ssdp, 0.3), (act_ssdp_search, 0.2)),
                        ((act_mqtt_local, 15, 60), (act_telemetry, 60, 300))),
-    "printer": Profile(((act_dns, 0.3), (act_ntp, 0.05), (act_ssdp, 0.6), (act_snmp, 0.1)),
+    "printer": Profile(((act_dns, 0.3), (act_ntp_poll, 0.2), (act_ssdp, 0.6), (act_snmp, 0.1), (act_mdns, 0.3),
+                        (act_netbios, 0.2), (act_dhcp, 0.02)),
                        ((act_telemetry, 180, 600),)),
-    "voip_phone": Profile(((act_dns, 0.4), (act_ntp, 0.05), (act_keepalive, 0.05)), ((act_voip, 30, 120),)),
-    "workstation": Profile(_DESKTOP + ((act_smb, 0.5), (act_ldap, 0.4), (act_mail, 0.2), (act_ssh_admin, 0.05),
-                                       (act_print, 0.03), (act_update, 0.03), (act_upload, 0.05))),
+    "voip_phone": Profile(((act_dns, 0.4), (act_ntp_poll, 0.3), (act_keepalive, 0.05), (act_dhcp, 0.02),
+                           (act_long_session, 0.03)), ((act_voip, 30, 120),)),
+    "workstation": Profile(_DESKTOP + _DOMAIN + ((act_smb, 0.5), (act_ldap, 0.2), (act_mail, 0.2),
+                                                  (act_ssh_admin, 0.05), (act_print, 0.03), (act_update, 0.03),
+                                                  (act_upload, 0.05))),
     "web_server": Profile(((act_dns, 0.8), (act_db_query, 3.0), (act_web, 0.5), (act_syslog, 0.8),
                            (act_ntp, 0.05), (act_update, 0.01), (act_update_check, 0.05))),
     "db_server": Profile(((act_dns, 0.2), (act_ntp, 0.05), (act_syslog, 0.6), (act_db_query, 0.2),
-                          (act_ldap, 0.1))),
+                          (act_ldap, 0.1), (act_ad_lookup, 0.3), (act_kerberos, 0.15), (act_netbios, 0.1))),
     "file_server": Profile(((act_dns, 0.3), (act_ldap, 0.4), (act_syslog, 0.5), (act_ntp, 0.05),
-                            (act_smb, 0.1), (act_name_broadcast, 0.1))),
+                            (act_smb, 0.1), (act_name_broadcast, 0.1), (act_ad_lookup, 0.5), (act_kerberos, 0.4),
+                            (act_netbios, 0.2), (act_cldap, 0.1))),
     "ci_runner": Profile(((act_dns, 2.0), (act_git, 1.0), (act_web, 0.8), (act_registry, 0.3),
-                          (act_update, 0.1), (act_ntp, 0.03), (act_dns_burst, 0.2), (act_update_check, 0.1))),
+                          (act_bulk_download, 0.05), (act_update, 0.1), (act_ntp, 0.03), (act_dns_burst, 0.2),
+                          (act_update_check, 0.1))),
     "monitoring_server": Profile(((act_dns, 0.8), (act_snmp, 4.0), (act_port_check, 3.0), (act_ping, 1.5),
                                   (act_ntp, 0.05))),
     "backup_server": Profile(((act_dns, 0.3), (act_backup_pull, 0.3), (act_ntp, 0.05), (act_syslog, 0.3))),
@@ -468,5 +678,10 @@ FAMILY_OF: dict[Activity, str] = {
     act_rdp: "benign_rdp", act_wsus: "benign_update", act_historian_web: "benign_web",
     act_camera_stream: "benign_video", act_page_load: "benign_page_load", act_keepalive: "benign_keepalive",
     act_update_check: "benign_update_check", act_dns_burst: "benign_dns", act_name_broadcast: "benign_discovery",
-    act_recursive_lookup: "benign_dns",
+    act_recursive_lookup: "benign_dns", act_ntp_poll: "benign_ntp", act_mdns: "benign_discovery",
+    act_ssdp_search: "benign_discovery", act_dhcp: "benign_iot_chatter", act_cloud_session: "benign_iot_chatter",
+    act_ad_lookup: "benign_windows_domain", act_kerberos: "benign_windows_domain", act_cldap: "benign_windows_domain",
+    act_netbios: "benign_windows_domain", act_sysvol: "benign_windows_domain",
+    act_domain_refresh: "benign_windows_domain", act_bulk_download: "benign_bulk_download",
+    act_long_session: "benign_long_session",
 }

@@ -145,7 +145,7 @@ def heuristic_probability(item_input: dict[str, Any]) -> float:
     victim = [*seen.same_dst, flow]
     if timing and len(victim) >= 9 and _mean_gap(victim) < 1.0:
         return 0.95  # connections to one host many a second: a flood
-    if not timing and len(victim) >= 14:
+    if not timing and len(victim) >= 14 and not _spread_over_ticks(victim, capture(item_input)["ts_resolution"]):
         # No clock: the window filled by one server is a flood only if its connections carry nothing back (small
         # answers, failed attempts); a count alone is also a browser's or updater's parallel downloads from a CDN.
         starved = sum(failed(f) or (f["resp_bytes"] or 0) < _FLOOD_ANSWER_MAX for f in victim)
@@ -160,6 +160,13 @@ def heuristic_probability(item_input: dict[str, Any]) -> float:
     # Every rule that clears a flow reads its server port or its window: where the capture records neither
     # (UNSW-NB15's training/testing sets), nothing cleared it, so the analyst abstains rather than says Benign.
     return 0.3 if p < 0.05 and not recorded(item_input, "id.resp_p") and not window else p
+
+
+def _spread_over_ticks(flows: list[dict[str, Any]], resolution: float | None) -> bool:
+    """Whether a coarse clock still shows the flows spread over more than two of its ticks: a device's calls to
+    its cloud over ten minutes, not a flood (which fills a window within a tick or two of a minute clock)."""
+    stamps = [f["ts"] for f in flows if f.get("ts") is not None]
+    return resolution is not None and len(stamps) == len(flows) and max(stamps) - min(stamps) > 2 * resolution
 
 
 #: The answer (bytes) below which a connection in a clockless window filled by one server counts as a flood's:
@@ -370,22 +377,29 @@ def _fit(train_size: int, train_seed: int) -> Any:
 
 
 class GBDTBaseline(BayesBaseline):
-    """A calibrated ``HistGradientBoostingClassifier`` on :func:`features`, trained on generated items, and the
-    Bayes action of the configured costs."""
+    """Calibrated ``HistGradientBoostingClassifier`` models on :func:`features`, each trained on its own generated
+    items, averaged; and the Bayes action of the configured costs.
+
+    Several models, not one: what one model says on traffic unlike its training items (real captures, the OOD
+    families) depends on the luck of its training seed. Measured on real benign flows over training seeds 0-4,
+    one model's false alarms ranged 66-85% (CIC-IDS-2017) and 25-47% (UNSW-NB15), its UNSW detection 18-62%; the
+    average of the five is a property of the generator and the method, not of a seed.
+    """
 
     name = "gbdt"
     train_size: ClassVar[int] = 4000
-    train_seed: ClassVar[int] = 0
+    train_seeds: ClassVar[tuple[int, ...]] = (0, 1, 2, 3, 4)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "baseline", "name": self.name, "train_size": self.train_size,
-                "train_seed": self.train_seed, "costs": self.costs.model_dump()}
+                "train_seeds": list(self.train_seeds), "costs": self.costs.model_dump()}
 
-    def model(self) -> Any:
-        key = (self.train_size, self.train_seed)
-        if key not in _FITTED:
-            _FITTED[key] = _fit(*key)
-        return _FITTED[key]
+    def models(self) -> list[Any]:
+        for seed in self.train_seeds:
+            key = (self.train_size, seed)
+            if key not in _FITTED:
+                _FITTED[key] = _fit(*key)
+        return [_FITTED[(self.train_size, seed)] for seed in self.train_seeds]
 
     def probabilities(self, items: list[Item]) -> list[float]:
         import numpy as np
@@ -395,4 +409,5 @@ class GBDTBaseline(BayesBaseline):
             return []
         x = np.array([features(i.input) for i in items], dtype=float)
         with threadpool_limits(1):
-            return [float(p) for p in self.model().predict_proba(x)[:, 1]]
+            p = np.mean([model.predict_proba(x)[:, 1] for model in self.models()], axis=0)
+        return [float(v) for v in p]

@@ -10,16 +10,30 @@ flow carries no information at all, are in :mod:`pairs`.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Any
 
 from security_verifiers.envs.network_logs.activities import (
     FAMILY_OF,
+    act_ad_lookup,
+    act_bulk_download,
+    act_cldap,
+    act_cloud_session,
     act_db_query,
+    act_dhcp,
+    act_domain_refresh,
+    act_kerberos,
+    act_long_session,
+    act_mdns,
+    act_netbios,
+    act_ntp_poll,
     act_plc_discovery,
     act_port_check,
+    act_ssdp_search,
     act_syslog,
+    act_sysvol,
     act_telemetry,
     background_activity,
 )
@@ -167,9 +181,16 @@ _ODD_CC_PORTS = ((6667, None), (1312, None), (5555, None), (4444, None), (23, No
 
 
 def ep_cc_heartbeat(tl: Timeline, t: float) -> Episode:
-    """A bot checking in with its C&C server on an odd port, at a clockwork interval, with fixed-size messages."""
+    """A bot checking in with its C&C server on an odd port, at a clockwork interval, with fixed-size messages (or,
+    when the server is gone, SYNs that go unanswered at the same clockwork interval, as in many IoT-23 captures)."""
     r = tl.rng
     port, service = r.choice(_ODD_CC_PORTS)
+    if r.random() < 0.3:  # the C&C server is gone (taken down, not yet up): the bot keeps knocking, unanswered
+        server, period = public_ip(r), r.uniform(5.0, 120.0)
+        times = [t - i * max(0.5, r.gauss(period, period * 0.04)) for i in range(r.randint(6, 16), 0, -1)]
+        for ts in times:
+            tl.attempt(ts, server, port, r.choice(("s0_1", "s0_n")), lan=False)
+        return malicious(tl.attempt(t, server, port, r.choice(("s0_1", "s0_n")), lan=False), "cc_heartbeat")
     target = beacons(tl, t, public_ip(r), port, service, r.uniform(5.0, 60.0), r.uniform(0.0, 0.04),
                      (r.randint(20, 300), r.randint(0, 200)), r.randint(8, 20))
     return malicious(target, "cc_heartbeat")
@@ -309,6 +330,41 @@ def ep_telemetry(tl: Timeline, t: float) -> Episode:
     for ts in reversed([t - i * period * r.uniform(0.85, 1.15) for i in range(r.randint(6, 14))]):
         target = act_telemetry(tl, ts)
     return benign(target, "benign_telemetry")
+
+
+def ep_iot_chatter(tl: Timeline, t: float) -> Episode:
+    """An IoT device's housekeeping: SNTP polls every few seconds to a minute (many unanswered), mDNS and SSDP
+    to multicast, a DHCP renewal, short vendor-cloud sessions; tiny, mostly one-way UDP."""
+    r = tl.rng
+    acts = (act_ntp_poll, act_mdns, act_ssdp_search, act_dhcp, act_cloud_session)
+    weights = (6.0, 1.5, 1.2, 0.3, 1.5)
+    period = min(120.0, max(2.0, r.lognormvariate(math.log(15.0), 0.8)))
+    for i in range(r.randint(6, 18), 0, -1):
+        r.choices(acts, weights)[0](tl, t - i * period * r.uniform(0.7, 1.3))
+    return benign(r.choices(acts, (6.0, 1.5, 1.2, 0.3, 0.6))[0](tl, t), "benign_iot_chatter")
+
+
+def ep_windows_domain(tl: Timeline, t: float) -> Episode:
+    """A Windows domain member talking to its domain controllers: a logon or group-policy refresh, or one of its
+    steady lookups, ticket requests, LDAP pings, NetBIOS announcements and SYSVOL reads."""
+    r = tl.rng
+    if r.random() < 0.3:
+        return benign(act_domain_refresh(tl, t), "benign_windows_domain")
+    for _ in range(r.randint(1, 5)):
+        act_ad_lookup(tl, t - r.uniform(0.05, 60.0))
+    acts = (act_ad_lookup, act_kerberos, act_cldap, act_netbios, act_sysvol)
+    return benign(r.choices(acts, (5.0, 1.5, 1.5, 2.0, 1.2))[0](tl, t), "benign_windows_domain")
+
+
+def ep_bulk_download(tl: Timeline, t: float) -> Episode:
+    """A big download fetched as many parallel and back-to-back HTTPS range requests to one CDN server (looks
+    like a flood by connection count, but each brings back ~100 kB)."""
+    return benign(act_bulk_download(tl, t), "benign_bulk_download")
+
+
+def ep_long_session(tl: Timeline, t: float) -> Episode:
+    """A stream, call or idle app connection longer than the flow meter's timeout: consecutive 120 s records."""
+    return benign(act_long_session(tl, t), "benign_long_session")
 
 
 def ep_background(tl: Timeline, t: float) -> Episode:

@@ -45,6 +45,7 @@ FAMILIES: dict[str, tuple[Label, str]] = {
     # benign
     "benign": ("Benign", "labelled benign with no detail (the datasets' benign rows)"),
     "benign_backup": ("Benign", "backups: repeated large uploads to one target"),
+    "benign_bulk_download": ("Benign", "a large download as many HTTPS range requests to one CDN server"),
     "benign_camera_upload": ("Benign", "a cloud camera uploading a clip"),
     "benign_cloud_sync": ("Benign", "a user's or sync client's upload to a cloud service"),
     "benign_config_backup": ("Benign", "an automation host pulling switch configurations over telnet"),
@@ -55,7 +56,9 @@ FAMILIES: dict[str, tuple[Label, str]] = {
     "benign_dns": ("Benign", "DNS lookups, alone or in bursts"),
     "benign_failed_conn": ("Benign", "connections to a host or service that is down"),
     "benign_git": ("Benign", "fetching from a Git server"),
+    "benign_iot_chatter": ("Benign", "an IoT device's housekeeping: SNTP polls, mDNS/SSDP, DHCP, vendor-cloud pings"),
     "benign_keepalive": ("Benign", "long-lived connections an app keeps open (push, live dashboards)"),
+    "benign_long_session": ("Benign", "a long session a flow meter writes as consecutive 120 s records"),
     "benign_mail": ("Benign", "IMAP and SMTP submission"),
     "benign_modbus": ("Benign", "Modbus polling of a PLC"),
     "benign_monitoring": ("Benign", "SNMP polls and pings by monitoring"),
@@ -77,6 +80,7 @@ FAMILIES: dict[str, tuple[Label, str]] = {
     "benign_video": ("Benign", "camera streams to a recorder"),
     "benign_voip": ("Benign", "SIP signalling"),
     "benign_web": ("Benign", "web and API requests, streaming"),
+    "benign_windows_domain": ("Benign", "a Windows domain member's AD lookups, Kerberos, LDAP, NetBIOS, SYSVOL"),
 }
 
 #: IoT-23 ``detailed-label`` of a Malicious row -> family (the published label set; ``-``: no detail).
@@ -113,6 +117,8 @@ CICIDS2017_LABELS: dict[str, str] = {
     "Heartbleed": "exploit",
     "Infiltration": "infiltration",
     "Bot": "botnet",
+    "Botnet": "botnet",
+    "Infiltration - Portscan": "infiltration",
     "Web Attack Brute Force": "web_bruteforce",
     "Web Attack XSS": "web_exploit",
     "Web Attack Sql Injection": "web_exploit",

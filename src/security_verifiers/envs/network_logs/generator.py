@@ -35,7 +35,7 @@ from security_verifiers.envs.network_logs.capture import ZEEK
 from security_verifiers.envs.network_logs.sites import ENTERPRISE_IOT, OT_INDUSTRIAL, Network
 from security_verifiers.envs.network_logs.traffic import Timeline
 
-GENERATOR_VERSION = "2.0.0"
+GENERATOR_VERSION = "2.1.0"
 SPLITS = ("train", "dev", "test", "ood")
 #: Preceding flows of the host shown with each item.
 WINDOW = 20
@@ -88,13 +88,20 @@ IN_DIST: tuple[Scenario, ...] = (
     Scenario(e.ep_amb_probe, 0.02, _ENDPOINTS + _IOT),
     Scenario(e.ep_amb_download, 0.015, _IOT + _ENDPOINTS),
     # easy benign: the role explains the flow, or it is the host's ordinary traffic
-    Scenario(e.ep_monitoring_sweep, 0.03, ("monitoring_server",)),
-    Scenario(e.ep_db_pool, 0.025, ("web_server",)),
-    Scenario(e.ep_syslog_burst, 0.025, _SERVERS + ("printer", "iot_hub", "backup_server")),
-    Scenario(e.ep_camera_upload, 0.02, ("iot_camera",)),
-    Scenario(e.ep_telemetry, 0.04, _IOT),
-    Scenario(e.ep_ansible, 0.02, ("ci_runner",)),
-    Scenario(e.ep_background, 0.125, tuple(PROFILES)),
+    Scenario(e.ep_monitoring_sweep, 0.025, ("monitoring_server",)),
+    Scenario(e.ep_db_pool, 0.02, ("web_server",)),
+    Scenario(e.ep_syslog_burst, 0.02, _SERVERS + ("printer", "iot_hub", "backup_server")),
+    Scenario(e.ep_camera_upload, 0.015, ("iot_camera",)),
+    Scenario(e.ep_telemetry, 0.025, _IOT),
+    Scenario(e.ep_ansible, 0.015, ("ci_runner",)),
+    # easy benign measured on real captures: IoT housekeeping, Windows domain chatter, bulk CDN downloads,
+    # sessions a flow meter cuts at its 120 s timeout
+    Scenario(e.ep_iot_chatter, 0.11, _IOT),
+    Scenario(e.ep_windows_domain, 0.06, ("workstation", "workstation", "file_server", "db_server")),
+    Scenario(e.ep_bulk_download, 0.025, ("workstation", "smart_tv", "ci_runner", "iot_hub", "web_server")),
+    Scenario(e.ep_long_session, 0.02, ("workstation", "smart_tv", "voip_phone", "iot_camera", "iot_hub",
+                                        "ci_runner")),
+    Scenario(e.ep_background, 0.1, tuple(PROFILES)),
 )
 
 _OT_CONTROL = ("hmi", "engineering_workstation", "workstation", "jump_host")

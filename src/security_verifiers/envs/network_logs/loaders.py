@@ -1,8 +1,9 @@
 """Readers of public labelled flow datasets, as E1 items (same input/target layout as the generator).
 
-* IoT-23 ``conn.log.labeled`` (Zeek TSV, with the label columns appended),
-* CIC-IDS-2017 CSVs (both the ``TrafficLabelling`` variant with addresses and timestamps and the
-  ``MachineLearningCVE`` variant without them),
+* IoT-23 ``conn.log.labeled`` (Zeek TSV, with the label columns appended, or exported as CSV),
+* CIC-IDS-2017 CSVs (the ``TrafficLabelling`` variant with addresses and timestamps, the
+  ``MachineLearningCVE`` variant without them, and the "improved" re-extraction of Engelen et al. (2021),
+  whose columns are renamed, whose timestamps count microseconds and whose labels are respelled),
 * UNSW-NB15 CSVs (the training/testing-set form with a header, and the raw 49-column form, with or
   without a header).
 
@@ -23,6 +24,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import Item
@@ -58,37 +60,57 @@ _ZEEK_REQUIRED = ("ts", "id.orig_h", "id.orig_p", "id.resp_h", "id.resp_p", "pro
                   "detailed-label")
 #: Tabs, or the runs of spaces that separate the last three columns in the published IoT-23 files.
 _IOT23_SPLIT = re.compile(r"\t| {2,}")
+#: The same runs of spaces inside one CSV cell: an export of the TSV that kept them
+#: (``tunnel_parents   label   detailed-label`` as one column).
+_IOT23_MERGED = re.compile(r" {2,}")
+
+
+def _unset_or(row: Cells, column: str, kind: type[int] | type[float]) -> Any:
+    """The number, or ``None`` where Zeek wrote ``-`` (unset) or a CSV export left the cell empty."""
+    return None if row.optional(column) is None else row.required(column, kind)
 
 
 def _iot23_record(row: Cells) -> Record:
+    """One conn record; ``ts`` written without a fraction (some CSV exports truncate it) counts whole seconds."""
     label = row.text("label").capitalize()
     if label not in ("Malicious", "Benign"):
         raise row.error(f"unknown label {row.text('label')!r} (expected Malicious or Benign)")
-    detail = row.text("detailed-label")
+    detail = row.optional("detailed-label") or "-"
     if label == "Benign":
         family = "benign"
     elif detail in IOT23_LABELS:
         family = IOT23_LABELS[detail]
     else:
         raise row.error(f"unknown detailed-label {detail!r} (not an IoT-23 label; see families.IOT23_LABELS)")
-    history = row.text("history")
     flow = conn_record(
         row.required("ts", float), (row.text("id.orig_h"), row.required("id.orig_p", int)),
         (row.text("id.resp_h"), row.required("id.resp_p", int)), row.text("proto"), row.optional("service"),
-        row.number("duration", float), (row.number("orig_bytes", int), row.number("resp_bytes", int)),
-        row.text("conn_state"), "" if history == "-" else history,
+        _unset_or(row, "duration", float), (_unset_or(row, "orig_bytes", int), _unset_or(row, "resp_bytes", int)),
+        row.text("conn_state"), row.optional("history") or "",
         (row.required("orig_pkts", int), row.required("resp_pkts", int)),
     )
-    return Record(flow, label, family, row.line, ZEEK["ts_resolution"])
+    resolution = ZEEK["ts_resolution"] if "." in row.text("ts") else 1.0
+    return Record(flow, label, family, row.line, resolution)
 
 
-class IoT23File(FlowFile):
-    """An IoT-23 ``conn.log.labeled``: Zeek ``#`` header lines, then one tab-separated row per connection."""
+class IoT23File(CsvFile):
+    """An IoT-23 ``conn.log.labeled``: Zeek ``#`` header lines, then one tab-separated row per connection; or
+    its CSV export (a ``ts,uid,id.orig_h,...`` header line, empty cells where Zeek writes ``-``).
+
+    The form is told by the first line that is not blank: a Zeek log begins with ``#`` and separates by tabs.
+    """
 
     dataset = "iot-23"
     role = "iot_device"
 
     def _open(self) -> None:
+        self._csv, self._merged = self._starts_as_csv(), False
+        if self._csv:
+            header = self._start()
+            self._merged = any(_IOT23_MERGED.search(c) for c in header)
+            header = self._split_merged(header)
+            self._columns, self._width = column_index(self.where, 1, header, _ZEEK_REQUIRED), len(header)
+            return
         self._lines = enumerate(self._text(), 1)
         for lineno, raw in self._lines:
             line = raw.rstrip("\r\n")
@@ -102,7 +124,36 @@ class IoT23File(FlowFile):
                 return
         raise DatasetError(f"{self.where}: no #fields header line; not a Zeek log")
 
+    def _starts_as_csv(self) -> bool:
+        """Whether the first line that is not blank is neither a Zeek ``#`` line nor tab-separated (read ahead,
+        then rewound: the reader of either form starts from the top)."""
+        try:
+            for raw in self._fh:
+                line = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+                if line.strip():
+                    return not line.startswith("#") and "\t" not in line
+            return False
+        finally:
+            self._fh.seek(0)
+
+    def _split_merged(self, cells: list[str]) -> list[str]:
+        """The cells with the merged label columns split, where the header had them merged."""
+        return [part for cell in cells for part in _IOT23_MERGED.split(cell)] if self._merged else cells
+
+    def _check(self, lineno: int, cells: list[str]) -> Iterator[Cells | RowError]:
+        return super()._check(lineno, self._split_merged(cells))
+
     def records(self) -> Iterator[Record | RowError]:
+        if self._csv:
+            for row in self._cells():
+                if isinstance(row, RowError):
+                    yield row
+                    continue
+                try:
+                    yield _iot23_record(row)
+                except RowError as err:
+                    yield err
+            return
         for lineno, raw in self._lines:
             line = raw.rstrip("\r\n")
             if not line.strip() or line.startswith("#"):  # blank, or #close at the end
@@ -130,30 +181,67 @@ _CIC_REQUIRED = ("Destination Port", "Flow Duration", "Total Fwd Packets", "Tota
                  "Total Length of Fwd Packets", "Total Length of Bwd Packets", "FIN Flag Count",
                  "SYN Flag Count", "RST Flag Count", "ACK Flag Count", "Label")
 _CIC_ADDRESSED = ("Source IP", "Source Port", "Destination IP", "Protocol", "Timestamp")
+#: The improved release's (Engelen et al., 2021) names of the columns read here, by the original's name.
+_CIC_COLUMN_ALIASES = {
+    "Source IP": "Src IP", "Source Port": "Src Port", "Destination IP": "Dst IP", "Destination Port": "Dst Port",
+    "Total Fwd Packets": "Total Fwd Packet", "Total Backward Packets": "Total Bwd packets",
+    "Total Length of Fwd Packets": "Total Length of Fwd Packet",
+    "Total Length of Bwd Packets": "Total Length of Bwd Packet",
+}
+_CIC_CANONICAL = {column_key(alias): name for name, alias in _CIC_COLUMN_ALIASES.items()}
 _CIC_LABELS = {_label_key(k): v for k, v in CICIDS2017_LABELS.items()}
+#: The improved release's suffix for an attack's flow that carried no attack payload (a connection the tool
+#: opened and dropped): still the attack's, so Malicious, of the attack's family.
+_ATTEMPTED = " attempted"
 _IP_PROTOCOLS = {6: "tcp", 17: "udp", 1: "icmp"}
 
 
+def _cic_header(where: str, header: list[str]) -> list[str]:
+    """The header with the improved release's column names read as the original's; a required column absent
+    under both names is an error naming both."""
+    header = [_CIC_CANONICAL.get(column_key(c), c) for c in header]
+    names = {column_key(c) for c in header}
+    missing = [f"{c} (or {_CIC_COLUMN_ALIASES[c]})" if c in _CIC_COLUMN_ALIASES else c
+               for c in _CIC_REQUIRED if column_key(c) not in names]
+    if missing:
+        raise DatasetError(f"{where}:1: missing required column(s) {', '.join(missing)}")
+    return header
+
+
 def _cic_family(row: Cells) -> tuple[str, str]:
-    """(label, family); labels are compared by their words (the web attacks' dash is mis-encoded in some copies)."""
+    """(label, family); labels are compared by their words (the web attacks' dash is mis-encoded in some copies),
+    an improved release's ``<attack> - Attempted`` as ``<attack>``."""
     raw = row.text("Label")
-    family = _CIC_LABELS.get(_label_key(raw))
-    if family is None:
+    key = _label_key(raw)
+    attempted = key.endswith(_ATTEMPTED)
+    family = _CIC_LABELS.get(key.removesuffix(_ATTEMPTED) if attempted else key)
+    if family is None or (attempted and family == "benign"):
         raise row.error(f"unknown label {raw!r}")
     return ("Benign" if family == "benign" else "Malicious"), family
 
 
 def _cic_timestamp(row: Cells) -> tuple[float, float]:
-    """Seconds since the epoch from ``d/m/Y H:M[:S] [AM|PM]`` (the capture's local clock, read as UTC), and the
-    resolution of that value: 60 s where the release wrote minutes only, 1 s where it wrote seconds.
+    """Seconds since the epoch, and the resolution of that value.
 
-    The published CSVs write afternoon hours without ``PM`` (``1:05`` for 13:05); the captures ran
-    from about 8:00 to 18:00, so an hour below 8 without a marker is taken as afternoon.
+    The original release writes ``d/m/Y H:M[:S] [AM|PM]``, the capture's local clock (read as UTC), to the
+    minute (60 s) or in some files the second (1 s). Its afternoon hours lack ``PM`` (``1:05`` for 13:05); the
+    captures ran from about 8:00 to 18:00, so an hour below 8 without a marker is taken as afternoon. The
+    improved release writes ``Y-m-d H:M:S.ffffff`` in UTC (3 h after the original's local clock), to the
+    microsecond; a value written without a fraction is read as whole seconds.
     """
     value = row.text("Timestamp")
+    iso = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?", value)
+    if iso is not None:
+        year, month, day, hour, minute, second = (int(iso.group(i)) for i in range(1, 7))
+        fraction = iso.group(7) or ""
+        try:
+            when = datetime(year, month, day, hour, minute, second, int(fraction.ljust(6, "0")), tzinfo=UTC)
+        except ValueError:
+            raise row.error(f"column 'Timestamp': {value!r} is not a date") from None
+        return when.timestamp(), 10.0 ** -len(fraction) if fraction else 1.0
     match = re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4}) (\d{1,2}):(\d{2})(?::(\d{2}))?(?: ?([AP]M))?", value)
     if match is None:
-        raise row.error(f"column 'Timestamp': cannot read {value!r} as d/m/Y H:M[:S]")
+        raise row.error(f"column 'Timestamp': cannot read {value!r} as d/m/Y H:M[:S] or Y-m-d H:M:S[.f]")
     day, month, year, hour, minute = (int(match.group(i)) for i in range(1, 6))
     second, marker = int(match.group(6) or 0), match.group(7)
     if (marker == "PM" and hour < 12) or (marker is None and hour < 8):
@@ -206,16 +294,18 @@ def _cic_state(proto: str, fwd_pkts: int, bwd_pkts: int, no_payload: bool, flags
 
 
 class CicIds2017File(CsvFile):
-    """A CIC-IDS-2017 CSV, with (``TrafficLabelling``) or without (``MachineLearningCVE``) addresses and times.
+    """A CIC-IDS-2017 CSV, with (``TrafficLabelling``, the improved release) or without (``MachineLearningCVE``)
+    addresses and times.
 
-    Neither has a service or history column; without addresses every host is ``"unknown"``, there is no
-    ``ts`` and windows are empty. With them, timestamps count minutes (some releases seconds).
+    None has a service or history column; without addresses every host is ``"unknown"``, there is no ``ts``
+    and windows are empty. With them, timestamps count minutes (some files seconds; the improved release
+    microseconds).
     """
 
     dataset = "cic-ids-2017"
 
     def _open(self) -> None:
-        header = self._start()
+        header = _cic_header(self.where, self._start())
         self._columns, self._width = column_index(self.where, 1, header, _CIC_REQUIRED), len(header)
         present = [c for c in _CIC_ADDRESSED if column_key(c) in self._columns]
         if present and len(present) != len(_CIC_ADDRESSED):

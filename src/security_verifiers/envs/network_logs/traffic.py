@@ -16,6 +16,9 @@ from typing import Any
 from security_verifiers.envs.network_logs.sites import PUBLIC_RESOLVERS, Network, public_ip
 
 _MSS = 1448
+#: A flow meter's active timeout: a session longer than this is written as consecutive records of this length
+#: (CICFlowMeter's default; real CIC-IDS-2017 benign durations pile up just under it).
+FLOW_TIMEOUT = 120.0
 
 
 @dataclass
@@ -30,6 +33,8 @@ class Timeline:
     resolver: str = ""
     cloud: str = ""
     cdns: tuple[str, ...] = ()
+    #: whether the sensor names NTP (Zeek builds without an NTP analyzer, as in IoT-23, leave ``service`` empty)
+    ntp_named: bool = True
 
     def __post_init__(self) -> None:
         self.resolver = self.net.server(self.rng, "dns")
@@ -38,6 +43,7 @@ class Timeline:
         self.cloud = self.rng.choice(self.net.clouds)
         # the few CDN and cloud front-ends this host's browser and apps keep coming back to
         self.cdns = tuple(public_ip(self.rng) for _ in range(self.rng.randint(3, 6)))
+        self.ntp_named = self.rng.random() < 0.5
 
     def ephemeral(self) -> int:
         lo, hi = (49152, 65535) if self.role in _WINDOWS_ROLES else (32768, 60999)
@@ -60,11 +66,42 @@ class Timeline:
             state: str = "SF", server_first: bool = False) -> dict[str, Any]:
         """An established TCP connection; packets follow from the bytes, history from the state."""
         out_seg, in_seg = math.ceil(ob / _MSS), math.ceil(rb / _MSS)
-        closed = 1 if state == "SF" else 0
+        closed = 1 if state in ("SF", "S2", "S3") else 0
         pkts = (2 + out_seg + math.ceil(in_seg / 2) + closed + self.rng.randint(0, 1),
                 1 + in_seg + math.ceil(out_seg / 2) + closed)
+        if state == "OTH":  # picked up mid-stream (a flow meter's continuation record): no handshake seen
+            pkts = (max(1, pkts[0] - 2), max(1 if rb else 0, pkts[1] - 1))
         return self._add(ts, dst, dport, "tcp", service, state, duration, ob, rb, pkts,
                          _tcp_history(self.rng, state, ob, rb, server_first))
+
+    def segments(self, t: float, full: int, last: float, dst: str, dport: int, proto: str,
+                 service: str | None, rate_out: float, rate_in: float,
+                 close: str = "SF") -> list[dict[str, Any]]:
+        """A long session written as a flow meter writes it: ``full`` records cut at :data:`FLOW_TIMEOUT`,
+        then the record of its last ``last`` seconds at ``t``, all on one 5-tuple. A TCP session's first record
+        saw the handshake but no close (S1), the middle ones neither (OTH: picked up mid-stream) and the last
+        one ends in ``close``; a UDP session's records are SF. ``rate_out``/``rate_in``: bytes per second."""
+        r = self.rng
+        sport = self.ephemeral()
+        out: list[dict[str, Any]] = []
+        for k in range(full + 1):
+            is_last = k == full
+            ts = t - (full - k) * FLOW_TIMEOUT
+            dur = last if is_last else FLOW_TIMEOUT - r.uniform(0.0005, 0.6)
+            ob = max(1, int(dur * rate_out * r.uniform(0.7, 1.3)))
+            rb = max(0, int(dur * rate_in * r.uniform(0.7, 1.3)))
+            if proto == "udp":
+                out.append(self.udp(ts, dst, dport, service, ob, rb, dur,
+                                    pkts=(max(2, math.ceil(ob / 1100)), max(1, math.ceil(rb / 1100))), sport=sport))
+                continue
+            state = close if is_last else ("S1" if k == 0 else "OTH")
+            out.append(self.tcp(ts, dst, dport, service, ob, rb, dur, state))
+            out[-1]["id.orig_p"] = sport
+        return out
+
+    def stray_fin(self, ts: float, dst: str, dport: int) -> dict[str, Any]:
+        """A lone FIN for a connection the sensor never saw open (Zeek state SH, nothing but its packet count)."""
+        return self._add(ts, dst, dport, "tcp", None, "SH", None, None, None, (1, 0), "F")
 
     def attempt(self, ts: float, dst: str, dport: int, outcome: str, lan: bool) -> dict[str, Any]:
         """A TCP connection that carried no data.
@@ -88,10 +125,12 @@ class Timeline:
     def udp(self, ts: float, dst: str, dport: int, service: str | None, ob: int, rb: int,
             duration: float | None, pkts: tuple[int, int] = (1, 1),
             sport: int | None = None) -> dict[str, Any]:
-        """A UDP exchange; without a reply it is Zeek state S0 with history ``D``."""
+        """A UDP exchange; without a reply it is Zeek state S0 with history ``D``. A lone unanswered datagram
+        lasts no time, and Zeek then logs neither a duration nor byte counts (``-``), only its packet."""
         if rb == 0:
-            return self._add(ts, dst, dport, "udp", service, "S0", duration if pkts[0] > 1 else None, ob, 0,
-                             (pkts[0], 0), "D", sport)
+            if pkts[0] <= 1:
+                return self._add(ts, dst, dport, "udp", service, "S0", None, None, None, (1, 0), "D", sport)
+            return self._add(ts, dst, dport, "udp", service, "S0", duration, ob, 0, (pkts[0], 0), "D", sport)
         return self._add(ts, dst, dport, "udp", service, "SF", duration, ob, rb, pkts, "Dd", sport)
 
     def icmp(self, ts: float, dst: str, count: int, size: int, answered: bool,
@@ -127,8 +166,14 @@ def _tcp_history(rng: random.Random, state: str, ob: int, rb: int, server_first:
         body = "ShAd"
     else:
         body = "ShA"
+    if state == "OTH":
+        return body[2:]
     if state == "SF":
         return body + rng.choice(("Ff", "fF"))
+    if state == "S3":
+        return body + "f"
+    if state == "S2":
+        return body + "F"
     if state == "RSTO":
         return body + "R"
     if state == "RSTR":
