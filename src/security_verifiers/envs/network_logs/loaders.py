@@ -109,6 +109,11 @@ class IoT23File(CsvFile):
             header = self._start()
             self._merged = any(_IOT23_MERGED.search(c) for c in header)
             header = self._split_merged(header)
+            missing = [c for c in _ZEEK_REQUIRED if column_key(c) not in {column_key(h) for h in header}]
+            if missing:  # neither form: say what each would have needed
+                raise DatasetError(f"{self.where}:1: missing required column(s) {', '.join(missing)} of an "
+                                   "IoT-23 conn.log's CSV export; not a Zeek log either (data before the #fields "
+                                   "header line)")
             self._columns, self._width = column_index(self.where, 1, header, _ZEEK_REQUIRED), len(header)
             return
         self._lines = enumerate(self._text(), 1)
