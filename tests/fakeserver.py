@@ -26,6 +26,8 @@ from typing import Any
 #: ``tool_calls`` in wire form) with optional ``finish_reason`` and ``usage``, or ``{"raw": body}``
 #: to send ``body`` verbatim as the whole response (to test malformed responses).
 Reply = Callable[[dict[str, Any]], str | dict[str, Any]]
+#: Bytes written to the socket at a time, so :attr:`FakeOpenAIServer.bytes_sent` sees a client that stops reading.
+CHUNK = 64 * 1024
 
 
 def echo(request: dict[str, Any]) -> str:
@@ -40,8 +42,12 @@ def _words(text: Any) -> int:
 class FakeOpenAIServer:
     """``POST /v1/chat/completions`` on 127.0.0.1 (a free port), served from a daemon thread."""
 
-    def __init__(self, reply: Reply = echo, *, delay_s: float = 0.0, api_key: str | None = None) -> None:
+    def __init__(self, reply: Reply = echo, *, delay_s: float = 0.0, api_key: str | None = None,
+                 declare_length: bool = True) -> None:
         self.reply = reply
+        #: False: answer without ``Content-Length``, the body ending when the connection closes (a streamed body
+        #: whose size the client learns only by reading it).
+        self.declare_length = declare_length
         #: Seconds to wait before answering (for timeout tests); cut short when the server closes.
         self.delay_s = delay_s
         #: The key a request must carry as ``Authorization: Bearer KEY``; others get vLLM's 401 (``--api-key``).
@@ -49,6 +55,7 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._failures: deque[int] = deque()
         self._requests: list[dict[str, Any]] = []
+        self._bytes_sent = 0
         self._headers: list[dict[str, str]] = []
         self._closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -73,6 +80,13 @@ class FakeOpenAIServer:
         """The (lower-cased) headers of every request received, oldest first."""
         with self._lock:
             return list(self._headers)
+
+    @property
+    def bytes_sent(self) -> int:
+        """Bytes of response bodies written to clients, in chunks of :data:`CHUNK`: a client that stops reading
+        and closes its connection stops the count (within what the sockets' buffers hold)."""
+        with self._lock:
+            return self._bytes_sent
 
     @property
     def request_count(self) -> int:
@@ -178,11 +192,17 @@ class FakeOpenAIServer:
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
+                    if server.declare_length:
+                        self.send_header("Content-Length", str(len(data)))
+                    else:
+                        self.close_connection = True  # the end of the body is the end of the connection
                     for name, value in (headers or {}).items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    for start in range(0, len(data), CHUNK):
+                        self.wfile.write(data[start:start + CHUNK])
+                        with server._lock:
+                            server._bytes_sent += len(data[start:start + CHUNK])
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test); nothing to answer
 

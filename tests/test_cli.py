@@ -38,7 +38,7 @@ def test_every_command_has_help(command: list[str], capsys) -> None:
     [
         (["eval", "nope", "--model", "baseline:reference"], "unknown environment"),  # unknown env
         (["eval", "network-logs", "--model", "baseline:nope"], "baseline"),  # unknown baseline
-        (["eval", "network-logs", "--model", "baseline:reference", "--env-option", "colour=1"], "Extra inputs"),
+        (["eval", "network-logs", "--model", "baseline:reference", "--env-option", "colour=1"], "unknown key 'colour'"),
         (["eval", "network-logs", "--model", "baseline:reference", "--temperature", "9"], "--temperature"),
         (["eval", "network-logs", "--model", "baseline:reference", "--split", "nope"], "unknown split"),
         (["eval", "network-logs", "--model", "baseline:reference", "--data", "/no/such.jsonl"], "not found"),

@@ -48,7 +48,7 @@ def test_a_read_only_path_can_be_added(workdir: Path, tmp_path: Path, capsys) ->
     (["{w}", "--timeout", "3", "--", "true"], "--timeout after WORKDIR; options go before it"),
     (["{w}"], "no command"),
     (["{w}", "--"], "no command"),
-    (["--timeout", "0", "{w}", "--", "true"], "--timeout: Input should be greater than 0"),
+    (["--timeout", "0", "{w}", "--", "true"], "--timeout: must be above 0"),
     (["{w}/missing", "--", "true"], "no such directory"),
 ])
 def test_usage_errors_exit_2_with_one_line(workdir: Path, capsys, argv: list[str], message: str) -> None:

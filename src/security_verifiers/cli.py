@@ -31,7 +31,7 @@ from security_verifiers.cli_import import (
     write_partial,
 )
 from security_verifiers.cli_sandbox import add_sandbox_parser
-from security_verifiers.core.errors import ConfigError, DatasetError
+from security_verifiers.core.errors import ConfigError, DatasetError, plain_errors
 
 EXIT_USAGE = 2
 #: The split ``sv eval`` evaluates when neither --split nor --data is given.
@@ -99,8 +99,12 @@ def config_from_args(model: type[BaseModel], args: argparse.Namespace) -> Any:
     try:
         return model.model_validate(values)
     except ValidationError as err:
-        problems = "; ".join(f"--{'.'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in err.errors())
-        raise ConfigError(problems) from err
+        raise ConfigError(plain_errors(err, model, _flag_of)) from err
+
+
+def _flag_of(loc: tuple[int | str, ...]) -> str:
+    """The option of a config field at ``loc``, as ``add_config_options`` spells it."""
+    return "--" + ".".join(map(str, loc)).replace("_", "-")
 
 
 def parse_env_options(pairs: list[str]) -> dict[str, Any]:
@@ -177,7 +181,7 @@ def _print_errors(summary: dict[str, Any]) -> None:
 def cmd_eval(args: argparse.Namespace) -> int:
     from security_verifiers.cli_resume import apply_stored_settings, find_run, invocation
     from security_verifiers.core.cache import ResponseCache
-    from security_verifiers.core.rundir import RunDir, new_run_id
+    from security_verifiers.core.rundir import RunDir, check_run_id, new_run_id
     from security_verifiers.envs.base import get_env
     from security_verifiers.harness.policies import resolve_policy
     from security_verifiers.harness.runner import RunConfig, run_eval
@@ -185,6 +189,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from security_verifiers.report import regenerate
 
     root = Path(args.out)
+    if args.run_id is not None:
+        check_run_id(args.run_id)  # a name, not a path: before anything is read or written
     if args.resume:  # the run's own settings, before anything is built from the flags
         run_dir = find_run(root, args.env, args.model, args.run_id)
         apply_stored_settings(args, run_dir, {"endpoint": tuple(Endpoint.model_fields),
@@ -208,7 +214,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if key_note:
         print(f"sv: note: {key_note}", file=sys.stderr)
     if not args.resume:
-        run_dir = RunDir.for_run(root, env.name, args.model, args.run_id or new_run_id())
+        run_dir = RunDir.for_run(root, env.name, args.model, args.run_id if args.run_id is not None else new_run_id())
     print(f"run directory: {run_dir.path}{' (resumed)' if args.resume else ''}", file=sys.stderr)
     stored = {"invocation": invocation(args, env.config.model_dump(mode="json"), endpoint, sampling)}
     outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, run_config, resume=args.resume,
@@ -233,6 +239,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"error: infrastructure error rate {rate:.1%} is above --max-error-rate "
               f"{run_config.max_error_rate:.1%}{' (stopped early)' if outcome.stopped_early else ''}; "
               "fix the endpoint and rerun with --resume", file=sys.stderr)
+        return EXIT_ERROR_RATE
+    if run_dir.read_metadata().get("status") == "failed":  # every rollout errored: nothing was measured
+        print(f"error: run {run_dir.path.name} failed: {run_dir.read_metadata().get('status_reason')}; fix the "
+              "endpoint and rerun with --resume", file=sys.stderr)
         return EXIT_ERROR_RATE
     return 0
 
@@ -507,7 +517,7 @@ DEFAULT_TRAIN_OUT = str(Path("outputs") / "train")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from security_verifiers.core.rundir import new_run_id
+    from security_verifiers.core.rundir import check_run_id, new_run_id
     from security_verifiers.envs.base import get_env
     from security_verifiers.train.presets import load_preset
 
@@ -534,7 +544,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.variants is not None or args.seeds is not None:
         raise ConfigError(f"--variants and --seeds belong to sv train ablation, not {args.command}")
     seed = 0 if args.seed is None else args.seed
-    run_id = args.run_id or f"{args.command}-{args.env}-s{seed}-{new_run_id()}"
+    if args.run_id is not None:
+        check_run_id(args.run_id)  # a name under --out, not a path
+    run_id = args.run_id if args.run_id is not None else f"{args.command}-{args.env}-s{seed}-{new_run_id()}"
     train(args.command, args.env, preset, seed=seed, out=Path(args.out), run_id=run_id)
     return 0
 
@@ -655,7 +667,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="Resume the run given by --run-id (or the latest of ENV and --model): finished rollouts "
                     "are kept, errored ones retried. ENV, --model, the dataset, env options, endpoint, sampling, "
                     "--samples and --timeout-s are read from its metadata.json (flags given again must agree); "
-                    "--concurrency, --score-workers and --max-error-rate may change.")
+                    "--concurrency, --score-workers and --max-error-rate may change; --no-cache and --cache-dir "
+                    "are kept. Without --run-id the run that started last is continued; a finished run with every "
+                    "rollout recorded is refused.")
     ev.add_argument("--no-cache", action="store_true", help="Do not read or write the response cache.")
     ev.add_argument("--cache-dir", default=None,
                     help="Response cache directory (default: $SV_CACHE_DIR or ~/.cache/security-verifiers).")

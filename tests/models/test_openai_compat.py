@@ -285,6 +285,7 @@ def test_describe_and_protocol() -> None:
                      "max_tokens_field": "max_tokens"},
         "timeout_s": 9.0,
         "max_retries": 1,
+        "max_reply_bytes": 1048576,
     }
 
 

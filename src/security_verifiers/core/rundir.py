@@ -22,10 +22,13 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
+from security_verifiers.core.errors import ConfigError
 from security_verifiers.core.types import RolloutRecord
 
 METADATA_SCHEMA_VERSION = 1
 _TRACKED_PACKAGES = ("security-verifiers", "pydantic", "numpy", "scipy", "scikit-learn", "openai", "matplotlib")
+#: A run id is one plain directory name: it starts with a letter or digit (never ``.``, ``..`` or a hidden name).
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def sanitise(name: str) -> str:
@@ -38,12 +41,33 @@ def sanitise(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name).strip(".") or "unnamed"
 
 
+def check_run_id(run_id: str) -> str:
+    """``run_id`` when it is a plain name, else a ConfigError: a run id becomes a directory under ``--out``, and
+    one with a separator, ``..`` or an absolute path would write (or resume) a run outside it.
+
+    >>> check_run_id("r1")
+    'r1'
+    >>> check_run_id("../x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    security_verifiers.core.errors.ConfigError: --run-id '../x' is not a plain name: ...
+    """
+    if not _RUN_ID.fullmatch(run_id):
+        raise ConfigError(f"--run-id {run_id[:200]!r} is not a plain name: use 1-128 letters, digits, '.', '_' or "
+                          "'-', starting with a letter or digit")
+    return run_id
+
+
 def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def start_time() -> str:
+    """A run's ``started_at``: to the microsecond, so two runs started in one second are still ordered."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def code_version() -> dict[str, Any]:
@@ -89,23 +113,35 @@ class ResultsFile:
     cut_line: int | None = None
 
 
+class MalformedResults(ValueError):
+    """A line of ``results.jsonl`` before its last that is not a rollout record: not a cut write but damage, so
+    the reader stops there rather than guess which rollouts the file holds."""
+
+    def __init__(self, path: Path, lineno: int, problem: str) -> None:
+        super().__init__(f"{path}:{lineno}: malformed result record: {problem}")
+        self.path, self.lineno, self.problem = path, lineno, problem
+
+
 def read_results_file(path: Path) -> ResultsFile:
     """Read ``results.jsonl``: a cut-short final line is dropped and its number kept, a malformed line elsewhere
-    is an error. A missing file holds no records (a run killed before its first rollout)."""
+    (bad JSON, not UTF-8, not a record) is a :class:`MalformedResults`. A missing file holds no records (a run
+    killed before its first rollout)."""
     if not path.exists():
         return ResultsFile([])
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = path.read_bytes().split(b"\n")
     records: list[RolloutRecord] = []
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            records.append(RolloutRecord.model_validate_json(line))
-        except ValidationError as err:
+            records.append(RolloutRecord.model_validate_json(line.decode("utf-8")))
+        except (ValidationError, UnicodeDecodeError) as err:
             is_last = all(not rest.strip() for rest in lines[lineno:])
-            if is_last:
+            cut_text = not isinstance(err, UnicodeDecodeError) or err.reason == "unexpected end of data"  # cut mid-char
+            if is_last and cut_text:
                 return ResultsFile(records, cut_line=lineno)  # a run killed mid-write: the final line is incomplete
-            raise ValueError(f"{path}:{lineno}: malformed result record: {err.errors()[0]['msg']}") from err
+            problem = err.errors()[0]["msg"] if isinstance(err, ValidationError) else "not UTF-8 text"
+            raise MalformedResults(path, lineno, problem) from err
     return ResultsFile(records)
 
 
@@ -140,14 +176,18 @@ class RunDir:
 
     @classmethod
     def for_run(cls, root: Path, env: str, model: str, run_id: str) -> RunDir:
+        """The directory of run ``run_id``; a run id that is not a plain name is a ConfigError (see
+        :func:`check_run_id`), so no command writes or resumes a run outside ``root``."""
+        check_run_id(run_id)
         return cls(root / "evals" / f"{sanitise(env)}--{sanitise(model)}" / run_id)
 
     @staticmethod
-    def latest(root: Path, env: str, model: str) -> RunDir | None:
-        """The most recent run of ``env`` with ``model`` under ``root`` (run ids sort by time)."""
+    def runs(root: Path, env: str, model: str) -> list[RunDir]:
+        """Every run of ``env`` with ``model`` under ``root`` (a directory holding ``metadata.json``), by name;
+        which is the latest is for their metadata to say (a run id need not sort by time)."""
         parent = root / "evals" / f"{sanitise(env)}--{sanitise(model)}"
-        runs = sorted(p for p in parent.glob("*") if (p / "metadata.json").exists()) if parent.exists() else []
-        return RunDir(runs[-1]) if runs else None
+        return [RunDir(p) for p in sorted(parent.glob("*")) if (p / "metadata.json").is_file()] \
+            if parent.is_dir() else []
 
     def read_metadata(self) -> dict[str, Any]:
         return json.loads(self.metadata_path.read_text(encoding="utf-8"))
@@ -157,8 +197,11 @@ class RunDir:
         write_json_atomic(self.metadata_path, metadata)
 
     def compact_for_resume(self) -> list[RolloutRecord]:
-        """Keep the finished rollouts (one per key), drop errored and cut-short ones; returns what is kept."""
-        records = latest_by_key(read_records(self.results_path))
+        """Keep the finished rollouts (one per key), drop errored and cut-short ones; returns what is kept.
+
+        A malformed line before the last is a ConfigError naming it, and the file is left as it is: which
+        rollouts it held is for the user to decide, not for a resume to guess."""
+        records = latest_by_key(self.read_for_resume())
         kept = [r for r in records if r.ok]
         tmp = self.results_path.with_suffix(".jsonl.tmp")
         with tmp.open("w", encoding="utf-8") as fh:
@@ -167,6 +210,18 @@ class RunDir:
                 fh.write("\n")
         os.replace(tmp, self.results_path)
         return kept
+
+    def read_for_resume(self) -> list[RolloutRecord]:
+        """The records of ``results.jsonl``, or a one-line ConfigError saying which line is damaged and how to go
+        on (a cut final line is dropped, as a resume always has)."""
+        try:
+            return read_records(self.results_path)
+        except MalformedResults as err:
+            raise ConfigError(f"--resume: {err.path}:{err.lineno} is not a rollout record ({err.problem}); delete or "
+                              "fix that line (its rollout is then played again) and resume again, or start a new "
+                              "run") from err
+        except OSError as err:
+            raise ConfigError(f"--resume: cannot read {self.results_path} ({err.strerror or err})") from err
 
     def open_results(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)

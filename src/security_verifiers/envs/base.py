@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from security_verifiers.core.datasets import Dataset, load_public_split, read_jsonl
-from security_verifiers.core.errors import ConfigError, DatasetError, ErrorKind, InfraError, boundary
+from security_verifiers.core.errors import ConfigError, DatasetError, ErrorKind, InfraError, boundary, plain_errors
 from security_verifiers.core.metrics_report import MetricsReport
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
@@ -147,10 +147,10 @@ class Environment(ABC):
         try:
             return cls(cls.config_class.model_validate(options))
         except ValidationError as err:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in err.errors()
-            )
-            raise ConfigError(f"invalid options for environment {cls.name}: {problems}") from err
+            def label(loc: tuple[int | str, ...]) -> str:
+                return " ".join(["--env-option", ".".join(map(str, loc))]).rstrip()
+
+            raise ConfigError(plain_errors(err, cls.config_class, label, owner=cls.name)) from err
 
     def describe(self) -> dict[str, Any]:
         """What rebuilds this environment: name, version and config (written to metadata.json)."""

@@ -8,6 +8,10 @@ Text enters the transcript as valid Unicode: a reply that decodes to lone surrog
 an endpoint, a tool reading bytes with ``surrogateescape``) has them replaced by U+FFFD before it is scored, so the
 record that is written holds what was scored. A record that still cannot be written becomes its rollout's error
 (:func:`unwritable`), never the run's.
+
+Every reply is bounded before it is recorded: one longer than the policy's ``max_reply_bytes`` (the endpoint reads no
+further; a local model or a baseline gets :data:`DEFAULT_MAX_REPLY_BYTES`) is replaced by :func:`reply_too_large`,
+which its scorer reads as an unparseable answer, so a runaway reply costs neither memory nor disk.
 """
 
 from __future__ import annotations
@@ -18,9 +22,18 @@ import time
 from typing import Any
 
 from security_verifiers.core.errors import ErrorKind, InfraError, boundary
-from security_verifiers.core.types import ErrorRecord, Item, Message, RolloutRecord, Score, Transcript, Usage
+from security_verifiers.core.types import (
+    Completion,
+    ErrorRecord,
+    Item,
+    Message,
+    RolloutRecord,
+    Score,
+    Transcript,
+    Usage,
+)
 from security_verifiers.envs.base import Environment
-from security_verifiers.models.base import Policy
+from security_verifiers.models.base import DEFAULT_MAX_REPLY_BYTES, Policy, reply_too_large
 
 
 async def play_episode(
@@ -39,6 +52,7 @@ async def play_episode(
     record = RolloutRecord(env=env.name, env_version=env.version, item_id=item.id, split=item.split, sample=sample)
     messages: list[Message] = []
     toolbox = None
+    max_reply_bytes = getattr(policy, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)
     try:
         with boundary(ErrorKind.SCORER):  # the environment's own code, on one item (a hostile message, say)
             messages = env.prompt(item)
@@ -47,7 +61,7 @@ async def play_episode(
         for _turn in range(env.max_turns):
             with boundary(ErrorKind.PROVIDER):
                 async with asyncio.timeout(timeout_s):
-                    completion = await policy.respond(item, messages, schemas, sample)
+                    completion = _capped(await policy.respond(item, messages, schemas, sample), max_reply_bytes)
             usage = usage + completion.usage
             all_cached = all_cached and completion.cached
             with boundary(ErrorKind.PROVIDER):
@@ -76,6 +90,26 @@ async def play_episode(
     record.cached = all_cached and record.error is None
     record.latency_s = time.perf_counter() - start
     return record, transcript
+
+
+def reply_bytes(completion: Completion) -> int:
+    """The UTF-8 size of what a reply says: its text and its tool calls' names and arguments.
+
+    >>> reply_bytes(Completion(text="caf\u00e9"))
+    5
+    """
+    parts = [completion.text, *(c.name for c in completion.tool_calls), *(c.arguments for c in completion.tool_calls)]
+    return sum(len(part.encode("utf-8", "surrogatepass")) for part in parts)
+
+
+def _capped(completion: Completion, limit: int) -> Completion:
+    """``completion``, or :func:`reply_too_large` in its place when it says more than ``limit`` bytes (its usage and
+    cache flag kept: the tokens were spent, and a cached reply stored under a higher cap is capped here too)."""
+    if not completion.tool_calls and len(completion.text) <= limit // 4:
+        return completion  # four bytes a character at most: a short reply need not be encoded to know
+    if reply_bytes(completion) <= limit:
+        return completion
+    return reply_too_large(limit).model_copy(update={"usage": completion.usage, "cached": completion.cached})
 
 
 def apply_score(record: RolloutRecord, score: Score | InfraError) -> RolloutRecord:

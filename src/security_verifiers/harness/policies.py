@@ -28,7 +28,8 @@ def resolve_policy(
     model run in this process; anything else is a model name at an OpenAI-compatible endpoint.
 
     Baselines are per environment (a baseline reads that environment's items), hence ``env``.
-    The endpoint (default: ``Endpoint()``) applies only to served models; ``sampling=None`` means ``Sampling()``.
+    The endpoint (default: ``Endpoint()``) applies only to served models, but for its ``max_reply_bytes``, which
+    caps a local model's replies too; ``sampling=None`` means ``Sampling()``.
     """
     if model.startswith(BASELINE_PREFIX):
         name = model.removeprefix(BASELINE_PREFIX)
@@ -44,7 +45,9 @@ def resolve_policy(
                               "for tool use")
         from security_verifiers.models.hf_local import HFLocalPolicy  # torch's import costs seconds
 
-        return HFLocalPolicy(model.removeprefix(HF_PREFIX), sampling=sampling)
+        policy = HFLocalPolicy(model.removeprefix(HF_PREFIX), sampling=sampling)
+        policy.max_reply_bytes = (endpoint or Endpoint()).max_reply_bytes  # --max-reply-bytes caps it too
+        return policy
     from security_verifiers.models.openai_compat import OpenAIChatPolicy  # openai's import costs ~0.5 s
 
     return OpenAIChatPolicy(

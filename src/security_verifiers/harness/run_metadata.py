@@ -1,7 +1,9 @@
 """What ``metadata.json`` says of a run, and the rule for resuming one.
 
 A run's metadata is written twice: before the first rollout (how the run was built: environment, dataset,
-policy, settings, versions) and when it ends (status and why, counts, time, usage: :func:`end_status`). A resume
+policy, settings, versions, and the process playing it) and when it ends (status and why, counts, time, usage:
+:func:`end_status`). A process killed outright never writes the end, so its metadata says ``running`` for ever:
+readers ask :func:`effective_status`, which reads such a run as ``stopped`` once its process is gone. A resume
 must be the same experiment as the run it continues, so it is checked against the stored metadata before anything
 is played; the kept rollouts then come from the run directory's own compaction.
 """
@@ -9,6 +11,9 @@ is played; the kept rollouts then come from the run directory's own compaction.
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
+from pathlib import Path
 from typing import Any
 
 from security_verifiers.core.datasets import Dataset
@@ -19,6 +24,7 @@ from security_verifiers.core.rundir import (
     code_version,
     environment_versions,
     now_iso,
+    start_time,
 )
 from security_verifiers.core.types import RolloutRecord
 from security_verifiers.envs.base import Environment
@@ -44,14 +50,83 @@ def initial_metadata(env: Environment, policy: Policy, dataset: Dataset, run_id:
         "run": run_settings,
         "versions": environment_versions(),
         "tools": None,
+        "process": process_identity(),
         **(extra or {}),
     }
 
 
-def end_status(ended_by: BaseException | None, *, stopped_early: bool, remaining: int) -> dict[str, Any]:
+def process_identity() -> dict[str, Any]:
+    """The process playing the run, as :func:`effective_status` checks it: pid, host, and (on Linux) the pid's
+    start time, so a later process that got the same pid is not taken for it."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "pid_started": _pid_started(os.getpid())}
+
+
+def _pid_started(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (``/proc/PID/stat`` field 22); ``None`` where unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _alive(process: dict[str, Any]) -> bool | None:
+    """Whether the process ``process`` names is still running; ``None`` when this host cannot tell (another
+    host, or no pid recorded)."""
+    pid = process.get("pid")
+    if not isinstance(pid, int) or pid <= 0 or process.get("host") != socket.gethostname():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists, as another user's process
+    except OSError:
+        return None
+    started = process.get("pid_started")
+    return started is None or _pid_started(pid) in (None, started)
+
+
+def effective_status(metadata: dict[str, Any]) -> str | None:
+    """The run's status as it truly stands: the recorded one, except that a run recorded ``running`` whose process
+    is gone (killed, crashed, the machine restarted) is ``stopped``. Only a reader on the run's host can tell; elsewhere
+    ``running`` stays.
+
+    >>> effective_status({"status": "finished"}), effective_status({"status": "running"})
+    ('finished', 'running')
+    >>> effective_status({"status": "running", "process": {"pid": 2**22 + 1, "host": socket.gethostname()}})
+    'stopped'
+    """
+    return effective_status_reason(metadata)[0]
+
+
+def running_elsewhere(metadata: dict[str, Any]) -> dict[str, Any] | None:
+    """The process still playing the run when it is another live process on this host (a resume must not write
+    beside it), else ``None``."""
+    process = metadata.get("process")
+    if metadata.get("status") != "running" or not isinstance(process, dict) or process.get("pid") == os.getpid():
+        return None
+    return process if _alive(process) else None
+
+
+def effective_status_reason(metadata: dict[str, Any]) -> tuple[str | None, str | None]:
+    """:func:`effective_status` and its reason (the recorded ``status_reason``, or why a ``running`` run is not)."""
+    status, reason = metadata.get("status"), metadata.get("status_reason")
+    process = metadata.get("process")
+    if status == "running" and isinstance(process, dict) and _alive(process) is False:
+        return "stopped", (f"its process (pid {process.get('pid')} on {process.get('host')}) ended without recording "
+                           "an end: killed or crashed")
+    return status, reason
+
+
+def end_status(ended_by: BaseException | None, *, stopped_early: bool, remaining: int,
+               errors: dict[str, int] | None = None, finished: int = 0, kept: int = 0) -> dict[str, Any]:
     """``status`` and ``status_reason`` of a run as it ends: ``failed`` when an exception ended it (the reason is
-    the exception), ``stopped`` when it was interrupted, stopped by the error-rate guard, or left rollouts unplayed,
-    else ``finished`` (reason ``None``). A resume continues a failed or stopped run like any other.
+    the exception) or when every rollout it holds ended in an infrastructure error (``errors`` by kind of the
+    ``finished`` rollouts of this session, and none ``kept`` from before: nothing was measured); ``stopped`` when it
+    was interrupted, stopped by the error-rate guard, or left rollouts unplayed; else ``finished`` (reason
+    ``None``). A resume continues a failed or stopped run like any other.
 
     >>> end_status(None, stopped_early=False, remaining=0)
     {'status': 'finished', 'status_reason': None}
@@ -59,6 +134,8 @@ def end_status(ended_by: BaseException | None, *, stopped_early: bool, remaining
     {'status': 'failed', 'status_reason': 'OSError: [Errno 28] No space left on device'}
     >>> end_status(None, stopped_early=True, remaining=30)["status_reason"]
     'the infrastructure error rate passed --max-error-rate'
+    >>> end_status(None, stopped_early=False, remaining=0, errors={"provider": 3}, finished=3)["status_reason"]
+    'every rollout (3) ended in an infrastructure error (provider 3): nothing was measured'
     """
     if isinstance(ended_by, KeyboardInterrupt | SystemExit | asyncio.CancelledError):
         return {"status": "stopped", "status_reason": f"interrupted ({type(ended_by).__name__})"}
@@ -69,6 +146,11 @@ def end_status(ended_by: BaseException | None, *, stopped_early: bool, remaining
         return {"status": "stopped", "status_reason": "the infrastructure error rate passed --max-error-rate"}
     if remaining:
         return {"status": "stopped", "status_reason": f"{remaining} rollouts were not played"}
+    if finished and not kept and sum((errors or {}).values()) >= finished:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted((errors or {}).items()))
+        return {"status": "failed",
+                "status_reason": f"every rollout ({finished}) ended in an infrastructure error ({kinds}): nothing was "
+                                 "measured"}
     return {"status": "finished", "status_reason": None}
 
 
@@ -108,12 +190,12 @@ def start_or_resume(run_dir: RunDir, metadata: dict[str, Any], resume: bool) -> 
     if not resume:
         if run_dir.results_path.exists():
             raise ConfigError(f"{run_dir.path} already holds results; pass --resume or choose another --run-id")
-        metadata["started_at"] = now_iso()
+        metadata["started_at"] = start_time()
         return []
     if not run_dir.metadata_path.exists():
         raise ConfigError(f"nothing to resume at {run_dir.path}")
     existing = run_dir.read_metadata()
     check_resumable(existing, metadata)
-    metadata["started_at"] = existing.get("started_at", now_iso())
+    metadata["started_at"] = existing.get("started_at", start_time())
     metadata["resumed_at"] = [*existing.get("resumed_at", []), now_iso()]
     return run_dir.compact_for_resume()

@@ -145,7 +145,8 @@ async def run_eval(
         run_dir.close()
         seconds = time.perf_counter() - start
         metadata.update(
-            **end_status(ended_by, stopped_early=tally.stopped_early, remaining=len(pending)),
+            **end_status(ended_by, stopped_early=tally.stopped_early, remaining=len(pending),
+                         errors=dict(tally.errors), finished=tally.finished, kept=len(kept)),
             finished_at=now_iso(),
             seconds=round(seconds, 3),
             cpu_seconds=round(time.process_time() - cpu_start, 3),  # this process, every thread; not score workers

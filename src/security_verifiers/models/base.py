@@ -8,6 +8,24 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from security_verifiers.core.types import Completion, Item, Message
 
+#: The most bytes of one reply that are read, recorded and cached: a thousand times what 1,024 tokens take, yet an
+#: endpoint that answers with 20 MB costs 1 MiB per rollout, not 20 MB of memory, results file and cache each.
+DEFAULT_MAX_REPLY_BYTES = 1024 * 1024
+#: The ``finish_reason`` of the reply that stands in for one past the cap (:func:`reply_too_large`).
+REPLY_TOO_LARGE = "max_reply_bytes"
+
+
+def reply_too_large(limit: int) -> Completion:
+    """What is recorded and scored in place of a reply longer than ``limit`` bytes: a short text that no scorer
+    reads as an answer (no JSON object), so the rollout is the model's parse failure at the minimum reward, and
+    the transcript says why. It is never cached: the cap is not part of the cache key.
+
+    >>> reply_too_large(1048576).text
+    'reply exceeded --max-reply-bytes (1048576) and was not kept'
+    """
+    return Completion(text=f"reply exceeded --max-reply-bytes ({limit}) and was not kept",
+                      finish_reason=REPLY_TOO_LARGE)
+
 
 class Sampling(BaseModel):
     """Sampling parameters sent to a model; part of the response-cache key and of the run metadata."""
@@ -48,6 +66,13 @@ class Endpoint(BaseModel):
         description="Retries with exponential backoff for transient endpoint errors (408, 409, 429, 5xx, "
         "connection failures), honouring retry-after.",
     )
+    max_reply_bytes: int = Field(
+        DEFAULT_MAX_REPLY_BYTES, gt=0,
+        description="Most bytes of one reply read from the endpoint: a server that answers a short request with "
+        "megabytes would otherwise fill memory, results.jsonl and the cache. Reading stops at the cap, and the "
+        "reply is recorded as an unparseable answer (reward at the minimum, not an infrastructure error), noted "
+        "in its transcript and not cached.",
+    )
 
 
 @runtime_checkable
@@ -57,7 +82,9 @@ class Policy(Protocol):
     ``item`` is passed so that baselines can be written as plain functions of the task (the
     ``reference`` baseline reads the target); model backends must ignore it. The runner also calls two
     optional methods when a policy has them: ``prepare(items)`` before a run and ``await aclose()`` at
-    its end (a model closes its HTTP connections in the event loop that opened them).
+    its end (a model closes its HTTP connections in the event loop that opened them). An optional
+    ``max_reply_bytes`` attribute sets the cap the episode puts on its replies (:data:`DEFAULT_MAX_REPLY_BYTES`
+    where absent).
     """
 
     name: str

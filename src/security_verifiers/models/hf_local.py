@@ -21,7 +21,7 @@ from typing import Any
 
 from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError
 from security_verifiers.core.types import Completion, Item, Message, Usage
-from security_verifiers.models.base import Sampling
+from security_verifiers.models.base import DEFAULT_MAX_REPLY_BYTES, Sampling
 
 
 def weights_digest(path: Path) -> str:
@@ -51,6 +51,8 @@ class HFLocalPolicy:
         self.name = f"hf:{source}"
         self.sampling = sampling or Sampling()
         self.batch_size = batch_size
+        #: replies past this are recorded as unparseable (the episode's cap; ``sv eval --max-reply-bytes``)
+        self.max_reply_bytes = DEFAULT_MAX_REPLY_BYTES
         self._model, self._tokenizer, self.device, self.identity = _load(source, device)
         self._queue: list[tuple[list[Message], asyncio.Future[Completion]]] = []
         self._drainer: asyncio.Task[None] | None = None

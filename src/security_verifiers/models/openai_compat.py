@@ -5,6 +5,9 @@ errors, honouring ``retry-after``), so there is one retry policy and it is the o
 SDK is tested against. Whatever still fails is raised as an :class:`InfraError`, so the runner
 records it as infrastructure and never as a wrong answer.
 
+A reply is read up to ``Endpoint.max_reply_bytes`` and no further (see ``_read_capped``): past it the connection
+is closed and the rollout gets :func:`reply_too_large`, an unparseable answer that is not cached.
+
 The client runs on its aiohttp transport and skips the parts of ``chat.completions.create`` that cost
 CPU without checking anything (see ``_request``): against a fast server the harness needs 1 to 1.5 ms
 of CPU per rollout instead of about 6 (``benchmarks/harness_overhead.py``).
@@ -18,6 +21,7 @@ import os
 from typing import Any
 from urllib.parse import urlparse
 
+import httpx
 import openai
 from openai import RequestOptions
 from pydantic import BaseModel
@@ -25,7 +29,7 @@ from pydantic import BaseModel
 from security_verifiers.core.cache import ResponseCache
 from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError, boundary
 from security_verifiers.core.types import Completion, Item, Message, ToolCall, Usage
-from security_verifiers.models.base import Endpoint, Sampling
+from security_verifiers.models.base import REPLY_TOO_LARGE, Endpoint, Sampling, reply_too_large
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Sent as the key to local servers, which need none but whose clients still require one.
@@ -88,6 +92,7 @@ class OpenAIChatPolicy:
         self.sampling = sampling if sampling is not None else Sampling()
         self.timeout_s = timeout_s
         self.max_retries = endpoint.max_retries
+        self.max_reply_bytes = endpoint.max_reply_bytes
         self.cache = cache
         self._key = self._api_key()
         self._client: openai.AsyncOpenAI | None = None
@@ -154,6 +159,7 @@ class OpenAIChatPolicy:
             "sampling": self.sampling.model_dump(),
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
+            "max_reply_bytes": self.max_reply_bytes,
         }
 
     def _sampling_params(self) -> dict[str, Any]:
@@ -178,7 +184,8 @@ class OpenAIChatPolicy:
         if hit is not None:
             return hit
         completion = await self._request(wire_messages, wire_tools)
-        self.cache.put(key, completion, model=self.model, base_url=self.base_url)
+        if completion.finish_reason != REPLY_TOO_LARGE:  # not an answer: a higher cap must ask again
+            self.cache.put(key, completion, model=self.model, base_url=self.base_url)
         return completion
 
     async def _request(
@@ -193,9 +200,11 @@ class OpenAIChatPolicy:
                 # ``post`` is ``chat.completions.create`` without its two costliest steps: walking the
                 # request through the typed parameter schema (0.65 ms; it is plain JSON we built) and
                 # building a ChatCompletion field by field (0.15 ms; ``_Reply`` reads the body in
-                # pydantic's compiled validator instead). Retries, timeouts and errors are the client's.
-                body = await self._http().post(
-                    "/chat/completions", cast_to=bytes, body=request, options=_BEARER_AUTH
+                # pydantic's compiled validator instead). Retries, timeouts and errors are the client's up to
+                # the response's headers; ``stream=True`` leaves the body unread, for ``_read_capped``.
+                response = await self._http().post(
+                    "/chat/completions", cast_to=httpx.Response, body=request, options=_BEARER_AUTH, stream=True,
+                    stream_cls=None,
                 )
             except (openai.AuthenticationError, openai.PermissionDeniedError) as err:
                 raise self._key_refused(err) from err
@@ -210,6 +219,14 @@ class OpenAIChatPolicy:
                 raise InfraError(
                     ErrorKind.TIMEOUT, f"{self.model} at {self.base_url}: no reply within {self.timeout_s}s"
                 ) from err
+            try:
+                body = await _read_capped(response, self.max_reply_bytes)
+            except httpx.TimeoutException as err:
+                raise InfraError(
+                    ErrorKind.TIMEOUT, f"{self.model} at {self.base_url}: reply not read within {self.timeout_s}s"
+                ) from err
+            if body is None:
+                return reply_too_large(self.max_reply_bytes)
             return _to_completion(_Reply.model_validate_json(body))
 
     async def aclose(self) -> None:
@@ -218,6 +235,26 @@ class OpenAIChatPolicy:
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> bytes | None:
+    """The body of ``response`` (decoded, so a compressed one counts at its real size), or ``None`` as soon as it
+    passes ``limit`` bytes: the rest is never read, and closing the response drops its connection.
+
+    The bytes are counted as they arrive rather than read from ``Content-Length``: a server may declare no length
+    (a body that ends when the connection does), and a compressed body decodes to more than it declares.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                return None
+            chunks.append(chunk)
+    finally:
+        await response.aclose()
+    return b"".join(chunks)
 
 
 def _status_detail(err: openai.APIStatusError) -> str:

@@ -75,9 +75,12 @@ def expected_rollouts(metadata: dict[str, Any]) -> int | None:
 
 def run_status(metadata: dict[str, Any], records: list[RolloutRecord], cut_line: int | None) -> RunStatus:
     """``records`` (one per item and sample) against ``metadata``: a ``finished`` run that lacks rollouts or
-    had a cut line is :data:`INCOMPLETE`; any other status (``running`` after a kill, ``stopped``) is kept."""
+    had a cut line is :data:`INCOMPLETE`; a ``running`` run whose process is gone is ``stopped``; any other status is
+    kept."""
+    from security_verifiers.harness.run_metadata import effective_status  # a killed run reads "stopped"
+
     expected = expected_rollouts(metadata)
-    status = metadata.get("status")
+    status = effective_status(metadata)
     short = cut_line is not None or (expected is not None and len(records) < expected)
     if status == "finished" and short:
         status = INCOMPLETE

@@ -80,7 +80,7 @@ def test_reward_is_in_unit_interval_and_reference_is_top() -> None:
     ("options", "message"),
     [
         ({"decision_weight": 0.9}, "must equal 1"),  # weights that leave [0, 1]
-        ({"colour": "red"}, "Extra inputs"),  # unknown option
+        ({"colour": "red"}, "unknown key 'colour'"),  # unknown option
         ({"costs": {"missed": 1, "false_alarm": 1, "abstain": 2}}, "abstain cost"),  # abstain never useful
     ],
 )
