@@ -110,7 +110,8 @@ def test_floors_of_different_items_name_their_runs() -> None:
     assert [(c["reward_mean"], c["runs"]) for c in constants] == [(0.89, ["a"]), (0.80, ["b"])]
 
 
-def test_summaries_without_a_floor_give_no_floor_row(tmp_path: Path) -> None:
+def test_summaries_without_a_floor_give_no_floor_row_but_a_note(tmp_path: Path) -> None:
     board = build_leaderboard([entry("a", 0.5)])
     assert board["envs"]["network-logs"]["constants"] == []
-    assert "floor" not in write_leaderboard(board, tmp_path)[0].read_text().split("## network-logs")[1]
+    section = write_leaderboard(board, tmp_path)[0].read_text().split("## network-logs")[1]
+    assert "| floor |" not in section and "*floor*: no constant floor: network-logs defines no constant" in section

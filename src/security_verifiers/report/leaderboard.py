@@ -4,7 +4,9 @@ Built from ``summary.json`` files only. The columns are the environment's headli
 summaries record them; rows of different environment versions are kept but flagged, because their
 scores come from different scorers. Each table also shows its runs' constant floor (the reward of the best
 answer that ignores the item, on the same items: :class:`~security_verifiers.core.metrics_report.ConstantPolicy`)
-as an unranked row in its place by reward, so a policy below it reads as what it is.
+as an unranked row in its place by reward, so a policy below it reads as what it is. A table whose runs record no
+floor says so under it (code-repair defines no constant answer; a served red-team target gives none), and a floor
+that only some runs record names the runs it belongs to.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from rich.table import Table
 
-from security_verifiers.core.metrics_report import MetricsReport, fmt
+from security_verifiers.core.metrics_report import CONSTANT_REWARD, MetricsReport, fmt
 from security_verifiers.envs.base import Environment
 from security_verifiers.report.markdown import md_table
 
@@ -28,7 +30,9 @@ FLOOR = "floor"
 
 def _row(entry: dict[str, Any], columns: list[str]) -> dict[str, Any]:
     summary = entry["summary"]
-    report = MetricsReport.from_summary(summary)
+    # Only the metrics and their intervals: the floor is the table's (``_constants``), whichever key carries it.
+    report = MetricsReport(metrics={k: v for k, v in (summary.get("metrics") or {}).items() if k != CONSTANT_REWARD},
+                           intervals=summary.get("intervals") or {})
     reward = report.intervals.get(RANK_KEY)
     return {
         "policy": entry["policy"] + _incomplete_marker(summary),
@@ -52,17 +56,42 @@ def _incomplete_marker(summary: dict[str, Any]) -> str:
     return f" (incomplete {expected - missing}/{expected})"
 
 
+def _constant(summary: dict[str, Any]) -> tuple[str, str, float] | None:
+    """``(policy, answer, reward)`` of a summary's constant floor: its ``constant_policy``, else the flat
+    ``metrics.constant_reward`` alone (a summary that kept only the number); ``None`` when it records neither."""
+    constant = summary.get("constant_policy")
+    if constant is not None and constant.get("reward_mean") is not None:
+        return constant.get("policy") or "constant", constant.get("answer") or "", constant["reward_mean"]
+    flat = (summary.get("metrics") or {}).get(CONSTANT_REWARD)
+    return None if flat is None else ("constant", "", flat)
+
+
 def _constants(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The constant floors of one table's runs, one per distinct constant: runs on the same items share it. When
-    the runs' items differ (another dataset, errored rollouts left out) each floor names the runs it belongs to."""
+    the runs' items differ (another dataset, errored rollouts left out), or some runs record no floor, each floor
+    names the runs it belongs to."""
     found: dict[tuple[str, str, float], list[str]] = {}
     for entry in group:
-        constant = entry["summary"].get("constant_policy")  # absent from summaries written before it existed
+        constant = _constant(entry["summary"])
         if constant is not None:
-            key = (constant["policy"], constant["answer"], constant["reward_mean"])
-            found.setdefault(key, []).append(entry["policy"])
-    return [{"policy": policy, "answer": answer, RANK_KEY: reward, "runs": sorted(runs) if len(found) > 1 else None}
+            found.setdefault(constant, []).append(entry["policy"])
+    named = len(found) > 1 or sum(map(len, found.values())) < len(group)
+    return [{"policy": policy, "answer": answer, RANK_KEY: reward, "runs": sorted(runs) if named else None}
             for (policy, answer, reward), runs in sorted(found.items(), key=lambda kv: -kv[0][2])]
+
+
+def _floor_note(name: str, group: list[dict[str, Any]]) -> str | None:
+    """What the table says about the runs without a constant floor; ``None`` when every run has one."""
+    without = sorted(e["policy"] for e in group if _constant(e["summary"]) is None)
+    if not without:
+        return None
+    if len(without) < len(group):
+        return f"no constant floor for {', '.join(without)}: their summaries record none"
+    if any(CONSTANT_REWARD in (e["summary"].get("metrics") or {}) for e in group):
+        return (f"no constant floor: {name} computes one, but none for these runs' items (a served target, or "
+                "no scored rollout)")
+    return (f"no constant floor: {name} defines no constant answer (or its summaries predate floors), so these "
+            "rewards have no floor to be read against")
 
 
 def _rank(row: dict[str, Any]) -> tuple[bool, float, str]:
@@ -92,6 +121,7 @@ def build_leaderboard(entries: list[dict[str, Any]]) -> dict[str, Any]:
             "higher_is_better": {h["key"]: h["higher_is_better"] for h in headline},
             "rows": rows,
             "constants": _constants(group),
+            "floor_note": _floor_note(name, group),
             "warnings": [f"rows come from versions {', '.join(versions)} of {name}; "
                          "their scores are not comparable"] if len(versions) > 1 else [],
         }
@@ -142,6 +172,8 @@ def write_leaderboard(board: dict[str, Any], out_dir: Path) -> tuple[Path, Path]
         for warning in table["warnings"]:
             lines += [f"> **Warning:** {warning}", ""]
         lines.append(md_table(_headers(table), _cells(table)))
+        if table.get("floor_note"):
+            lines += ["", f"*{FLOOR}*: {table['floor_note']}."]
     md_path, json_path = out_dir / "leaderboard.md", out_dir / "leaderboard.json"
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     json_path.write_text(json.dumps(board, indent=2, allow_nan=False) + "\n", encoding="utf-8")
@@ -152,7 +184,7 @@ def render_table(board: dict[str, Any]) -> list[Table]:
     """One ``rich`` table per environment, for printing to a terminal."""
     tables = []
     for name, table in board["envs"].items():
-        caption = "; ".join(table["warnings"]) or None
+        caption = "; ".join([*table["warnings"], *filter(None, [table.get("floor_note")])]) or None
         rich_table = Table(title=f"{name} leaderboard", caption=caption)
         for header in _headers(table)[:-1]:  # the run path is in the files, not the terminal
             # A policy name is folded onto more lines when the terminal is narrow, never cut with an ellipsis.
