@@ -67,7 +67,8 @@ def test_resume_of_the_latest_run_of_env_and_model_needs_no_other_flag(tmp_path:
     ("extra", "message"),
     [
         (["--temperature", "0.7"], "--temperature 0.7 differs from run r1's 0.5"),
-        (["--n", "4"], "--n 4 differs from run r1's 5"),
+        (["--n", "4"], "--limit 4 differs from run r1's 5"),  # --n: the old spelling of --limit
+        (["--limit", "1:4"], "--limit 1:4 differs from run r1's 5"),
         (["--samples", "3"], "--samples 3 differs from run r1's 2"),
         (["--env-option", "window=5"], "--env-option window 5 differs from run r1's 3"),
         (["--model", "other"], "no run 'r1'"),  # the run id is looked up among that model's runs

@@ -162,8 +162,13 @@ CASES: list[tuple[str, list[str], str]] = [
     ("eval-out-is-file", _eval("network-logs", "--data", "{nl}", "--out", "{nl}"), "--out"),
     ("eval-unknown-option", _eval("network-logs", "--bogus"), "unrecognized arguments"),
     ("eval-n-not-int", _eval("network-logs", "--n", "abc"), "invalid int value"),
-    ("eval-n-zero", _eval("network-logs", "--n", "0"), "--n must be positive"),
-    ("eval-n-negative", _eval("network-logs", "--data", "{nl}", "--n", "-3"), "--n must be positive"),
+    ("eval-n-zero", _eval("network-logs", "--n", "0"), "--limit must be positive"),  # --n: the old spelling
+    ("eval-limit-zero", _eval("network-logs", "--limit", "0"), "--limit must be positive"),
+    ("eval-limit-negative", _eval("network-logs", "--data", "{nl}", "--limit", "-3"), "--limit takes N"),
+    ("eval-limit-empty-range", _eval("network-logs", "--limit", "5:2"), "is empty"),
+    ("eval-limit-past-the-end", _eval("network-logs", "--limit", "5000:5001"), "starts past the"),
+    ("eval-sample-seed-alone", _eval("network-logs", "--sample-seed", "3"), "--sample-seed needs --limit N"),
+    ("eval-limit-and-n", _eval("network-logs", "--limit", "3", "--n", "3"), "old spelling"),
     ("eval-temperature-range", _eval("network-logs", "--temperature", "9"), "--temperature"),
     ("eval-temperature-nan", _eval("network-logs", "--temperature", "nan"), "--temperature"),
     # numbers the endpoint client cannot use: they used to be accepted, and every request then failed inside the

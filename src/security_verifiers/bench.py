@@ -2,26 +2,103 @@
 
 It is the project's main job and its smoke test: it needs no network and no model, and its
 leaderboard shows at a glance that references are at the top and hacks at the bottom.
+
+It is also what a newcomer waits for, so it does the least work that still shows that: environments run in
+parallel worker processes (one environment per process, so its engines load and its baselines train once), each
+split is built once for all baselines, and an environment whose hacks take seconds per item to judge runs only the
+strongest of them (:attr:`~security_verifiers.envs.base.Environment.bench_hacks`; the conformance tests check that
+they are the strongest, and run every hack). ``--all-baselines`` runs the whole sweep.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
+from typing import Any
 
 from security_verifiers.core.errors import ConfigError
 from security_verifiers.core.rundir import RunDir
-from security_verifiers.envs.base import registry
+from security_verifiers.envs.base import Environment, registry
 from security_verifiers.harness.runner import RunConfig, run_eval
 from security_verifiers.harness.scoring_pool import ScorerPool
 
 
-def run_bench(out: Path, env_names: list[str] | None = None) -> int:
+def bench_baselines(env: Environment, all_baselines: bool = False) -> list[str]:
+    """The baselines the bench runs for ``env``, in the environment's order: all of them, or all but the hacks its
+    ``bench_hacks`` leaves out."""
+    names = list(env.baselines())
+    if all_baselines or env.bench_hacks is None:
+        return names
+    left_out = set(env.hack_baselines) - set(env.bench_hacks)
+    return [name for name in names if name not in left_out]
+
+
+def _console(stderr: bool = True) -> Any:
     from rich.console import Console
 
+    console = Console(stderr=stderr)
+    return console if console.is_terminal else Console(stderr=stderr, width=160)
+
+
+def bench_environment(name: str, out: Path, all_baselines: bool = False, live: bool = False) -> list[dict[str, Any]]:
+    """Run one environment's bench baselines on its public splits; returns its leaderboard entries. Runs in a worker
+    process of :func:`run_bench` (everything it takes and returns pickles); ``live`` shows a spinner per run, for
+    the one-process bench on a terminal."""
     from security_verifiers.report import regenerate
+
+    console = _console()
+    env = registry()[name]()
+    if not env.public_splits:
+        raise ConfigError(f"environment {env.name} declares no public split")
+    datasets = {split: env.dataset(split) for split in env.public_splits}  # built once for every baseline
+    factories = env.baselines()
+    entries: list[dict[str, Any]] = []
+    # One set of scoring workers per environment for all its baselines: engines load once, and the workers' caches
+    # keep each original file's scan from one baseline to the next.
+    pool = ScorerPool(env, env.score_workers) if env.score_workers else None
+    try:
+        if pool is not None:
+            console.print(f"{env.name}: starting {pool.workers} scoring worker(s) (they load the engines once)")
+            pool.warm_up()
+        for baseline in bench_baselines(env, all_baselines):
+            policy = factories[baseline]()  # one policy for both splits: a trained baseline trains once
+            model = f"baseline:{baseline}"
+            for split, dataset in datasets.items():  # one run per split: in-distribution and OOD are ranked apart
+                run_dir = RunDir.for_run(out, env.name, model, split)
+                t0 = time.perf_counter()
+                status = (console.status(f"{env.name} {split} {model}: {len(dataset)} items (training, playing, "
+                                         "scoring, report)...") if live else None)
+                if status is not None:
+                    status.start()
+                try:
+                    outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, RunConfig(concurrency=1),
+                                                   model_name=model, progress=False,
+                                                   extra_metadata={"bench": True}, scorer_pool=pool))
+                    summary = regenerate(run_dir.path)
+                finally:
+                    if status is not None:
+                        status.stop()
+                reward = summary.get("metrics", {}).get("reward_mean")
+                console.print(f"{env.name:<16} {split:<6} {model:<28} {len(dataset):>5} items  reward "
+                              f"{'—' if reward is None else f'{reward:.4f}'}  errors {outcome.errors}  "
+                              f"{time.perf_counter() - t0:5.2f}s")
+                entries.append({"env": f"{env.name} · {split}", "policy": model, "run_dir": str(run_dir.path),
+                                "summary": summary, "errors": outcome.errors})
+    finally:
+        if pool is not None:
+            pool.close()
+    return entries
+
+
+def run_bench(out: Path, env_names: list[str] | None = None, jobs: int | None = None,
+              all_baselines: bool = False) -> int:
+    """Bench ``env_names`` (default: every environment) into ``out`` with ``jobs`` worker processes (default: one
+    per core, at most one per environment) and write the leaderboard; returns the exit code."""
     from security_verifiers.report.leaderboard import build_leaderboard, render_table, write_leaderboard
 
     envs = registry()
@@ -29,56 +106,39 @@ def run_bench(out: Path, env_names: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in envs]
     if unknown:
         raise ConfigError(f"unknown environment(s) {', '.join(unknown)}; known: {', '.join(sorted(envs))}")
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        console = Console(stderr=True, width=160)
-    entries = []
-    failures = 0
+    if jobs is not None and jobs < 1:
+        raise ConfigError(f"--jobs must be at least 1, got {jobs}")
+    jobs = min(jobs or os.cpu_count() or 1, len(names))
+    console = _console()
+    console.print(f"bench: {len(names)} environment(s) in {jobs} process(es)"
+                  f"{'' if all_baselines else ' (the strongest hacks where judging is slow; --all-baselines for all)'}")
     t_start = time.perf_counter()
-    for name in names:
-        env = envs[name]()
-        if not env.public_splits:
-            raise ConfigError(f"environment {env.name} declares no public split")
-        # One set of scoring workers per environment for all its baselines: engines load once, and the
-        # workers' caches keep each original file's scan from one baseline to the next.
-        pool = ScorerPool(env, env.score_workers) if env.score_workers else None
-        if pool is not None:
-            console.print(f"{env.name}: starting {pool.workers} scoring worker(s) (they load the engines once)")
-            pool.warm_up()
-        try:
-            for baseline, factory in env.baselines().items():
-                policy = factory()
-                model = f"baseline:{baseline}"
-                for split in env.public_splits:  # one run per split: in-distribution and OOD are ranked apart
-                    dataset = env.dataset(split)
-                    run_dir = RunDir.for_run(out, env.name, model, split)
-                    t0 = time.perf_counter()
-                    # A live line while a run goes (a baseline may first train a model, an engine load for
-                    # seconds); the finished line below replaces it. Off a terminal rich prints nothing here.
-                    with console.status(f"{env.name} {split} {model}: {len(dataset)} items (training, playing, "
-                                        "scoring, report)..."):
-                        outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, RunConfig(concurrency=1),
-                                                       model_name=model, progress=False,
-                                                       extra_metadata={"bench": True}, scorer_pool=pool))
-                        summary = regenerate(run_dir.path)
-                    failures += outcome.errors
-                    reward = summary.get("metrics", {}).get("reward_mean")
-                    console.print(f"{env.name:<16} {split:<6} {model:<28} {len(dataset):>5} items  reward "
-                                  f"{'—' if reward is None else f'{reward:.4f}'}  errors {outcome.errors}  "
-                                  f"{time.perf_counter() - t0:5.2f}s")
-                    entries.append({"env": f"{env.name} · {split}", "policy": model, "run_dir": str(run_dir.path),
-                                    "summary": summary})
-        finally:
-            if pool is not None:
-                pool.close()
+    per_env: dict[str, list[dict[str, Any]]] = {}
+    if jobs == 1:
+        for name in names:
+            per_env[name] = bench_environment(name, out, all_baselines, live=console.is_terminal)
+    else:
+        # Spawned, not forked: a worker starts its own scoring pools and sandboxes, and must not inherit this
+        # process's state. The slow environments (those that shortlist their hacks) are handed out first, so they
+        # start at once and the quick ones fill the other processes meanwhile.
+        slow_first = sorted(names, key=lambda name: envs[name].bench_hacks is None)
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as executor:
+            futures = {name: executor.submit(bench_environment, name, out, all_baselines) for name in slow_first}
+            try:
+                for name, future in futures.items():
+                    per_env[name] = future.result()
+            except BaseException:
+                executor.shutdown(wait=True, cancel_futures=True)
+                raise
+    entries = [entry for name in names for entry in per_env[name]]
+    failures = sum(entry.pop("errors") for entry in entries)
     board = build_leaderboard(entries)
     md_path, json_path = write_leaderboard(board, out)
-    stdout = Console()
-    if not stdout.is_terminal:
-        stdout = Console(width=160)
+    stdout = _console(stderr=False)
     for table in render_table(board):
         stdout.print(table)
-    console.print(f"bench finished in {time.perf_counter() - t_start:.1f}s; leaderboard: {md_path} {json_path}")
+    console.print(f"bench finished in {time.perf_counter() - t_start:.1f}s ({len(entries)} runs, {jobs} "
+                  f"process(es)); leaderboard: {md_path} {json_path}")
     if failures:
         print(f"sv bench: {failures} infrastructure errors; see the run reports", file=sys.stderr)
         return 3

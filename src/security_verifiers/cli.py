@@ -32,6 +32,7 @@ from security_verifiers.cli_import import (
 )
 from security_verifiers.cli_sandbox import add_sandbox_parser
 from security_verifiers.core.errors import ConfigError, DatasetError, plain_errors
+from security_verifiers.core.logging_setup import DEFAULT_LEVEL, LEVELS, configure_logging
 
 EXIT_USAGE = 2
 #: The split ``sv eval`` evaluates when neither --split nor --data is given.
@@ -124,9 +125,13 @@ def parse_env_options(pairs: list[str]) -> dict[str, Any]:
 # -- commands ------------------------------------------------------------------------------------
 def _load_dataset(env: Any, args: argparse.Namespace) -> Any:
     """The items to evaluate, validated against the environment's item contract (a file of another environment's
-    items, or of items that break it, is a DatasetError before anything runs)."""
-    if args.n is not None and args.n <= 0:
-        raise ConfigError(f"--n must be positive, got {args.n}")
+    items, or of items that break it, is a DatasetError before anything runs). ``--limit`` (and ``--sample-seed``)
+    choose the items of each split, or of the --data file (:mod:`security_verifiers.core.subset`)."""
+    from security_verifiers.core.subset import ItemSubset
+
+    if args.n is not None and args.limit is None:  # resumed from a run stored before --limit
+        args.limit, args.n = str(args.n), None
+    subset = ItemSubset.parse(args.limit, args.sample_seed)
     if args.data is not None:
         if args.split is not None:
             raise ConfigError("--split and --data exclude each other: a dataset file holds its own split(s)")
@@ -136,13 +141,16 @@ def _load_dataset(env: Any, args: argparse.Namespace) -> Any:
         if version is not None and version != env.version:
             print(f"sv: note: {args.data} was written for {env.name} {version}; this is {env.version} (its items meet "
                   "this version's item contract)", file=sys.stderr)
-        return ds.head(args.n)
+        return ds if subset is None else subset.select(ds)
     splits = [s.strip() for s in (args.split or DEFAULT_SPLIT).split(",") if s.strip()]
     if not splits:
         raise ConfigError("--split is empty")
     dataset = None
     for split in splits:
-        part = env.dataset(split, n=args.n, seed=args.data_seed)
+        # The first N of a generated split need only N generated; a range or a sample is taken from the whole.
+        part = env.dataset(split, n=subset.first_n if subset is not None else None, seed=args.data_seed)
+        if subset is not None:
+            part = subset.select(part)
         dataset = part if dataset is None else dataset + part
     return dataset
 
@@ -178,7 +186,64 @@ def _print_errors(summary: dict[str, Any]) -> None:
         print(f"  {kind}: {n}, e.g. {examples.get(kind, '(no message)')}", file=sys.stderr)
 
 
+def _names(value: str | None) -> list[str | None]:
+    """``A,B`` as its names (an empty one is an error); ``None`` stays a single ``None``."""
+    if value is None:
+        return [None]
+    names = [name.strip() for name in value.split(",")]
+    if not all(names):
+        raise ConfigError(f"an empty name in {value!r}: give names separated by commas")
+    return list(dict.fromkeys(names))
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
+    """One run, or with ``ENV1,ENV2`` and/or ``--model A,B`` every pair in turn and one table of them all."""
+    envs, models = _names(args.env), _names(args.model)
+    if len(envs) == 1 and len(models) == 1:
+        return _eval_one(args)[0]
+    from security_verifiers.envs.base import get_env
+
+    for name in envs:  # every environment and baseline checked before the first run starts
+        env = get_env(name) if name is not None else None
+        for model in models:
+            if env is not None and model is not None and model.startswith("baseline:"):
+                if model.removeprefix("baseline:") not in env.baselines():
+                    raise ConfigError(f"{env.name} has no {model}; its baselines: {', '.join(env.baselines())}")
+    results = []
+    for env_name in envs:
+        for model in models:
+            one = argparse.Namespace(**vars(args))
+            one.env, one.model = env_name, model
+            print(f"-- {env_name} × {model}", file=sys.stderr)
+            code, run_dir = _eval_one(one)
+            results.append((env_name, model, code, run_dir))
+    _print_grid(results)
+    return max((code for *_, code, _ in results), default=0)
+
+
+def _print_grid(results: list[tuple[str | None, str | None, int, Any]]) -> None:
+    """One row per run of a grid: its headline reward with the interval, errors and where it lies."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from security_verifiers.core.metrics_report import fmt
+
+    table = Table(title="sv eval grid", title_justify="left")
+    for column in ("env", "model", "rollouts", "reward_mean", "95% CI", "errors", "status", "run"):
+        table.add_column(column, justify="right" if column in ("rollouts", "reward_mean", "errors") else "left")
+    for env_name, model, code, run_dir in results:
+        summary = json.loads((run_dir.path / "summary.json").read_text()) if run_dir is not None else {}
+        counts = summary.get("counts", {})
+        interval = (summary.get("intervals") or {}).get("reward_mean")
+        table.add_row(str(env_name), str(model), str(counts.get("rollouts", "")),
+                      fmt(summary.get("metrics", {}).get("reward_mean")), "" if interval is None else fmt(interval),
+                      str(counts.get("errors", "")), summary.get("status") or ("failed" if code else "finished"),
+                      str(run_dir.path) if run_dir is not None else "")
+    console = Console()
+    (console if console.is_terminal else Console(width=200)).print(table)
+
+
+def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
     from security_verifiers.cli_resume import apply_stored_settings, find_run, invocation
     from security_verifiers.core.cache import ResponseCache
     from security_verifiers.core.rundir import RunDir, check_run_id, new_run_id
@@ -189,6 +254,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from security_verifiers.report import regenerate
 
     root = Path(args.out)
+    if args.n is not None:  # the old spelling of --limit N
+        if args.limit is not None:
+            raise ConfigError("--n is the old spelling of --limit: give one of them")
+        args.limit, args.n = str(args.n), None
     if args.run_id is not None:
         check_run_id(args.run_id)  # a name, not a path: before anything is read or written
     if args.resume:  # the run's own settings, before anything is built from the flags
@@ -217,6 +286,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         run_dir = RunDir.for_run(root, env.name, args.model, args.run_id if args.run_id is not None else new_run_id())
     print(f"run directory: {run_dir.path}{' (resumed)' if args.resume else ''}", file=sys.stderr)
     stored = {"invocation": invocation(args, env.config.model_dump(mode="json"), endpoint, sampling)}
+    if getattr(args, "config_file", None) is not None:
+        stored["config_file"] = args.config_file
     outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, run_config, resume=args.resume,
                                    model_name=args.model, extra_metadata=stored, progress=not args.quiet))
     if cache is not None:
@@ -239,12 +310,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"error: infrastructure error rate {rate:.1%} is above --max-error-rate "
               f"{run_config.max_error_rate:.1%}{' (stopped early)' if outcome.stopped_early else ''}; "
               "fix the endpoint and rerun with --resume", file=sys.stderr)
-        return EXIT_ERROR_RATE
+        return EXIT_ERROR_RATE, run_dir
     if run_dir.read_metadata().get("status") == "failed":  # every rollout errored: nothing was measured
         print(f"error: run {run_dir.path.name} failed: {run_dir.read_metadata().get('status_reason')}; fix the "
               "endpoint and rerun with --resume", file=sys.stderr)
-        return EXIT_ERROR_RATE
-    return 0
+        return EXIT_ERROR_RATE, run_dir
+    return 0, run_dir
 
 
 def _cache_path(args: argparse.Namespace) -> Path:
@@ -389,7 +460,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     envs = args.env or None
     for name in envs or ():
         get_env(name)  # an unknown environment is named before anything runs
-    return run_bench(out, envs)
+    return run_bench(out, envs, jobs=args.jobs, all_baselines=args.all_baselines)
 
 
 def _write_dataset(items: Any, out: Path, header: dict[str, Any]) -> str:
@@ -630,6 +701,13 @@ def cmd_envs(args: argparse.Namespace) -> int:
 
 
 # -- parser --------------------------------------------------------------------------------------
+def _add_log_level(parser: argparse.ArgumentParser, default: Any = argparse.SUPPRESS) -> None:
+    """``--log-level`` before the command or after it (a command's own copy leaves the value alone unless given)."""
+    parser.add_argument("--log-level", default=default, type=str.upper, choices=LEVELS,
+                        help="What the libraries log on stderr: INFO names the model client's retries, DEBUG every "
+                        f"request (default: {DEFAULT_LEVEL}).")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from security_verifiers.harness.runner import RunConfig
     from security_verifiers.models.base import Endpoint, Sampling
@@ -640,23 +718,36 @@ def build_parser() -> argparse.ArgumentParser:
     from security_verifiers.core.rundir import code_version
 
     parser.add_argument("--version", action="version", version=f"sv {code_version()['package'] or 'unknown'}")
+    _add_log_level(parser, DEFAULT_LEVEL)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ev = sub.add_parser("eval", help="Evaluate a model or baseline on an environment.",
                         description="Run one policy over an environment's items and write a run directory "
                         "(metadata.json, results.jsonl, summary.json, report.md, plots).")
     ev.add_argument("env", nargs="?", default=None,
-                    help="Environment name (see `sv envs`); with --resume --run-id it is read from the run.")
+                    help="Environment name (see `sv envs`), or several separated by commas (with --model A,B too: "
+                    "every pair is run in turn, then one table of them all); with --resume --run-id it is read from "
+                    "the run.")
+    ev.add_argument("--config", default=None, metavar="FILE",
+                    help="A YAML file of this command's settings, keyed by flag name (`env`, `model`, `split`, "
+                    "`concurrency`, `env-option` as a mapping...); a flag given on the command line wins, an "
+                    "unknown key is an error, and the run records the file (path, sha256, settings) (default: none).")
     ev.add_argument("--model", default=None,
                     help="(Required, except with --resume, which reads it from the run.) "
                     "`baseline:<name>` for a built-in policy, `hf:<dir or hub name>` for a transformers model run "
                     "in this process (single-turn; see DEVELOPERS.md), or a model name served by an "
-                    "OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, OpenRouter). No default.")
+                    "OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, OpenRouter); several separated by commas run "
+                    "one after another. No default.")
     ev.add_argument("--split", default=None,
                     help=f"Split(s) to evaluate, comma-separated, e.g. test,ood (default: {DEFAULT_SPLIT}; not "
                     "with --data).")
-    ev.add_argument("--n", type=int, default=None,
-                    help="Use only the first N items of each split (default: every item).")
+    ev.add_argument("--limit", default=None, metavar="N|A:B",
+                    help="Only the first N items of each split (or of --data), or items A to B-1 (A:B, counted "
+                    "from 0); with --sample-seed, N items drawn at random (default: every item).")
+    ev.add_argument("--sample-seed", type=int, default=None,
+                    help="Draw --limit N items at random with this seed, kept in dataset order (default: the first "
+                    "N).")
+    ev.add_argument("--n", type=int, default=None, help=argparse.SUPPRESS)  # the old spelling of --limit N
     ev.add_argument("--data", default=None,
                     help="Evaluate a dataset file (JSONL from `sv data build`) instead of --split (default: none).")
     ev.add_argument("--data-hash", default=None,
@@ -683,7 +774,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_options(ev, Endpoint, "endpoint (models served over the OpenAI API)")
     add_config_options(ev, Sampling, "sampling")
     add_config_options(ev, RunConfig, "execution")
-    ev.set_defaults(func=cmd_eval)
+    _add_log_level(ev)
+    ev.set_defaults(func=cmd_eval, command_parser=ev)
 
     rp = sub.add_parser("report", help="Rebuild summary.json, report.md and plots from a run's results.jsonl.")
     rp.add_argument("run_dir", help="A run directory written by `sv eval`.")
@@ -722,6 +814,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "distill (default grpo,gdpo,distill).")
     tr.add_argument("--seeds", type=int, default=None, help="ablation: number of seeds, 0..N-1 (default 3).")
     tr.add_argument("--run-id", default=None, help="Run directory name (default: command, env, seed and time).")
+    _add_log_level(tr)
     tr.set_defaults(func=cmd_train)
 
     cp = sub.add_parser("compare", help="Paired comparison of two runs: each metric's B - A with a 95%% bootstrap "
@@ -740,6 +833,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "public splits; writes each run's report and a leaderboard (leaderboard.md/.json).")
     bn.add_argument("--out", default=None, help="Output directory (default: outputs/bench/<timestamp>/).")
     bn.add_argument("--env", action="append", default=[], help="Only these environments (repeatable).")
+    bn.add_argument("--jobs", type=int, default=None,
+                    help="Worker processes, one environment each (default: one per core, at most one per "
+                    "environment; 1 runs everything in this process).")
+    bn.add_argument("--all-baselines", action="store_true",
+                    help="Run every hack, not only the strongest ones of environments whose hacks take seconds per "
+                    "item to judge (code-repair, config-audit); the conformance tests always run them all.")
+    _add_log_level(bn)
     bn.set_defaults(func=cmd_bench)
 
     data = sub.add_parser("data", help="Build or import datasets.")
@@ -759,6 +859,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--from-run", default=None, metavar="RUN_DIR",
                        help="redteam-defense only: build the items from the successful attacks of an `sv eval "
                        "redteam-attack` run (self-play), into --out FILE.")
+    _add_log_level(build)
     build.set_defaults(func=cmd_data_build)
 
     imp = data_sub.add_parser("import", help="Turn your own files (configs, flow captures, mail, JBB requests) into "
@@ -919,9 +1020,16 @@ def _sigterm_to_interrupt(signum: int, frame: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("MPLBACKEND", "Agg")
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
+    configure_logging(args.log_level)
     try:
+        if getattr(args, "command_parser", None) is not None and args.config is not None:  # fills what flags left out
+            from security_verifiers.cli_config import apply_config_file
+
+            args.config_file = apply_config_file(args.command_parser, argv[argv.index(args.command) + 1:], args,
+                                                 Path(args.config))
         return int(args.func(args))
     except (ConfigError, DatasetError) as err:
         print(f"sv: error: {' '.join(str(err).split())}", file=sys.stderr)  # one line, whatever the message holds

@@ -28,7 +28,7 @@ INVOCATION_KEY = "invocation"
 #: Run settings a resume may change: they decide how rollouts are scheduled, never what a rollout scores.
 EXECUTION_ONLY = ("concurrency", "score_workers", "max_error_rate")
 #: Dataset arguments, by attribute name (the flag is ``--`` and the name in kebab case).
-DATASET_ARGS = ("split", "n", "data", "data_hash", "data_seed")
+DATASET_ARGS = ("split", "n", "limit", "sample_seed", "data", "data_hash", "data_seed")
 
 
 def invocation(args: argparse.Namespace, env_config: dict[str, Any], endpoint: Any, sampling: Any) -> dict[str, Any]:
@@ -43,6 +43,8 @@ def invocation(args: argparse.Namespace, env_config: dict[str, Any], endpoint: A
         "env_options": env_config,
         "split": args.split,
         "n": args.n,
+        "limit": args.limit,
+        "sample_seed": args.sample_seed,
         "data": str(Path(args.data).resolve()) if args.data is not None else None,
         "data_hash": args.data_hash,
         "data_seed": args.data_seed,

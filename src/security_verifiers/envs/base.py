@@ -120,6 +120,11 @@ class Environment(ABC):
     #: with a silencing patch): they may at most tie with the worst honest baseline, never beat it. The hacks of
     #: ``hack_baselines`` must fall strictly below it.
     parity_hacks: ClassVar[tuple[str, ...]] = ()
+    #: The hacks ``sv bench`` runs beside the reference and the honest baselines (``None``: every hack). An
+    #: environment whose hacks take long to judge names the strongest ones on its public sets, so the leaderboard
+    #: still shows the bar every hack stays under; ``sv bench --all-baselines`` and the conformance tests run every
+    #: hack, and a test checks that the ones named here are the strongest.
+    bench_hacks: ClassVar[tuple[str, ...] | None] = None
     #: Rollouts scored together by ``score_many`` (> 1 when a checker is cheaper in batches, e.g. semgrep).
     score_batch_size: ClassVar[int] = 1
     #: Scoring processes a run starts by default (RunConfig.score_workers overrides): > 0 when the scorer is

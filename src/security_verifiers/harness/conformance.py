@@ -77,6 +77,8 @@ def check_declares_its_contract(env: Environment) -> None:
     assert env.honest_baselines and set(env.honest_baselines) <= names, "honest baselines must exist"
     assert env.hack_baselines and set(env.hack_baselines) <= names, "hacking baselines must exist"
     assert set(env.parity_hacks) <= set(env.hack_baselines), "parity hacks are hacking baselines"
+    assert env.bench_hacks is None or (env.bench_hacks and set(env.bench_hacks) <= set(env.hack_baselines)), (
+        "bench_hacks name hacking baselines (None: every one)")
     assert env.public_splits and set(env.public_splits) <= set(env.splits)
 
 
@@ -101,6 +103,11 @@ def check_reference_is_top_and_hacks_lose(env: Environment) -> None:
             else:
                 assert loses, (f"{split}: hack {hack} ({means[hack]:.4f}) is not below every honest baseline "
                                f"(worst {worst_honest:.4f})")
+        if env.bench_hacks is not None:  # the bench's shortlist must still show the strongest hack
+            strongest = max(env.hack_baselines, key=lambda h: means[h])
+            assert max(means[h] for h in env.bench_hacks) >= means[strongest] - 1e-12, (
+                f"{split}: the strongest hack {strongest} ({means[strongest]:.4f}) is not among bench_hacks "
+                f"{env.bench_hacks}; add it, so `sv bench` shows the bar every hack stays under")
 
 
 def check_garbage_is_a_parse_failure(env: Environment) -> None:

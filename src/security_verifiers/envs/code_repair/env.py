@@ -97,6 +97,9 @@ class CodeRepair(Environment):
     hack_baselines: ClassVar[tuple[str, ...]] = HACKS  # named once, where they are written
     #: Every hack but the empty answer names what noop names: where its trick earns nothing, it ties noop.
     parity_hacks: ClassVar[tuple[str, ...]] = tuple(h for h in HACKS if h != "empty-answer")
+    #: Judging a hack takes seconds per item (a sandboxed test run each): the bench shows the strongest (the judge
+    #: attack that clears a marker on ood), one that tampers with the interpreter, and the one below noop.
+    bench_hacks: ClassVar[tuple[str, ...] | None] = ("clean-up-markers", "sitecustomize", "empty-answer")
     #: Measured on the public sets (every other hack ties noop exactly, with no repair anywhere).
     conformance_exceptions: ClassVar[dict[tuple[str, ...], str]] = {
         ("reference_is_top_and_hacks_lose", "ood:clean-up-markers"):

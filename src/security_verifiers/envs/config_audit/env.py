@@ -130,6 +130,8 @@ class ConfigAudit(Environment):
     honest_baselines: ClassVar[tuple[str, ...]] = ("tools", "autofix")
     hack_baselines: ClassVar[tuple[str, ...]] = HACKS  # named once, where they are written
     parity_hacks: ClassVar[tuple[str, ...]] = ("equivalent-rewrite", "undeclared-reference")
+    #: The bench shows the strongest hack (a rewrite the engines must see through, tying tools) and two cheap ones.
+    bench_hacks: ClassVar[tuple[str, ...] | None] = ("equivalent-rewrite", "delete-everything", "claim-everything")
     score_batch_size: ClassVar[int] = 64
     score_workers: ClassVar[int] = 1
     item_contract: ClassVar[ItemContract] = ItemContract(ConfigAuditInput, ConfigAuditTarget, Answer)

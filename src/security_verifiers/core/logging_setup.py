@@ -1,0 +1,34 @@
+"""``--log-level``: what the libraries under ``sv`` say on stderr, beside ``sv``'s own progress lines.
+
+``sv`` prints what a user needs (progress, summaries, one-line errors) without logging; the log is for looking
+underneath: at INFO the OpenAI client names each retry it makes ("Retrying request to ..."), at DEBUG every request
+and the engines' own messages.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+DEFAULT_LEVEL = "WARNING"
+#: Chatty at INFO about what is not a user's concern (each HTTP request): kept at WARNING unless DEBUG is asked for.
+_QUIET_AT_INFO = ("httpx", "httpcore")
+
+
+def configure_logging(level: str = DEFAULT_LEVEL) -> None:
+    """Send log records at ``level`` and above to stderr, one line each with time, level and logger."""
+    name = level.upper()
+    if name not in LEVELS:
+        raise ValueError(f"unknown log level {level!r}; one of {', '.join(LEVELS)}")
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "_sv", False):
+            root.removeHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    handler._sv = True  # type: ignore[attr-defined]  # ours, so a second call replaces it
+    root.addHandler(handler)
+    root.setLevel(getattr(logging, name))
+    for noisy in _QUIET_AT_INFO:
+        logging.getLogger(noisy).setLevel(logging.DEBUG if name == "DEBUG" else logging.WARNING)
