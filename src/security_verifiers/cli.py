@@ -296,6 +296,10 @@ def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
     if not args.quiet:
         _print_metrics(summary, env)
     _print_errors(summary)
+    from security_verifiers.report.summary import usage_line
+
+    if (line := usage_line(summary)) is not None:
+        print(line, file=sys.stderr)
     if cache is not None:
         cached = summary.get("counts", {}).get("cached", 0)
         print(f"response cache: {cached} of {outcome.done} rollouts answered from {cache.path}"

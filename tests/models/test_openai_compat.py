@@ -286,6 +286,8 @@ def test_describe_and_protocol() -> None:
         "timeout_s": 9.0,
         "max_retries": 1,
         "max_reply_bytes": 1048576,
+        "rpm": None,
+        "tpm": None,
     }
 
 

@@ -86,7 +86,10 @@ def test_header_usage_and_latency() -> None:
     assert (SUMMARY["model"], SUMMARY["run_id"], SUMMARY["status"]) == ("test-model", "run-1", "finished")
     assert SUMMARY["dataset"]["hash"] == "sha256:abc" and "item_ids" not in SUMMARY["dataset"]
     # Errored calls still spent tokens, so usage counts all seven rollouts.
-    assert SUMMARY["usage"] == {"prompt_tokens": 700, "completion_tokens": 40}
+    # One rollout (100 + 10 tokens) was answered from the cache; no price was given, so no cost.
+    assert SUMMARY["usage"] == {"prompt_tokens": 700, "completion_tokens": 40, "cached_prompt_tokens": 100,
+                                "cached_completion_tokens": 10, "price_in": None, "price_out": None,
+                                "cost_usd": None}
     # Uncached latencies 1, 2, 3, 30, 30, 30 (the cached rollout's 4 s is left out).
     assert SUMMARY["latency_s"]["mean"] == pytest.approx(96 / 6)
     assert SUMMARY["latency_s"]["p50"] == pytest.approx(16.5)

@@ -73,6 +73,25 @@ class Endpoint(BaseModel):
         "reply is recorded as an unparseable answer (reward at the minimum, not an infrastructure error), noted "
         "in its transcript and not cached.",
     )
+    rpm: int | None = Field(
+        None, gt=0,
+        description="Requests per minute at most (a rolling minute, as providers count): requests wait rather than "
+        "draw 429s. Answers from the cache are not requests. None: no limit.",
+    )
+    tpm: int | None = Field(
+        None, gt=0,
+        description="Tokens (prompt and reply) per minute at most: each request reserves an upper bound (its prompt "
+        "at a token per character plus max_tokens) until its reply reports the real count. None: no limit.",
+    )
+    price_in: float | None = Field(
+        None, ge=0, allow_inf_nan=False,
+        description="Price of a million prompt tokens (USD): with price_out, the run's cost is shown on the "
+        "console and kept in summary.json (cached answers are not billed). None: no cost is computed.",
+    )
+    price_out: float | None = Field(
+        None, ge=0, allow_inf_nan=False,
+        description="Price of a million completion tokens (USD); see price_in.",
+    )
 
 
 @runtime_checkable

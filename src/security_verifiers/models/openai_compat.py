@@ -30,6 +30,7 @@ from security_verifiers.core.cache import ResponseCache
 from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError, boundary
 from security_verifiers.core.types import Completion, Item, Message, ToolCall, Usage
 from security_verifiers.models.base import REPLY_TOO_LARGE, Endpoint, Sampling, reply_too_large
+from security_verifiers.models.rate_limit import RateLimiter, estimate_tokens
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Sent as the key to local servers, which need none but whose clients still require one.
@@ -93,6 +94,7 @@ class OpenAIChatPolicy:
         self.timeout_s = timeout_s
         self.max_retries = endpoint.max_retries
         self.max_reply_bytes = endpoint.max_reply_bytes
+        self.limiter = RateLimiter(endpoint.rpm, endpoint.tpm)
         self.cache = cache
         self._key = self._api_key()
         self._client: openai.AsyncOpenAI | None = None
@@ -160,6 +162,8 @@ class OpenAIChatPolicy:
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
             "max_reply_bytes": self.max_reply_bytes,
+            "rpm": self.limiter.rpm,
+            "tpm": self.limiter.tpm,
         }
 
     def _sampling_params(self) -> dict[str, Any]:
@@ -195,6 +199,15 @@ class OpenAIChatPolicy:
         request: dict[str, Any] = {"model": self.model, "messages": messages, **self._sampling_params()}
         if tools is not None:
             request["tools"] = tools
+        reservation = None
+        if self.limiter.active:  # only requests that reach the endpoint count: a cached answer is not one
+            reservation = await self.limiter.acquire(estimate_tokens(messages, self.sampling.max_tokens))
+        completion = await self._post(request)
+        if reservation is not None and completion.usage.prompt_tokens + completion.usage.completion_tokens:
+            self.limiter.settle(reservation, completion.usage.prompt_tokens + completion.usage.completion_tokens)
+        return completion
+
+    async def _post(self, request: dict[str, Any]) -> Completion:
         with boundary(ErrorKind.PROVIDER):
             try:
                 # ``post`` is ``chat.completions.create`` without its two costliest steps: walking the

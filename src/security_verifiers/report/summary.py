@@ -96,6 +96,46 @@ def _warnings(env: Environment, records: list[RolloutRecord]) -> list[str]:
             f"computed by version {env.version}; their outcomes may not mean the same thing"]
 
 
+def usage_and_cost(records: list[RolloutRecord], metadata: dict[str, Any]) -> dict[str, Any]:
+    """Tokens of every record (errored calls spent them too), those of rollouts answered wholly from the response
+    cache apart, and the cost at the run's ``--price-in``/``--price-out`` (USD per million tokens) of the tokens that
+    were paid for: a cached answer was not requested again. A rollout only partly answered from the cache counts in
+    full (its turns are not told apart), so the cost is an upper bound. No price, no cost (``None``)."""
+    endpoint = ((metadata.get("invocation") or {}).get("endpoint") or {})
+    price_in, price_out = endpoint.get("price_in"), endpoint.get("price_out")
+    cached = [r for r in records if r.cached]
+    usage: dict[str, Any] = {
+        "prompt_tokens": sum(r.usage.prompt_tokens for r in records),
+        "completion_tokens": sum(r.usage.completion_tokens for r in records),
+        "cached_prompt_tokens": sum(r.usage.prompt_tokens for r in cached),
+        "cached_completion_tokens": sum(r.usage.completion_tokens for r in cached),
+        "price_in": price_in, "price_out": price_out, "cost_usd": None,
+    }
+    if price_in is not None or price_out is not None:
+        paid_in = usage["prompt_tokens"] - usage["cached_prompt_tokens"]
+        paid_out = usage["completion_tokens"] - usage["cached_completion_tokens"]
+        usage["cost_usd"] = (paid_in * (price_in or 0.0) + paid_out * (price_out or 0.0)) / 1e6
+    return usage
+
+
+def usage_line(summary: dict[str, Any]) -> str | None:
+    """The console's line about tokens and cost; ``None`` when no token was counted (a baseline)."""
+    usage = summary.get("usage") or {}
+    prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+    if not prompt and not completion:
+        return None
+    cached = usage.get("cached_prompt_tokens", 0) + usage.get("cached_completion_tokens", 0)
+    line = f"tokens: {prompt:,} prompt + {completion:,} completion"
+    if cached:
+        line += f" ({cached:,} of them from cached answers, not billed)"
+    if usage.get("cost_usd") is not None:
+        line += (f"; cost ${usage['cost_usd']:,.4f} at ${usage.get('price_in') or 0:g} in / "
+                 f"${usage.get('price_out') or 0:g} out per million tokens")
+    else:
+        line += "; give --price-in and --price-out (USD per million tokens) for the cost"
+    return line
+
+
 def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict[str, Any],
                   cut_line: int | None = None) -> dict[str, Any]:
     """The summary of one run: counts over all records, metrics over the records without an error.
@@ -131,8 +171,7 @@ def build_summary(env: Environment, records: list[RolloutRecord], metadata: dict
         "breakdowns": computed["breakdowns"],
         "constant_policy": computed["constant_policy"],
         "failure_examples": [e.model_dump() for e in failure_examples(ok, env.example_fields)],
-        "usage": {"prompt_tokens": sum(r.usage.prompt_tokens for r in records),
-                  "completion_tokens": sum(r.usage.completion_tokens for r in records)},
+        "usage": usage_and_cost(records, metadata),
         "latency_s": _latency(records),
         "warnings": _warnings(env, records),
     }
