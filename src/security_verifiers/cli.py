@@ -306,9 +306,10 @@ def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
               f"{' without asking the model (--no-cache or `sv cache clear` to ask it again)' if cached else ''}",
               file=sys.stderr)
     rate = outcome.error_rate
+    retried = f", retries {outcome.retries}" if outcome.retries else ""
     print(f"{outcome.done}/{outcome.total} rollouts in {outcome.seconds:.2f}s "
           f"({outcome.done - outcome.resumed} this session, {outcome.resumed} resumed); "
-          f"errors {outcome.errors} ({rate:.1%}); report: {run_dir.path / 'report.md'}; transcripts: "
+          f"errors {outcome.errors} ({rate:.1%}){retried}; report: {run_dir.path / 'report.md'}; transcripts: "
           f"{run_dir.path / 'view.html'}", file=sys.stderr)
     if outcome.stopped_early or rate > run_config.max_error_rate:
         print(f"error: infrastructure error rate {rate:.1%} is above --max-error-rate "
@@ -504,7 +505,10 @@ def cmd_data_build(args: argparse.Namespace) -> int:
     if out.is_dir():
         raise ConfigError(f"--out {out} is a directory; give a file name")
     t0 = time.perf_counter()
-    items = env.generate(args.split, args.n, args.seed)
+    from security_verifiers.core.progress import progress_to
+
+    with progress_to(f"sv data build {env.name} {args.split}"):
+        items = env.generate(args.split, args.n, args.seed)
     env.check_items(items, None, f"the {env.name} generator")
     header = dataset_header(env.name, env.version, split=args.split, n=len(items), seed=args.seed,
                             written_by="sv data build")
@@ -557,8 +561,11 @@ def _build_public(env: Any, args: argparse.Namespace) -> int:
     if blocked is not None:  # found before the generation and the card's figures, which take a while
         raise ConfigError(f"cannot write {out}: {blocked} is a file")
     t0 = time.perf_counter()
+    from security_verifiers.core.progress import progress_to
+
     try:
-        built = build_public_sets(env, out)
+        with progress_to(f"sv data build {env.name} --public"):
+            built = build_public_sets(env, out)
     except OSError as err:
         raise ConfigError(f"cannot write {out}: {err.strerror or err}") from err
     print(json.dumps({"env": env.name, "out": str(out), "manifest": built.manifest,

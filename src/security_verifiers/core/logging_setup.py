@@ -28,6 +28,8 @@ def configure_logging(level: str = DEFAULT_LEVEL) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
     handler._sv = True  # type: ignore[attr-defined]  # ours, so a second call replaces it
+    # The handler filters too: a logger lowered to listen for something (the retry counter) must not print it.
+    handler.setLevel(getattr(logging, name))
     root.addHandler(handler)
     root.setLevel(getattr(logging, name))
     for noisy in _QUIET_AT_INFO:

@@ -24,6 +24,7 @@ from security_verifiers.core.rundir import RunDir, now_iso
 from security_verifiers.core.types import Item, RolloutRecord, Usage
 from security_verifiers.envs.base import Environment
 from security_verifiers.harness.episode import unwritable
+from security_verifiers.harness.retry_counter import RetryCounter
 from security_verifiers.harness.run_metadata import end_status, initial_metadata, start_or_resume
 from security_verifiers.harness.scheduler import Scheduler, Tally
 from security_verifiers.harness.scoring_pool import ScorerPool
@@ -63,6 +64,8 @@ class RunOutcome:
     seconds: float
     stopped_early: bool
     usage: Usage = field(default_factory=Usage)
+    #: The model client's retries this session (read from its log: :mod:`.retry_counter`).
+    retries: int = 0
 
     @property
     def error_rate(self) -> float:
@@ -118,6 +121,7 @@ async def run_eval(
         raise
 
     tally = Tally(max_error_rate=config.max_error_rate)
+    retries = RetryCounter()
     start, cpu_start = time.perf_counter(), time.process_time()
     run_dir.open_results()
     progress_bar, task_id = _make_progress(progress, f"{env.name} · {policy.name}", total, len(kept))
@@ -125,7 +129,7 @@ async def run_eval(
     def record_done(record: RolloutRecord) -> None:
         tally.add(write_record(run_dir, record))
         if progress_bar is not None:
-            progress_bar.update(task_id, advance=1)
+            progress_bar.update(task_id, advance=1, status=_live_status(tally, retries.count))
 
     scheduler = Scheduler(env, policy, pending, concurrency=config.concurrency, timeout_s=config.timeout_s,
                           pool=pool, tally=tally, on_done=record_done)
@@ -133,7 +137,8 @@ async def run_eval(
     try:
         if progress_bar is not None:
             progress_bar.start()
-        await scheduler.run()
+        with retries:
+            await scheduler.run()
     except BaseException as err:  # recorded in the metadata below, then raised again
         ended_by = err
         raise
@@ -153,6 +158,7 @@ async def run_eval(
             rollouts={"total": total, "finished_this_session": tally.finished, "kept_from_before": len(kept),
                       "remaining": len(pending)},
             errors={"count": tally.error_count, "by_kind": dict(tally.errors)},
+            retries=retries.count,  # the model client's retries this session (each one an answer that came late)
             usage=(tally.usage + sum((r.usage for r in kept), Usage())).model_dump(),
         )
         run_dir.write_metadata(metadata)
@@ -162,7 +168,7 @@ async def run_eval(
                 await aclose()  # a model's HTTP connections belong to this event loop: close them in it
     return RunOutcome(run_dir=run_dir, total=total, done=tally.finished + len(kept), errors=tally.error_count,
                       errors_by_kind=dict(tally.errors), resumed=len(kept), seconds=seconds,
-                      stopped_early=tally.stopped_early, usage=tally.usage)
+                      stopped_early=tally.stopped_early, usage=tally.usage, retries=retries.count)
 
 
 def write_record(run_dir: RunDir, record: RolloutRecord) -> RolloutRecord:
@@ -179,6 +185,16 @@ def write_record(run_dir: RunDir, record: RolloutRecord) -> RolloutRecord:
     return record
 
 
+def _live_status(tally: Tally, retries: int) -> str:
+    """The progress bar's account of what went wrong so far, so a failing endpoint shows before the run ends."""
+    parts = [f"errors {tally.error_count}"]
+    if tally.errors:
+        parts[0] += f" ({', '.join(f'{kind} {n}' for kind, n in tally.errors.most_common(2))})"
+    parts.append(f"unparseable {tally.unparseable}")
+    parts.append(f"retries {retries}")
+    return " · ".join(parts)
+
+
 def _make_progress(enabled: bool, label: str, total: int, completed: int) -> tuple[Any, Any]:
     if not enabled:
         return None, None
@@ -192,6 +208,6 @@ def _make_progress(enabled: bool, label: str, total: int, completed: int) -> tup
     )
 
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TimeRemainingColumn(), refresh_per_second=4, transient=False)
-    task_id = bar.add_task(label, total=total, completed=completed)
+                   TimeRemainingColumn(), TextColumn("{task.fields[status]}"), refresh_per_second=4, transient=False)
+    task_id = bar.add_task(label, total=total, completed=completed, status="errors 0 · unparseable 0 · retries 0")
     return bar, task_id

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from security_verifiers.core.errors import InfraError
-from security_verifiers.core.types import Item, RolloutRecord, Score, Transcript, Usage
+from security_verifiers.core.types import Item, ParseStatus, RolloutRecord, Score, Transcript, Usage
 from security_verifiers.envs.base import Environment
 from security_verifiers.harness.episode import apply_score, play_episode, score_batch
 from security_verifiers.harness.scoring_pool import ScorerPool
@@ -36,10 +36,14 @@ class Tally:
     errors: Counter[str] = field(default_factory=Counter)
     usage: Usage = field(default_factory=Usage)
     stopped_early: bool = False
+    #: Scored rollouts whose reply could not be read as an answer (they score the minimum; not errors).
+    unparseable: int = 0
 
     def add(self, record: RolloutRecord) -> None:
         self.finished += 1
         self.usage = self.usage + record.usage
+        if record.error is None and record.parse_status not in (None, ParseStatus.OK):
+            self.unparseable += 1
         if record.error is not None:
             self.errors[record.error.kind] += 1
             if self.finished >= EARLY_STOP_MIN and self.error_count / self.finished > self.max_error_rate:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from security_verifiers.core.datasets import item_id
 from security_verifiers.core.errors import DatasetError
+from security_verifiers.core.progress import advance
 from security_verifiers.core.types import Item
 from security_verifiers.envs.code_repair.families import Family, families
 from security_verifiers.envs.code_repair.program import Program, as_target
@@ -76,4 +77,5 @@ def generate(split: str, n: int, seed: int, progress: Callable[[int, int], None]
                 "static_ids": sorted({*program.static_ids, *result.semgrep_rules})})
         if progress is not None:
             progress(min(start + CHECK_BATCH, len(built)), len(built))
+        advance(min(start + CHECK_BATCH, len(built)), len(built), "self-checking programs")
     return [to_item(p, split, {"split": split, "seed": seed, "k": k}) for k, p in enumerate(built)]

@@ -34,6 +34,7 @@ from typing import Any
 
 from security_verifiers.core.datasets import item_id
 from security_verifiers.core.errors import DatasetError
+from security_verifiers.core.progress import advance
 from security_verifiers.core.types import Item
 from security_verifiers.engines.configs import ConfigParseError, inventory
 from security_verifiers.engines.findings import Finding
@@ -162,12 +163,13 @@ def _oracle(oracle: Any | None) -> Any:
     return get_oracle()
 
 
-def scan_all(pairs: Sequence[tuple[str, str]], oracle: Any | None = None) -> list[Any]:
+def scan_all(pairs: Sequence[tuple[str, str]], oracle: Any | None = None, what: str = "scanning files") -> list[Any]:
     """Oracle results for (platform, text) pairs, in batches of :data:`ORACLE_BATCH` (one semgrep run each)."""
     engine = _oracle(oracle)
     out: list[Any] = []
     for start in range(0, len(pairs), ORACLE_BATCH):
         out.extend(engine.scan_many(list(pairs[start:start + ORACLE_BATCH])))
+        advance(len(out), len(pairs), what)
     return out
 
 
@@ -244,7 +246,7 @@ def self_check(items: Sequence[Item], oracle: Any | None = None) -> list[str]:
     ``target.findings`` is the oracle's truth, the text and its fix are valid (strict Kubernetes schema via
     ``tools.validate``) and the fix is clean and keeps every resource."""
     pairs = [(i.input["platform"], t) for i in items for t in (i.input["text"], i.target["fixed"])]
-    results = scan_all(pairs, oracle)
+    results = scan_all(pairs, oracle, "self-check")
     problems: list[str] = []
     for n, item in enumerate(items):
         problems.extend(_check_one(item, results[2 * n], results[2 * n + 1]))
