@@ -43,7 +43,7 @@ $(STAMP): pyproject.toml | debian-packages
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet 'torch==2.13.0'
-	$(VENV)/bin/pip install --quiet -e '.[dev,train,agentdojo]'
+	$(VENV)/bin/pip install --quiet -e '.[dev,train,agentdojo,tracking]'
 	$(VENV)/bin/pip download --quiet --only-binary :all: --no-deps -d $(WHEELHOUSE) $(CASE_WHEELS)
 	touch $(WHEELS_STAMP) $(STAMP)
 

@@ -254,6 +254,10 @@ def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
     from security_verifiers.report import regenerate
 
     root = Path(args.out)
+    from security_verifiers.tracking import check_targets, parse_targets
+
+    trackers = parse_targets(args.log_to)
+    check_targets(trackers)  # a missing tracker is named before anything runs
     if args.n is not None:  # the old spelling of --limit N
         if args.limit is not None:
             raise ConfigError("--n is the old spelling of --limit: give one of them")
@@ -305,6 +309,11 @@ def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
         print(f"response cache: {cached} of {outcome.done} rollouts answered from {cache.path}"
               f"{' without asking the model (--no-cache or `sv cache clear` to ask it again)' if cached else ''}",
               file=sys.stderr)
+    if trackers:
+        from security_verifiers.tracking import log_eval_run
+
+        for line in log_eval_run(run_dir.path, trackers, root):
+            print(line, file=sys.stderr)
     rate = outcome.error_rate
     retried = f", retries {outcome.retries}" if outcome.retries else ""
     print(f"{outcome.done}/{outcome.total} rollouts in {outcome.seconds:.2f}s "
@@ -615,6 +624,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.seed is not None and args.seed < 0:
         raise ConfigError(f"--seed must be non-negative, got {args.seed}")  # (--seeds is checked by the ablation)
     preset = load_preset(args.preset, Path(args.config) if args.config else None)
+    if args.log_to is not None:
+        from security_verifiers.tracking import check_targets, parse_targets
+
+        targets = parse_targets(args.log_to)
+        check_targets(targets)
+        preset = preset.model_copy(update={"log_to": targets})
     try:
         from security_verifiers.train.pipeline import train
     except ImportError as err:
@@ -782,6 +797,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--cache-dir", default=None,
                     help="Response cache directory (default: $SV_CACHE_DIR or ~/.cache/security-verifiers).")
     ev.add_argument("--quiet", action="store_true", help="No progress bar or metric table.")
+    ev.add_argument("--log-to", default=None, metavar="wandb,mlflow",
+                    help="When the run ends, log its settings, metrics and report to these trackers (W&B honours "
+                    "WANDB_MODE, e.g. offline; MLflow MLFLOW_TRACKING_URI, else a file store in OUT/mlruns); needs "
+                    "the tracking extra (default: none).")
     add_config_options(ev, Endpoint, "endpoint (models served over the OpenAI API)")
     add_config_options(ev, Sampling, "sampling")
     add_config_options(ev, RunConfig, "execution")
@@ -825,6 +844,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "distill (default grpo,gdpo,distill).")
     tr.add_argument("--seeds", type=int, default=None, help="ablation: number of seeds, 0..N-1 (default 3).")
     tr.add_argument("--run-id", default=None, help="Run directory name (default: command, env, seed and time).")
+    tr.add_argument("--log-to", default=None, metavar="wandb,mlflow",
+                    help="Also log every training step (TRL's own callbacks) and the held-out evaluations to these "
+                    "trackers; needs the tracking extra (default: none; log.jsonl is the record).")
     _add_log_level(tr)
     tr.set_defaults(func=cmd_train)
 

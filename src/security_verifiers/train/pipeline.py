@@ -175,6 +175,10 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     if preset.threads:
         torch.set_num_threads(preset.threads)
     set_seed(seed)
+    if preset.log_to:
+        from security_verifiers.tracking import trainer_defaults
+
+        trainer_defaults(preset.log_to, out, run, f"sv-train-{env.name}")
     use_cpu = not torch.cuda.is_available()
     bf16 = preset.model.dtype == "bfloat16" and not use_cpu
     train_set, heldout = _datasets(env, preset)
@@ -202,7 +206,8 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
         sft = after
         _say(f"{command} for {preset.grpo.steps} steps from the SFT checkpoint")
         after, reward = run_grpo(env, list(train_set.items), sft, run / "grpo", preset.grpo, command, seed=seed,
-                                 log_path=log_path, lora=preset.model.lora, use_cpu=use_cpu, bf16=bf16)
+                                 log_path=log_path, lora=preset.model.lora, use_cpu=use_cpu, bf16=bf16,
+                                 report_to=preset.log_to)
         before = sft
         manifest["rl_reward_counts"] = reward.stats.as_dict()
         manifest["rl_scorer_error_examples"] = reward.error_examples
@@ -223,6 +228,12 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     row = summary["metrics"][headline]
     _say(f"{headline}: before {row['a']:.4f}, after {row['b']:.4f}, delta {row['delta']:+.4f} "
          f"[{row['ci'][0]:+.4f}, {row['ci'][1]:+.4f}] — {run}")
+    if preset.log_to:
+        from security_verifiers.tracking import log_eval_run
+
+        for label in ("before", "after"):
+            for line in log_eval_run(run / "eval" / label, preset.log_to, out, project=f"sv-train-{env.name}"):
+                _say(f"held-out evaluation {label}: {line}")
     return run
 
 
@@ -250,5 +261,5 @@ def _sft_stage(command: Command, env: Environment, preset: TrainPreset, train_se
     _say(f"SFT on {len(answers)} answers ({preset.sft.epochs} epochs)")
     sft = run_sft(env, [by_id[i] for i, _, _ in answers], [a for _, a, _ in answers], start, run / "sft",
                   preset.sft, seed=seed, log=StepLog(run / "log.jsonl", "sft"), lora=preset.model.lora,
-                  use_cpu=use_cpu, bf16=bf16)
+                  use_cpu=use_cpu, bf16=bf16, report_to=preset.log_to)
     return start, sft

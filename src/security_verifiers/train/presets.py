@@ -100,6 +100,9 @@ class TrainPreset(_Strict):
     distill: DistillSpec = Field(default_factory=DistillSpec)
     eval: EvalSpec = Field(default_factory=EvalSpec)
     threads: int | None = Field(None, ge=1, description="torch threads (default: every core).")
+    log_to: list[Literal["wandb", "mlflow"]] = Field(
+        default_factory=list, description="Trackers TRL logs every step to, and the held-out evaluations are "
+        "logged to at the end (`sv train --log-to`; needs the tracking extra). Default: none.")
     env_overrides: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="Per environment: preset sections to change for runs on it (merged key "
         "by key), e.g. a longer completion budget and fewer items where answers and prompts are long.")

@@ -69,20 +69,23 @@ def _peft_config(lora: LoraSpec | None) -> Any:
                       target_modules=list(lora.target_modules), task_type="CAUSAL_LM")
 
 
-def _common_args(out: Path, seed: int, use_cpu: bool, bf16: bool) -> dict[str, Any]:
+def _common_args(out: Path, seed: int, use_cpu: bool, bf16: bool, report_to: Sequence[str] = ()) -> dict[str, Any]:
+    """``report_to``: the trackers TRL logs each step to (``--log-to``; :mod:`security_verifiers.tracking` sets
+    their defaults), none by default: the step log (``log.jsonl``) is the record."""
     return {"output_dir": str(out / "trainer"), "seed": seed, "data_seed": seed, "use_cpu": use_cpu, "bf16": bf16,
-            "logging_steps": 1, "save_strategy": "no", "report_to": [], "dataloader_num_workers": 0,
+            "logging_steps": 1, "save_strategy": "no", "report_to": list(report_to), "dataloader_num_workers": 0,
             "disable_tqdm": False}
 
 
 def run_sft(env: Environment, items: Sequence[Item], answers: Sequence[str], start: Path, out: Path,
-            spec: SFTSpec, *, seed: int, log: StepLog, lora: LoraSpec | None, use_cpu: bool, bf16: bool) -> Path:
+            spec: SFTSpec, *, seed: int, log: StepLog, lora: LoraSpec | None, use_cpu: bool, bf16: bool,
+            report_to: Sequence[str] = ()) -> Path:
     """Fine-tune the checkpoint at ``start`` on (prompt, answer) pairs; the loss covers the answers only."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
     tokenizer, model = _load(start, AutoTokenizer, AutoModelForCausalLM)
-    config = SFTConfig(**_common_args(out, seed, use_cpu, bf16), num_train_epochs=spec.epochs,
+    config = SFTConfig(**_common_args(out, seed, use_cpu, bf16, report_to), num_train_epochs=spec.epochs,
                        learning_rate=spec.learning_rate, per_device_train_batch_size=spec.batch_size,
                        max_length=spec.max_length, completion_only_loss=True, lr_scheduler_type="cosine",
                        warmup_steps=0.05)
@@ -93,7 +96,8 @@ def run_sft(env: Environment, items: Sequence[Item], answers: Sequence[str], sta
 
 
 def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, spec: GRPOSpec, variant: Variant,
-             *, seed: int, log_path: Path, lora: LoraSpec | None, use_cpu: bool, bf16: bool) -> tuple[Path, EnvReward]:
+             *, seed: int, log_path: Path, lora: LoraSpec | None, use_cpu: bool, bf16: bool,
+             report_to: Sequence[str] = ()) -> tuple[Path, EnvReward]:
     """Group-relative RL from the checkpoint at ``start``, rewarded by the environment's scorer."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
@@ -108,7 +112,7 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
     reward = EnvReward(env, items, pool)
     log = StepLog(log_path, f"grpo:{variant}", reward)
     config = GRPOConfig(
-        **_common_args(out, seed, use_cpu, bf16), max_steps=spec.steps, learning_rate=spec.learning_rate,
+        **_common_args(out, seed, use_cpu, bf16, report_to), max_steps=spec.steps, learning_rate=spec.learning_rate,
         per_device_train_batch_size=spec.prompts_per_step * spec.num_generations,
         num_generations=spec.num_generations, max_completion_length=spec.max_completion_length,
         temperature=spec.temperature, beta=spec.beta, reward_weights=reward_weights(env, variant, spec.weights),
