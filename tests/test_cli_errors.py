@@ -77,7 +77,7 @@ def test_an_unexpected_failure_is_one_line_unless_sv_debug_is_set(monkeypatch, c
     def broken(args):
         raise OSError("No space left on device\nsecond line")
 
-    monkeypatch.setattr(cli, "cmd_envs", broken)
+    monkeypatch.setattr(cli.envs, "cmd_envs", broken)
     monkeypatch.delenv("SV_DEBUG", raising=False)
     assert cli.main(["envs"]) == 1
     err = capsys.readouterr().err

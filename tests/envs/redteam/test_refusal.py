@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from security_verifiers.cli import build_parser, main
-from security_verifiers.cli_import import cmd_data_import_redteam_defense
+from security_verifiers.cli.data_import import cmd_data_import_redteam_defense
 from security_verifiers.core.datasets import read_jsonl
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import ParseStatus

@@ -49,7 +49,7 @@ def _signal_name(number: int) -> str:
 
 def add_sandbox_parser(sub: Any) -> None:
     """``sv sandbox run``, on the top-level subparsers ``sub``."""
-    from security_verifiers.cli import add_config_options
+    from security_verifiers.cli.common import add_config_options
     from security_verifiers.engines.sandbox import SandboxLimits
 
     sandbox = sub.add_parser("sandbox", help="Run a command in the sandbox that runs model-written code.")
@@ -67,7 +67,7 @@ def add_sandbox_parser(sub: Any) -> None:
 
 
 def cmd_sandbox_run(args: argparse.Namespace) -> int:
-    from security_verifiers.cli import config_from_args
+    from security_verifiers.cli.common import config_from_args
     from security_verifiers.engines.sandbox import SandboxLimits, SandboxUnavailable, run
 
     command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd

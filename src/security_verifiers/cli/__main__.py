@@ -1,0 +1,7 @@
+"""``python -m security_verifiers.cli``."""
+
+import sys
+
+from security_verifiers.cli import main
+
+sys.exit(main())
