@@ -52,7 +52,8 @@ def _load_dataset(env: Any, args: argparse.Namespace) -> Any:
     return dataset
 
 
-def print_metrics(summary: dict[str, Any], env: Any) -> None:
+def print_metrics(summary: dict[str, Any]) -> None:
+    """The headline metrics with their intervals, as the summary records them (the environment's own headline)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -62,7 +63,8 @@ def print_metrics(summary: dict[str, Any], env: Any) -> None:
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("95% CI", justify="right")
-    for row in MetricsReport.from_summary(summary).headline(env.headline_metrics):
+    headline = [(h["key"], h["higher_is_better"]) for h in summary.get("headline_metrics", [])]
+    for row in MetricsReport.from_summary(summary).headline(headline):
         table.add_row(f"{row.key} {row.arrow}", fmt(row.value), "" if row.interval is None else fmt(row.interval))
     counts = summary.get("counts", {})
     table.caption = (f"{counts.get('scored', 0)} scored, {counts.get('errors', 0)} infrastructure errors "
@@ -195,7 +197,7 @@ def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
         cache.close()
     summary = regenerate(run_dir.path)
     if not args.quiet:
-        print_metrics(summary, env)
+        print_metrics(summary)
     print_errors(summary)
     from security_verifiers.report.summary import usage_line
 

@@ -46,17 +46,12 @@ def _check_run_dir(run_dir: Path) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from types import SimpleNamespace
-
     from security_verifiers.report import regenerate
 
     run_dir = Path(args.run_dir)
     _check_run_dir(run_dir)
     summary = regenerate(run_dir)
-    # The table `sv eval` prints, with the headline the summary records (``regenerate`` checked it is the env's).
-    headline = SimpleNamespace(headline_metrics=[(h["key"], h["higher_is_better"])
-                                                 for h in summary.get("headline_metrics", [])])
-    print_metrics(summary, headline)
+    print_metrics(summary)  # the table `sv eval` prints
     print_errors(summary)
     if summary.get("status_detail"):
         print(f"sv: note: the run is {summary['status']} — {summary['status_detail']}; the report covers the "
