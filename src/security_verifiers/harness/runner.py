@@ -198,6 +198,7 @@ def _live_status(tally: Tally, retries: int) -> str:
 def _make_progress(enabled: bool, label: str, total: int, completed: int) -> tuple[Any, Any]:
     if not enabled:
         return None, None
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -207,7 +208,11 @@ def _make_progress(enabled: bool, label: str, total: int, completed: int) -> tup
         TimeRemainingColumn,
     )
 
+    console = Console(stderr=True)
+    if not console.is_terminal:  # printed once, at the end, into a log: wide enough for every column
+        console = Console(stderr=True, width=160)
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TimeRemainingColumn(), TextColumn("{task.fields[status]}"), refresh_per_second=4, transient=False)
+                   TimeRemainingColumn(), TextColumn("{task.fields[status]}"), refresh_per_second=4, transient=False,
+                   console=console)
     task_id = bar.add_task(label, total=total, completed=completed, status="errors 0 · unparseable 0 · retries 0")
     return bar, task_id
