@@ -53,3 +53,49 @@ def test_negative_prices_are_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["eval", "network-logs", "--model", "baseline:heuristic", "--price-in", "-1",
                  "--out", str(tmp_path)]) == 2
     assert "--price-in" in capsys.readouterr().err
+
+
+def test_one_price_alone_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A cost from the prompt price alone would read as the whole cost; a free side is given as 0.
+    assert main(["eval", "network-logs", "--model", "baseline:heuristic", "--price-in", "1",
+                 "--out", str(tmp_path)]) == 2
+    assert "--price-out: a cost needs both prices" in capsys.readouterr().err
+
+
+def test_the_summary_prices_the_tokens_with_the_runs_stored_prices(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``regenerate`` reads the prices from metadata.json's invocation, so a rebuilt summary keeps the cost."""
+    from security_verifiers.report import regenerate
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    reply = {"content": ANSWER, "usage": {"prompt_tokens": 300, "completion_tokens": 20}}
+    with FakeOpenAIServer(lambda request: reply) as server:
+        assert main(["eval", "network-logs", "--model", "m", "--base-url", server.base_url, "--limit", "3",
+                     "--quiet", "--no-cache", "--price-in", "0.15", "--price-out", "0.6", "--out", str(tmp_path)]) == 0
+    (run_dir,) = [p.parent for p in tmp_path.glob("evals/*/*/metadata.json")]
+    metadata = json.loads((run_dir / "metadata.json").read_text())
+    assert {k: metadata["invocation"]["endpoint"][k] for k in ("price_in", "price_out")} == {
+        "price_in": 0.15, "price_out": 0.6}
+    (run_dir / "summary.json").unlink()
+    usage = regenerate(run_dir)["usage"]
+    assert usage["cost_usd"] == pytest.approx((900 * 0.15 + 60 * 0.6) / 1e6)  # 0.000171
+    assert (usage["cached_prompt_tokens"], usage["cached_completion_tokens"]) == (0, 0)
+    # Other prices in the metadata, another cost: the summary reads them, it does not keep a figure of its own.
+    metadata["invocation"]["endpoint"].update(price_in=1.0, price_out=2.0)
+    (run_dir / "metadata.json").write_text(json.dumps(metadata))
+    assert regenerate(run_dir)["usage"]["cost_usd"] == pytest.approx((900 * 1.0 + 60 * 2.0) / 1e6)
+
+
+@pytest.mark.parametrize(("usage", "expected"), [
+    # paid and cached tokens, with prices: the cost is of the paid ones only
+    ({"prompt_tokens": 12345, "completion_tokens": 6789, "cached_prompt_tokens": 900, "cached_completion_tokens": 100,
+      "price_in": 0.15, "price_out": 0.6, "cost_usd": 0.0123},
+     "tokens: 12,345 prompt + 6,789 completion (1,000 of them from cached answers, not billed); cost $0.0123 at "
+     "$0.15 in / $0.6 out per million tokens"),
+    # no prices: the line says how to get a cost
+    ({"prompt_tokens": 5, "completion_tokens": 1, "cached_prompt_tokens": 0, "cached_completion_tokens": 0,
+      "price_in": None, "price_out": None, "cost_usd": None},
+     "tokens: 5 prompt + 1 completion; give --price-in and --price-out (USD per million tokens) for the cost"),
+])
+def test_usage_line(usage: dict, expected: str) -> None:
+    assert usage_line({"usage": usage}) == expected

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from security_verifiers.core.types import Completion, Item, Message
 
@@ -75,23 +75,33 @@ class Endpoint(BaseModel):
     )
     rpm: int | None = Field(
         None, gt=0,
-        description="Requests per minute at most (a rolling minute, as providers count): requests wait rather than "
-        "draw 429s. Answers from the cache are not requests. None: no limit.",
+        description="Requests per minute at most: requests (the client's retries too) go 60/rpm seconds apart, "
+        "waiting rather than drawing 429s. Answers from the cache are not requests. None: no limit.",
     )
     tpm: int | None = Field(
         None, gt=0,
-        description="Tokens (prompt and reply) per minute at most: each request reserves an upper bound (its prompt "
-        "at a token per character plus max_tokens) until its reply reports the real count. None: no limit.",
+        description="Tokens (prompt and reply) per rolling minute at most: each request reserves an upper bound "
+        "(its prompt at a token per byte plus max_tokens) until its reply reports the real count. None: no limit.",
     )
     price_in: float | None = Field(
         None, ge=0, allow_inf_nan=False,
-        description="Price of a million prompt tokens (USD): with price_out, the run's cost is shown on the "
+        description="Price of a million prompt tokens (USD), given with price_out: the run's cost is shown on the "
         "console and kept in summary.json (cached answers are not billed). None: no cost is computed.",
     )
     price_out: float | None = Field(
-        None, ge=0, allow_inf_nan=False,
-        description="Price of a million completion tokens (USD); see price_in.",
+        None, ge=0, allow_inf_nan=False, validate_default=True,
+        description="Price of a million completion tokens (USD), given with price_in.",
     )
+
+    @field_validator("price_out")
+    @classmethod
+    def _both_prices(cls, price_out: float | None, info: ValidationInfo) -> float | None:
+        """A cost from one price would read as the whole cost; a free side is given as 0."""
+        if "price_in" not in info.data:  # price_in was itself refused: that error says enough
+            return price_out
+        if (info.data["price_in"] is None) != (price_out is None):
+            raise ValueError("a cost needs both prices: give --price-in and --price-out (0 for a side that is free)")
+        return price_out
 
 
 @runtime_checkable

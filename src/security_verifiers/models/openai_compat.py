@@ -5,6 +5,9 @@ errors, honouring ``retry-after``), so there is one retry policy and it is the o
 SDK is tested against. Whatever still fails is raised as an :class:`InfraError`, so the runner
 records it as infrastructure and never as a wrong answer.
 
+``Endpoint.rpm`` and ``Endpoint.tpm`` delay each HTTP attempt, retries included, in ``_admit`` (see
+:mod:`~security_verifiers.models.rate_limit`); answers from the cache make no request and do not wait.
+
 A reply is read up to ``Endpoint.max_reply_bytes`` and no further (see ``_read_capped``): past it the connection
 is closed and the rollout gets :func:`reply_too_large`, an unparseable answer that is not cached.
 
@@ -18,6 +21,8 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
@@ -30,13 +35,27 @@ from security_verifiers.core.cache import ResponseCache
 from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError, boundary
 from security_verifiers.core.types import Completion, Item, Message, ToolCall, Usage
 from security_verifiers.models.base import REPLY_TOO_LARGE, Endpoint, Sampling, reply_too_large
-from security_verifiers.models.rate_limit import RateLimiter, estimate_tokens
+from security_verifiers.models.rate_limit import RateLimiter, Reservation, estimate_tokens
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Sent as the key to local servers, which need none but whose clients still require one.
 LOCAL_DUMMY_KEY = "EMPTY"
 #: The request options ``chat.completions.create`` passes: the API key as a bearer token.
 _BEARER_AUTH: RequestOptions = {"security": {"bearer_auth": True}}
+
+
+@dataclass
+class _Attempts:
+    """The HTTP attempts of one chat-completions call (the first and the client's retries): the tokens each
+    reserves, and their reservations in order."""
+
+    tokens: int
+    reservations: list[Reservation] = field(default_factory=list)
+
+
+#: The call the current task is making, for ``_admit``, which the client calls before every attempt; set by
+#: ``_request`` around the call (each task has its own, so concurrent calls do not mix).
+_CALL: ContextVar[_Attempts | None] = ContextVar("security_verifiers_rate_limited_call", default=None)
 
 
 def is_loopback(base_url: str) -> bool:
@@ -142,14 +161,25 @@ class OpenAIChatPolicy:
         request than everything else in a rollout once tens of requests are in flight.
         """
         if self._client is None:
+            # Under --rpm/--tpm every attempt waits its turn, retries included: a hook on the transport's client is
+            # the one place the ``openai`` client passes through on each, and it runs before the request's timeout.
+            hooks = {"request": [self._admit]} if self.limiter.active else {}
             self._client = openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self._key or LOCAL_DUMMY_KEY,
                 timeout=self.timeout_s,
                 max_retries=self.max_retries,
-                http_client=openai.DefaultAioHttpClient(),
+                http_client=openai.DefaultAioHttpClient(event_hooks=hooks),
             )
         return self._client
+
+    async def _admit(self, request: httpx.Request) -> None:
+        """Wait for the rate limits before an HTTP attempt goes out; it reserves the tokens ``_request`` estimated
+        for its call (none for a request made outside one, which still counts as a request)."""
+        call = _CALL.get()
+        reservation = await self.limiter.acquire(call.tokens if call is not None else 0)
+        if call is not None:
+            call.reservations.append(reservation)
 
     def describe(self) -> dict[str, Any]:
         """What rebuilds this policy. It names the key's variable, never the key."""
@@ -199,12 +229,19 @@ class OpenAIChatPolicy:
         request: dict[str, Any] = {"model": self.model, "messages": messages, **self._sampling_params()}
         if tools is not None:
             request["tools"] = tools
-        reservation = None
-        if self.limiter.active:  # only requests that reach the endpoint count: a cached answer is not one
-            reservation = await self.limiter.acquire(estimate_tokens(messages, self.sampling.max_tokens))
-        completion = await self._post(request)
-        if reservation is not None and completion.usage.prompt_tokens + completion.usage.completion_tokens:
-            self.limiter.settle(reservation, completion.usage.prompt_tokens + completion.usage.completion_tokens)
+        if not self.limiter.active:
+            return await self._post(request)
+        # Only requests that reach the endpoint are limited (``respond`` answers from the cache before this):
+        # ``_admit`` makes each attempt wait, and the last, the one answered, is settled at the reply's usage.
+        call = _Attempts(estimate_tokens(messages, tools, self.sampling.max_tokens))
+        token = _CALL.set(call)
+        try:
+            completion = await self._post(request)
+        finally:
+            _CALL.reset(token)
+        used = completion.usage.prompt_tokens + completion.usage.completion_tokens
+        if call.reservations and used:  # a server that reports no usage leaves the estimate counted
+            self.limiter.settle(call.reservations[-1], used)
         return completion
 
     async def _post(self, request: dict[str, Any]) -> Completion:

@@ -111,10 +111,10 @@ def usage_and_cost(records: list[RolloutRecord], metadata: dict[str, Any]) -> di
         "cached_completion_tokens": sum(r.usage.completion_tokens for r in cached),
         "price_in": price_in, "price_out": price_out, "cost_usd": None,
     }
-    if price_in is not None or price_out is not None:
+    if price_in is not None and price_out is not None:  # ``Endpoint`` takes both or neither
         paid_in = usage["prompt_tokens"] - usage["cached_prompt_tokens"]
         paid_out = usage["completion_tokens"] - usage["cached_completion_tokens"]
-        usage["cost_usd"] = (paid_in * (price_in or 0.0) + paid_out * (price_out or 0.0)) / 1e6
+        usage["cost_usd"] = (paid_in * price_in + paid_out * price_out) / 1e6
     return usage
 
 
@@ -129,8 +129,8 @@ def usage_line(summary: dict[str, Any]) -> str | None:
     if cached:
         line += f" ({cached:,} of them from cached answers, not billed)"
     if usage.get("cost_usd") is not None:
-        line += (f"; cost ${usage['cost_usd']:,.4f} at ${usage.get('price_in') or 0:g} in / "
-                 f"${usage.get('price_out') or 0:g} out per million tokens")
+        line += (f"; cost ${usage['cost_usd']:,.4f} at ${usage['price_in']:g} in / ${usage['price_out']:g} out "
+                 "per million tokens")
     else:
         line += "; give --price-in and --price-out (USD per million tokens) for the cost"
     return line
