@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from security_verifiers.cli import main
 from security_verifiers.core.errors import ConfigError
-from security_verifiers.tracking import check_targets, parse_targets, tracked_run
+from security_verifiers.tracking import TrackingError, check_targets, log_eval_run, parse_targets, tracked_run
 
 
 @pytest.fixture
 def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No tracker may reach a network: W&B offline under tmp_path, MLflow's store chosen by sv."""
+    """No tracker may reach a network: W&B offline under tmp_path, MLflow's store chosen by sv, neither's telemetry
+    (MLflow's otherwise looks up config.mlflow-telemetry.io even for a file store; seen with strace)."""
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.setenv("WANDB_ERROR_REPORTING", "false")
+    monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
+    monkeypatch.setenv("DO_NOT_TRACK", "true")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # what sv sets for its own file store, kept to this test
     monkeypatch.setenv("WANDB_DIR", str(tmp_path / "wandb-dir"))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.delenv("WANDB_PROJECT", raising=False)
@@ -32,10 +38,16 @@ def _eval(out: Path, *extra: str) -> Path:
 
 
 def _wandb_records(root: Path) -> dict[str, dict[str, float]]:
-    """The offline W&B run's summary, read back from its own log file."""
+    """The offline W&B run's summary, read back from its own log file.
+
+    ``wandb.finish()`` can return before W&B's service process has written the file (seen: 7 bytes, the header
+    alone), so the service is shut down first, as at the end of a process, which flushes it.
+    """
+    import wandb
     from wandb.proto import wandb_internal_pb2 as pb
     from wandb.sdk.internal import datastore
 
+    wandb.teardown()
     (path,) = root.glob("**/offline-run-*/run-*.wandb")
     store = datastore.DataStore()
     store.open_for_scan(str(path))
@@ -80,6 +92,18 @@ def test_wandb_offline_run_holds_the_summarys_metrics_and_config(offline: Path) 
     assert logged["summary"]["reward_mean"] == pytest.approx(summary["metrics"]["reward_mean"])
     assert logged["summary"]["counts/rollouts"] == 6
     assert logged["config"]["model"] == "baseline:heuristic" and logged["config"]["env"] == "network-logs"
+
+
+def test_a_failing_tracker_names_the_complete_run_and_the_others_still_log(offline: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    run_dir = _eval(offline / "out")
+    bad = offline / "not-a-directory"
+    bad.write_text("")  # MLflow cannot put a file store under a file
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", bad.as_uri() + "/mlruns")
+    complete = re.escape(str(run_dir))
+    with pytest.raises(TrackingError, match=rf"mlflow: .*; logged to W&B \(offline\).*complete in {complete}$"):
+        log_eval_run(run_dir, ["mlflow", "wandb"], offline / "out")
+    assert _wandb_records(offline / "wandb-dir")["summary"]["counts/rollouts"] == 6
 
 
 def test_tracked_run_is_built_from_the_run_directory_alone(offline: Path) -> None:

@@ -5,7 +5,9 @@ run: the tracker is a copy of the record, never its source, so a tracker that is
 Both trackers are optional (``pip install 'security-verifiers[tracking]'``); a missing one is an error before the
 evaluation starts. Their own settings hold: ``WANDB_MODE`` (``offline`` writes under ``WANDB_DIR``, here the run
 directory when unset), ``WANDB_PROJECT``, ``MLFLOW_TRACKING_URI``; without the last, MLflow writes a file store
-under the output root (``<out>/mlruns``; ``mlflow ui --backend-store-uri`` opens it).
+under the output root (``<out>/mlruns``; ``mlflow ui --backend-store-uri`` opens it). Their telemetry is theirs
+to switch off too: MLflow asks ``config.mlflow-telemetry.io`` even for a file store unless ``MLFLOW_DISABLE_TELEMETRY``
+(or ``DO_NOT_TRACK``) is set; W&B reports its own crashes unless ``WANDB_ERROR_REPORTING=false``.
 """
 
 from __future__ import annotations
@@ -91,15 +93,26 @@ def tracked_run(run_dir: Path) -> TrackedRun:
     return TrackedRun(name=name, config=config, metrics=metrics, artifacts=artifacts)
 
 
+class TrackingError(RuntimeError):
+    """A tracker refused the copy (no W&B key, an unreachable MLflow server); the run itself is complete."""
+
+
 def log_eval_run(run_dir: Path, targets: list[str], out_root: Path, project: str | None = None) -> list[str]:
-    """Log the finished run in ``run_dir`` to every target; returns one line per target saying where it went."""
+    """Log the finished run in ``run_dir`` to every target; returns one line per target saying where it went.
+
+    Every target is tried even when one fails; then a :class:`TrackingError` names the failures, what did get
+    logged, and that the run directory is complete, since a tracker's error comes after the evaluation's work.
+    """
     run = tracked_run(run_dir)
-    lines = []
+    lines, failures = [], []
     for target in targets:
-        if target == "wandb":
-            lines.append(_to_wandb(run, run_dir, project))
-        else:
-            lines.append(_to_mlflow(run, out_root, project))
+        try:
+            lines.append(_to_wandb(run, run_dir, project) if target == "wandb" else _to_mlflow(run, out_root, project))
+        except Exception as err:  # noqa: BLE001 - every tracker's own errors, reported together below
+            failures.append(f"{target}: {type(err).__name__}: {err}")
+    if failures:
+        done = f"; {'; '.join(lines)}" if lines else ""
+        raise TrackingError(f"--log-to failed ({'; '.join(failures)}){done}; the run itself is complete in {run_dir}")
     return lines
 
 

@@ -208,17 +208,17 @@ def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
         print(f"response cache: {cached} of {outcome.done} rollouts answered from {cache.path}"
               f"{' without asking the model (--no-cache or `sv cache clear` to ask it again)' if cached else ''}",
               file=sys.stderr)
-    if trackers:
-        from security_verifiers.tracking import log_eval_run
-
-        for line in log_eval_run(run_dir.path, trackers, root):
-            print(line, file=sys.stderr)
     rate = outcome.error_rate
     retried = f", retries {outcome.retries}" if outcome.retries else ""
     print(f"{outcome.done}/{outcome.total} rollouts in {outcome.seconds:.2f}s "
           f"({outcome.done - outcome.resumed} this session, {outcome.resumed} resumed); "
           f"errors {outcome.errors} ({rate:.1%}){retried}; report: {run_dir.path / 'report.md'}; transcripts: "
           f"{run_dir.path / 'view.html'}", file=sys.stderr)
+    if trackers:  # after the lines that say where the run is: a tracker's failure is the copy's, not the run's
+        from security_verifiers.tracking import log_eval_run
+
+        for line in log_eval_run(run_dir.path, trackers, root):
+            print(line, file=sys.stderr)
     if outcome.stopped_early or rate > run_config.max_error_rate:
         print(f"error: infrastructure error rate {rate:.1%} is above --max-error-rate "
               f"{run_config.max_error_rate:.1%}{' (stopped early)' if outcome.stopped_early else ''}; "
