@@ -1,19 +1,20 @@
 """E1 sim-to-real: false alarms and detection of the baselines on real flow files you have.
 
 Reads real labelled flow files (IoT-23 ``conn.log.labeled`` or its CSV export, CIC-IDS-2017 CSVs, original or
-improved, UNSW-NB15 CSVs) through the environment's own readers (``loaders.FORMATS``, the code behind
-``sv data import network-logs``), answers every flow with each named baseline (trained or tuned on generated
-data only) and scores the answers with the environment's scorer. Per dataset (one per argument) and baseline it
-prints: the benign flows and the share a baseline calls Malicious (its false-alarm rate; the share it abstains
-on is shown too), the attack flows and the share it calls Malicious (its detection rate), each with a 95%
-Wilson interval, and the mean reward.
+improved, UNSW-NB15 CSVs, CTU-13 ``.binetflow`` files) through the environment's own readers
+(``loaders.FORMATS``, the code behind ``sv data import network-logs``), answers every flow with each named
+baseline (trained or tuned on generated data only) and scores the answers with the environment's scorer. Per
+dataset (one per argument) and baseline it prints: the benign flows and the share a baseline calls Malicious
+(its false-alarm rate; the share it abstains on is shown too), the attack flows and the share it calls
+Malicious (its detection rate), each with a 95% Wilson interval, and the mean reward.
 
 Each file's layout is detected from its header (a Zeek ``#fields`` line, or a CSV header with Zeek's
 ``id.orig_h`` and ``id.resp_p``: iot23; a CSV header with ``attack_cat`` or a headerless 49-cell row:
-unsw-nb15; one with ``Flow Duration``: cicids2017); give it with ``FORMAT:PATH`` to skip detection. A directory
-is read recursively, its files in name order, and is one dataset; windows (a host's preceding flows) run across
-the files of one argument. Unreadable rows are skipped and counted; files of no known layout are named and
-skipped.
+unsw-nb15; one with ``Flow Duration``: cicids2017; one with Argus' ``SrcBytes`` and ``TotBytes``: ctu13); give
+it with ``FORMAT:PATH`` to skip detection. A directory is read recursively, its files in name order, and is one
+dataset; windows (a host's preceding flows) run across the files of one argument. Unreadable rows are skipped
+and counted; files of no known layout are named and skipped. CTU-13's Background flows are unlabelled (never
+checked): they are counted, not scored.
 
     python benchmarks/e1_sim_to_real.py ~/data/CIC-IDS-2017 ~/data/iot23 unsw-nb15:~/data/UNSW_NB15_testing-set.csv
     python benchmarks/e1_sim_to_real.py DIR --baselines heuristic,gbdt,always-abstain --json out.json
@@ -68,6 +69,8 @@ def detect_layout(path: Path) -> str | None:
         return "unsw-nb15"
     if column_key("Flow Duration") in names:
         return "cicids2017"
+    if {column_key("SrcBytes"), column_key("TotBytes")} <= names:
+        return "ctu13"
     if len(cells) == len(UNSW_RAW_COLUMNS):
         return "unsw-nb15"
     return None
@@ -93,12 +96,12 @@ def read_dataset(arg: str) -> tuple[str, list[Item], dict[str, Any]]:
     """The items of one argument, through the environment's readers, and what happened reading them."""
     name, forced, files = _files(arg)
     report: dict[str, Any] = {"files": {}, "skipped_files": {}, "unreadable_rows": 0, "ignored_rows": 0,
-                              "first_errors": []}
+                              "unlabelled_rows": 0, "first_errors": []}
     opened: list[FlowFile] = []
     for path in files:
         fmt = forced or detect_layout(path)
         if fmt is None:
-            report["skipped_files"][str(path)] = "no known layout (iot23, cicids2017, unsw-nb15) in its header"
+            report["skipped_files"][str(path)] = f"no known layout ({', '.join(FORMATS)}) in its header"
             continue
         try:
             flow_file = FORMATS[fmt](path)
@@ -119,6 +122,7 @@ def read_dataset(arg: str) -> tuple[str, list[Item], dict[str, Any]]:
     finally:
         for flow_file in opened:
             report["ignored_rows"] += flow_file.ignored
+            report["unlabelled_rows"] += getattr(flow_file, "unlabelled", 0)
             flow_file.close()
     return name, items, report
 
@@ -175,7 +179,9 @@ def main() -> int:
         print(f"\n{name}: {len(items)} flows from {len(report['files'])} file(s) "
               f"({', '.join(sorted(set(report['files'].values()))) or 'none'}); "
               f"{report['unreadable_rows']} unreadable row(s), "
-              f"{report['ignored_rows']} ignored (not TCP/UDP/ICMP, blank)")
+              f"{report['ignored_rows'] - report['unlabelled_rows']} ignored (not TCP/UDP/ICMP, blank)"
+              + (f", {report['unlabelled_rows']} unlabelled (CTU-13 Background) not scored"
+                 if report["unlabelled_rows"] else ""))
         for path, why in report["skipped_files"].items():
             print(f"  skipped {path}: {why}")
         for err in report["first_errors"]:

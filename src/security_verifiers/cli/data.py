@@ -166,14 +166,15 @@ def register(sub: Any) -> None:
                             "variable and locals files as context.")
     ca.add_argument("dir", help="Directory to read (recursively; hidden directories are skipped).")
     ca.set_defaults(func=cmd_data_import_config_audit)
-    nl = imp_sub.add_parser("network-logs", help="Labelled flow captures: IoT-23, CIC-IDS-2017, UNSW-NB15.",
+    nl = imp_sub.add_parser("network-logs", help="Labelled flow captures: IoT-23, CIC-IDS-2017, UNSW-NB15, CTU-13.",
                             description="Streams the files in constant memory, in file order: one item per flow, "
                             "its window the host's preceding flows. Unreadable rows are skipped and reported.")
     nl.add_argument("files", nargs="+", metavar="FILE", help="Dataset files, read in the order given.")
-    nl.add_argument("--format", required=True, choices=("iot23", "cicids2017", "unsw-nb15"),
+    nl.add_argument("--format", required=True, choices=("iot23", "cicids2017", "unsw-nb15", "ctu13"),
                     help="iot23: Zeek conn.log.labeled, as the Zeek TSV or exported as CSV; cicids2017: the CSVs "
                     "(with or without addresses), the original release or the 'improved' re-extraction (Engelen et "
-                    "al. 2021); unsw-nb15: the training/testing-set CSVs or the raw 49-column files.")
+                    "al. 2021); unsw-nb15: the training/testing-set CSVs or the raw 49-column files; ctu13: CTU-13 "
+                    ".binetflow files (Argus; Background flows are unlabelled and not imported).")
     nl.add_argument("--limit", type=int, default=None, help="Stop after N items.")
     nl.add_argument("--max-hosts", type=int, default=None,
                     help="Hosts whose last 20 flows are kept for the windows (default: 100,000); beyond it the "

@@ -201,9 +201,16 @@ def cmd_data_import_network_logs(args: argparse.Namespace) -> int:
     _print_problems(problems.shown, problems.total, "row(s)")
     print(f"{written} item(s) from {rows:,} rows of {len(files)} file(s) in {seconds:.1f}s "
           f"({rows / max(seconds, 1e-9):,.0f} rows/s){' (--limit reached)' if written == args.limit else ''}; "
-          f"{problems.total} unreadable, {sum(f.ignored for f in files)} ignored (blank, or not TCP/UDP/ICMP); "
+          f"{problems.total} unreadable, {sum(f.ignored for f in files)} ignored (blank, or not TCP/UDP/ICMP"
+          f"{unlabelled_note(files)}); "
           f"{windows.forgotten} host(s) forgotten beyond --max-hosts {max_hosts:,}", file=sys.stderr)
     return _finish_import(args, "network-logs", partial, written, digest, problems.total, t0, rows=rows)
+
+
+def unlabelled_note(files: list[Any]) -> str:
+    """``, of them N unlabelled (CTU-13 Background)`` when a format leaves flows unlabelled, else nothing."""
+    unlabelled = sum(getattr(f, "unlabelled", 0) for f in files)
+    return f", of them {unlabelled:,} unlabelled: CTU-13 Background" if unlabelled else ""
 
 
 def _import_code_repair_cases(args: argparse.Namespace) -> int:

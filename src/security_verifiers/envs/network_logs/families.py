@@ -139,9 +139,22 @@ UNSW_NB15_LABELS: dict[str, str] = {
     "worms": "worm",
 }
 
+#: CTU-13 ``Label`` (``flow=From-Botnet-V47-TCP-CC73-Not-Encrypted``, ``flow=From-Normal-V47-Grill``...) -> family,
+#: by its words (lower case, a trailing number dropped: ``CC73`` is ``cc``): a Botnet label naming its C&C
+#: channel (``cc``, ``irc``) is ``cc_channel``, any other Botnet label (spam attempts, DNS, click fraud) is
+#: ``botnet``, a Normal label ``benign``. The labels are free text that differs by scenario, hence words, not
+#: whole labels. ``background`` is absent on purpose: CTU-13's Background flows were never checked, neither
+#: benign nor malicious, and the reader keeps them out of the items (see ``loaders.Ctu13File``).
+CTU13_LABELS: dict[str, str] = {
+    "normal": "benign",
+    "cc": "cc_channel",
+    "irc": "cc_channel",
+    "botnet": "botnet",
+}
+
 #: Every table, by the dataset name items record in ``meta["dataset"]``.
 DATASET_LABELS: dict[str, dict[str, str]] = {
-    "iot-23": IOT23_LABELS, "cic-ids-2017": CICIDS2017_LABELS, "unsw-nb15": UNSW_NB15_LABELS,
+    "iot-23": IOT23_LABELS, "cic-ids-2017": CICIDS2017_LABELS, "unsw-nb15": UNSW_NB15_LABELS, "ctu-13": CTU13_LABELS,
 }
 
 

@@ -5,7 +5,9 @@
   ``MachineLearningCVE`` variant without them, and the "improved" re-extraction of Engelen et al. (2021),
   whose columns are renamed, whose timestamps count microseconds and whose labels are respelled),
 * UNSW-NB15 CSVs (the training/testing-set form with a header, and the raw 49-column form, with or
-  without a header).
+  without a header),
+* CTU-13 ``.binetflow`` files (Argus bidirectional flows as CSV, one label per flow; its unlabelled
+  Background flows are not items).
 
 Each format is a :class:`~security_verifiers.envs.network_logs.reading.FlowFile` that streams its rows
 (``FORMATS``, what ``sv data import network-logs`` uses); ``load_*`` read one whole file into a list and
@@ -29,7 +31,12 @@ from typing import Any
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import Item
 from security_verifiers.envs.network_logs.capture import ZEEK
-from security_verifiers.envs.network_logs.families import CICIDS2017_LABELS, IOT23_LABELS, UNSW_NB15_LABELS
+from security_verifiers.envs.network_logs.families import (
+    CICIDS2017_LABELS,
+    CTU13_LABELS,
+    IOT23_LABELS,
+    UNSW_NB15_LABELS,
+)
 from security_verifiers.envs.network_logs.reading import (
     UNKNOWN_HOST,
     Cells,
@@ -447,5 +454,163 @@ def load_unsw_nb15(path: Path | str, split: str = "test") -> list[Item]:
     return load_file(UnswNb15File(path), split)
 
 
+# --------------------------------------------------------------------------------------------------
+# CTU-13
+# --------------------------------------------------------------------------------------------------
+_CTU13_REQUIRED = ("StartTime", "Dur", "Proto", "SrcAddr", "Sport", "DstAddr", "Dport", "State", "TotPkts",
+                   "TotBytes", "SrcBytes", "Label")
+#: Argus names the protocol it recognised on top of UDP (``rtp``, ``rtcp``, ``udt``): not told apart here
+#: from other protocols outside TCP, UDP and ICMP, so ignored like ARP, IGMP and ESP.
+_CTU13_PROTOS = frozenset({"tcp", "udp", "icmp"})
+#: Argus' UDP states: both directions seen (CON) is Zeek's SF, a request alone (INT, REQ) its S0.
+_ARGUS_UDP_STATES = {"CON": "SF", "INT": "S0", "REQ": "S0"}
+_CTU13_CLASSES = ("botnet", "normal", "background")
+
+
+def _argus_tcp_state(state: str) -> str:
+    """A Zeek conn_state from Argus' TCP state as CTU-13 writes it: the flags each side sent, ``src_dst``
+    (``S_`` a SYN nobody answered, ``S_RA`` one refused, ``FSPA_FSPA`` a connection opened and closed by both,
+    ``PA_PA`` one already open when the capture began). A state without ``_`` is Argus' summary (CON, FIN,
+    REQ, INT, RST, as in UNSW-NB15), read as :func:`_unsw_state` reads it."""
+    if "_" not in state:
+        return _unsw_state("tcp", state)
+    src, dst = state.split("_", 1)
+    if "S" not in src:
+        return "OTH"  # midstream: its opening was before the capture (or not seen)
+    if "S" not in dst:
+        if "R" in dst:
+            return "REJ"
+        return "S0" if not dst else "OTH"
+    if "R" in src:
+        return "RSTO"
+    if "R" in dst:
+        return "RSTR"
+    if "F" in src and "F" in dst:
+        return "SF"
+    return "S2" if "F" in src else "S3" if "F" in dst else "S1"
+
+
+def _ctu13_label(row: Cells) -> tuple[str, str] | None:
+    """(label, family), or ``None`` for a Background flow (unlabelled). The label's words decide (see
+    :data:`families.CTU13_LABELS`); a label of no class, or of two, is an error."""
+    raw = row.text("Label")
+    words = {re.sub(r"\d+$", "", w) for w in re.findall(r"[a-z0-9]+", raw.lower().removeprefix("flow="))}
+    classes = [c for c in _CTU13_CLASSES if c in words]
+    if len(classes) != 1:
+        raise row.error(f"unknown label {raw!r} (expected one of Botnet, Normal, Background in it)")
+    if classes[0] == "background":
+        return None
+    if classes[0] == "normal":
+        return "Benign", CTU13_LABELS["normal"]
+    channel = next((CTU13_LABELS[w] for w in ("cc", "irc") if w in words), None)
+    return "Malicious", channel or CTU13_LABELS["botnet"]
+
+
+def _ctu13_timestamp(row: Cells) -> tuple[float, float]:
+    """Seconds since the epoch and their resolution: ``Y/m/d H:M:S.ffffff`` (``-`` between the date's parts in
+    some copies), the capture's local clock (Prague) read as UTC; microseconds as published."""
+    value = row.text("StartTime")
+    match = re.fullmatch(r"(\d{4})[/-](\d{2})[/-](\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?", value)
+    if match is None:
+        raise row.error(f"column 'StartTime': cannot read {value!r} as Y/m/d H:M:S[.f]")
+    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
+    fraction = match.group(7) or ""
+    try:
+        when = datetime(year, month, day, hour, minute, second, int(fraction.ljust(6, "0")), tzinfo=UTC)
+    except ValueError:
+        raise row.error(f"column 'StartTime': {value!r} is not a date") from None
+    return when.timestamp(), 10.0 ** -len(fraction) if fraction else 1.0
+
+
+def _ctu13_port(row: Cells, column: str) -> int:
+    """A port, decimal or hex (``0x0303``); empty (ARP, ICMP without type, IP fragments) reads as 0."""
+    return 0 if row.optional(column) is None else row.required(column, int)
+
+
+def _ctu13_record(row: Cells) -> Record | None:
+    proto = row.text("Proto").lower()
+    if proto not in _CTU13_PROTOS:
+        return None
+    labelled = _ctu13_label(row)
+    if labelled is None:
+        return None
+    ts, resolution = _ctu13_timestamp(row)
+    sport, dport = _ctu13_port(row, "Sport"), _ctu13_port(row, "Dport")
+    if proto == "icmp":  # Argus writes ICMP code<<8 | type as the source port and the ICMP id as the other
+        sport, dport = sport & 0xFF, sport >> 8  # Zeek: orig_p is the type, resp_p the code
+    total, src = row.required("TotBytes", int), row.required("SrcBytes", int)
+    if src > total:
+        raise row.error(f"SrcBytes {src} exceeds TotBytes {total}")
+    if proto == "tcp":
+        state = _argus_tcp_state(row.text("State"))
+    else:
+        state = _ARGUS_UDP_STATES.get(row.text("State"), "OTH") if proto == "udp" else "OTH"
+    duration = row.required("Dur", float)
+    row.required("TotPkts", int)  # read (a number it must be), but not split: see Ctu13File
+    flow = conn_record(ts, (row.text("SrcAddr"), sport), (row.text("DstAddr"), dport), proto, None,
+                       duration if duration >= 0 else None, (src, total - src), state, "", (0, 0))
+    return Record(flow, *labelled, row.line, resolution)
+
+
+class Ctu13File(CsvFile):
+    """A CTU-13 ``.binetflow`` file (Garcia et al., 2014): Argus bidirectional flows as CSV, ``StartTime,Dur,
+    Proto,SrcAddr,Sport,Dir,DstAddr,Dport,State,sTos,dTos,TotPkts,TotBytes,SrcBytes,Label`` (later releases
+    add ``srcUdata,dstUdata``), one label per flow.
+
+    Labels: a flow of an infected host (``From-Botnet-...``, ``To-Botnet-...``) is Malicious, one of the
+    scenario's checked normal hosts (``From-Normal-...``) Benign; Background flows (nine in ten, the
+    university's other traffic) were never checked and are neither, so they are not items: they are counted in
+    ``unlabelled`` (and ``ignored``) and, not being items, stay out of the windows too. The labelled hosts'
+    windows lose nothing by that: CTU-13 labels every flow of an infected or normal host by its address.
+
+    What Argus records differs from Zeek's conn record: ``SrcAddr`` is the flow's originator as Argus keyed
+    it (also for the ``<?>``/``?>`` flows whose opening it did not see and the ``<-`` ones where only the other
+    side spoke); sizes include headers (as in UNSW-NB15): ``orig_bytes`` is ``SrcBytes``, ``resp_bytes``
+    ``TotBytes - SrcBytes``; the states are mapped onto Zeek's (:func:`_argus_tcp_state`; UDP CON is SF,
+    INT/REQ S0; ICMP OTH). There is no service, no history, and only the total of packets (``TotPkts``): the
+    item contract wants a count per direction, so both are written as the placeholder 0 and listed as
+    unrecorded (the prompt shows ``-``) rather than split by a guess. Timestamps count microseconds.
+    """
+
+    dataset = "ctu-13"
+    unrecorded = ("service", "history", "orig_pkts", "resp_pkts")
+    #: Background flows read so far (unlabelled: not items).
+    unlabelled: int
+
+    def _open(self) -> None:
+        self.unlabelled = 0
+        header = self._start()
+        names = {column_key(c) for c in header}
+        missing = [c for c in _CTU13_REQUIRED if column_key(c) not in names]
+        if missing:
+            raise DatasetError(f"{self.where}:1: missing required column(s) {', '.join(missing)} of a CTU-13 "
+                               ".binetflow header")
+        self._columns, self._width = column_index(self.where, 1, header, _CTU13_REQUIRED), len(header)
+
+    def records(self) -> Iterator[Record | RowError]:
+        for row in self._cells():
+            if isinstance(row, RowError):
+                yield row
+                continue
+            try:
+                record = _ctu13_record(row)
+            except RowError as err:
+                yield err
+                continue
+            if record is None:
+                self.ignored += 1
+                if row.text("Proto").lower() in _CTU13_PROTOS:
+                    self.unlabelled += 1
+            else:
+                yield record
+
+
+def load_ctu13(path: Path | str, split: str = "test") -> list[Item]:
+    """Items from a CTU-13 ``.binetflow`` file (see :class:`Ctu13File`); Background flows and rows of protocols
+    other than TCP, UDP and ICMP are skipped."""
+    return load_file(Ctu13File(path), split)
+
+
 #: The readers by the name ``sv data import network-logs --format`` takes.
-FORMATS: dict[str, type[FlowFile]] = {"iot23": IoT23File, "cicids2017": CicIds2017File, "unsw-nb15": UnswNb15File}
+FORMATS: dict[str, type[FlowFile]] = {"iot23": IoT23File, "cicids2017": CicIds2017File, "unsw-nb15": UnswNb15File,
+                                      "ctu13": Ctu13File}
