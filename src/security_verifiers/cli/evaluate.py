@@ -20,14 +20,20 @@ from security_verifiers.cli.common import (
 from security_verifiers.core.errors import ConfigError
 
 
+def _limit_from_n(args: argparse.Namespace) -> None:
+    """``--n N``, the old spelling of ``--limit N`` (given again, or stored by a run made before --limit), as
+    ``--limit``: one setting from here on."""
+    if args.n is not None and args.limit is None:
+        args.limit, args.n = str(args.n), None
+
+
 def _load_dataset(env: Any, args: argparse.Namespace) -> Any:
     """The items to evaluate, validated against the environment's item contract (a file of another environment's
     items, or of items that break it, is a DatasetError before anything runs). ``--limit`` (and ``--sample-seed``)
     choose the items of each split, or of the --data file (:mod:`security_verifiers.core.subset`)."""
     from security_verifiers.core.subset import ItemSubset
 
-    if args.n is not None and args.limit is None:  # resumed from a run stored before --limit
-        args.limit, args.n = str(args.n), None
+    _limit_from_n(args)  # a run stored before --limit, resumed
     subset = ItemSubset.parse(args.limit, args.sample_seed)
     if args.data is not None:
         if args.split is not None:
@@ -157,10 +163,9 @@ def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
 
     trackers = parse_targets(args.log_to)
     check_targets(trackers)  # a missing tracker is named before anything runs
-    if args.n is not None:  # the old spelling of --limit N
-        if args.limit is not None:
-            raise ConfigError("--n is the old spelling of --limit: give one of them")
-        args.limit, args.n = str(args.n), None
+    if args.n is not None and args.limit is not None:
+        raise ConfigError("--n is the old spelling of --limit: give one of them")
+    _limit_from_n(args)
     if args.run_id is not None:
         check_run_id(args.run_id)  # a name, not a path: before anything is read or written
     if args.resume:  # the run's own settings, before anything is built from the flags

@@ -232,6 +232,18 @@ def _cic_family(row: Cells) -> tuple[str, str]:
     return ("Benign" if family == "benign" else "Malicious"), family
 
 
+def _utc_with_fraction(row: Cells, column: str, match: re.Match[str]) -> tuple[float, float]:
+    """Seconds since the epoch and their resolution from a match of year, month, day, hour, minute, second and an
+    optional fraction of up to six digits (groups 1-7), read as UTC; a value without a fraction counts seconds."""
+    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
+    fraction = match.group(7) or ""
+    try:
+        when = datetime(year, month, day, hour, minute, second, int(fraction.ljust(6, "0")), tzinfo=UTC)
+    except ValueError:
+        raise row.error(f"column {column!r}: {match.group(0)!r} is not a date") from None
+    return when.timestamp(), 10.0 ** -len(fraction) if fraction else 1.0
+
+
 def _cic_timestamp(row: Cells) -> tuple[float, float]:
     """Seconds since the epoch, and the resolution of that value.
 
@@ -244,13 +256,7 @@ def _cic_timestamp(row: Cells) -> tuple[float, float]:
     value = row.text("Timestamp")
     iso = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?", value)
     if iso is not None:
-        year, month, day, hour, minute, second = (int(iso.group(i)) for i in range(1, 7))
-        fraction = iso.group(7) or ""
-        try:
-            when = datetime(year, month, day, hour, minute, second, int(fraction.ljust(6, "0")), tzinfo=UTC)
-        except ValueError:
-            raise row.error(f"column 'Timestamp': {value!r} is not a date") from None
-        return when.timestamp(), 10.0 ** -len(fraction) if fraction else 1.0
+        return _utc_with_fraction(row, "Timestamp", iso)
     match = re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4}) (\d{1,2}):(\d{2})(?::(\d{2}))?(?: ?([AP]M))?", value)
     if match is None:
         raise row.error(f"column 'Timestamp': cannot read {value!r} as d/m/Y H:M[:S] or Y-m-d H:M:S[.f]")
@@ -513,13 +519,7 @@ def _ctu13_timestamp(row: Cells) -> tuple[float, float]:
     match = re.fullmatch(r"(\d{4})[/-](\d{2})[/-](\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?", value)
     if match is None:
         raise row.error(f"column 'StartTime': cannot read {value!r} as Y/m/d H:M:S[.f]")
-    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
-    fraction = match.group(7) or ""
-    try:
-        when = datetime(year, month, day, hour, minute, second, int(fraction.ljust(6, "0")), tzinfo=UTC)
-    except ValueError:
-        raise row.error(f"column 'StartTime': {value!r} is not a date") from None
-    return when.timestamp(), 10.0 ** -len(fraction) if fraction else 1.0
+    return _utc_with_fraction(row, "StartTime", match)
 
 
 def _ctu13_port(row: Cells, column: str) -> int:
