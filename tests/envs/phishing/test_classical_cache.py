@@ -3,7 +3,11 @@ changed training set refits, and a corrupt or foreign cache file is refitted wit
 
 from __future__ import annotations
 
+import json
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +106,48 @@ def test_a_cache_that_cannot_be_written_is_a_warning(fits: list[int], tmp_path: 
     fitted = classical.model(get_env("phishing", {}))
     assert fitted.classifier is not None and len(fits) == 1
     assert "sv: warning: the classical model could not be cached" in capsys.readouterr().err
+
+
+#: Fits a small classical model in a fresh process (empty cache) and prints what it answers: its coefficients, the
+#: cache key (which names the model file every later process loads) and its answers, evidence included; then the
+#: classical model's features and the heuristic's probability of one email for every set of structural indicators
+#: found (a float sum's last bits depend on its order, and a set of strings iterates in the hash seed's order).
+_FIT_AND_ANSWER = """
+import copy, hashlib, itertools, json
+from security_verifiers.envs.base import get_env
+from security_verifiers.envs.phishing import classical
+from security_verifiers.envs.phishing.baselines import heuristic_probability
+from security_verifiers.envs.phishing.env import LABELS
+from security_verifiers.envs.phishing.verifiers import STRUCTURAL_VERIFIERS
+classical.TRAIN_ITEMS = 150
+env = get_env("phishing", {})
+items = list(env.dataset("dev", n=12, seed=3).items)
+baseline = classical.ClassicalBaseline(env.config.costs, LABELS, env)
+baseline.prepare(items)
+fitted = classical.model(env)
+found = []
+for k in range(len(STRUCTURAL_VERIFIERS) + 1):
+    for indicators in itertools.combinations(STRUCTURAL_VERIFIERS, k):
+        ctx = copy.copy(env.context(items[0]))
+        ctx.__dict__["detected"] = [(i, "quote") for i in indicators]
+        found.append([repr(x) for x in (*classical.features(ctx), heuristic_probability(ctx))])
+print(json.dumps({"coef": hashlib.sha256(fitted.classifier.coef_.tobytes()).hexdigest(), "key": classical.cache_key(),
+                  "vocabulary": sorted(fitted.vectorizer.vocabulary_), "weights": fitted.indicator_weights,
+                  "answers": [baseline.answer(item, []) for item in items], "by_indicators": found}))
+"""
+
+
+def test_the_fitted_model_and_its_answers_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    """The module promises the same answers on every machine: two processes whose string hashes differ
+    (``PYTHONHASHSEED``) fit the same model, answer alike, and compute the same features to the last bit."""
+    runs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "SV_CACHE_DIR": str(tmp_path / f"cache-{seed}")}
+        done = subprocess.run([sys.executable, "-c", _FIT_AND_ANSWER], env=env, capture_output=True, text=True,
+                              timeout=600, check=False)
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout.splitlines()[-1]))
+    differ = [n for n, (a, b) in enumerate(zip(runs[0]["by_indicators"], runs[1]["by_indicators"], strict=True))
+              if a != b]
+    assert not differ, f"{len(differ)} sets of indicators give other features or probabilities"
+    assert runs[0] == runs[1]

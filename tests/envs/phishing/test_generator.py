@@ -11,12 +11,14 @@ from security_verifiers.core.datasets import content_hash
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.envs.phishing import generator as gen
 from security_verifiers.envs.phishing.audit import bag_of_words_audit, shortcut_audit
+from security_verifiers.envs.phishing.brands import OWNER
+from security_verifiers.envs.phishing.domains import within
 from security_verifiers.envs.phishing.families import FAMILIES
 from security_verifiers.envs.phishing.generator import OOD_ONLY, SPLITS, generate, self_check
 from security_verifiers.envs.phishing.items import PhishingInput, PhishingTarget
 from security_verifiers.envs.phishing.message import parse
 from security_verifiers.envs.phishing.render import render
-from security_verifiers.envs.phishing.world import IN_DIST_ORGS, OOD_ORGS
+from security_verifiers.envs.phishing.world import IN_DIST_ORGS, MAIL_BRANDS, OOD_ORGS
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +140,14 @@ def test_self_check_rejects_evidence_its_verifier_does_not_confirm() -> None:
 
 def test_generator_version_is_recorded() -> None:
     assert generate("dev", 1, seed=0)[0].meta["generator_version"] == gen.GENERATOR_VERSION
+
+
+def test_the_brands_the_generator_writes_are_the_knowledge_bases() -> None:
+    """One record of who owns what (``brand_data.KNOWN_BRANDS``): each brand the generator writes mail of is the
+    known brand of its name, its domains are among that brand's and its sender is at one of them, so the scorer
+    takes its genuine mail as genuine and never plants one of its domains as a look-alike."""
+    for brand in MAIL_BRANDS:
+        known = OWNER[brand.name]
+        assert known.name == brand.name
+        assert set(brand.domains) <= set(known.domains), brand.name
+        assert within(brand.sender.rpartition("@")[2], frozenset(brand.domains)), brand.sender

@@ -12,9 +12,9 @@ from collections import Counter
 import pytest
 
 from security_verifiers.envs.phishing.baselines import heuristic_probability, image_only
-from security_verifiers.envs.phishing.brand_data import BRANDS as KNOWLEDGE_BASE
+from security_verifiers.envs.phishing.brand_data import KNOWN_BRANDS
 from security_verifiers.envs.phishing.brands import brands_in_display_name, brands_named
-from security_verifiers.envs.phishing.domains import hosts_in, registrable, squatted_brand
+from security_verifiers.envs.phishing.domains import hosts_in, imitates, registrable, squatted_brand
 from security_verifiers.envs.phishing.verifiers import confirm, detect
 from tests.envs.phishing.mail import context, message
 
@@ -95,6 +95,22 @@ LEGITIMATE: list[bytes] = [
             html='<a href="https://www.paypal.com/myaccount/transactions">View</a>'
                  '<img src="https://www.paypalobjects.com/logo.png">'),
     message("Chase Miller shared a document with you.", From="Chase Miller <chase.miller@gmail.com>", To=TO),
+    # a sign-up confirmed on an Auth0-hosted login page (Auth0 is an identity provider, its hosts are genuine)
+    message("Confirm your email address to finish signing up for Example.", To=TO,
+            From="Example <no-reply@login.example.com>",
+            html='<p>Finish signing up.</p><a href="https://example.us.auth0.com/u/email-verification?ticket=Zx81">'
+                 'Verify your email</a> <a href="https://login.example.com/authorize?client_id=abc">Sign in</a>'
+                 ' <img src="https://cdn.auth0.com/website/logo.png" alt="Example">'),
+    # a brand's own sign-in tenant at Auth0, named after it: Dropbox's tenant is Dropbox's, no squat of Dropbox
+    message("Dropbox: confirm your email address to finish setting up your account.", To=TO,
+            From="Dropbox <no-reply@dropbox.com>",
+            html='<p>Confirm your email address.</p><a href="https://dropbox.auth0.com/u/email-verification?ticket=Q1">'
+                 'Confirm</a> <a href="https://www.dropbox.com/login">Sign in to Dropbox</a>'),
+    # a brand's own infrastructure, whose name begins with the brand's (Amazon's images, Google's mail domain)
+    message("Your Amazon order has shipped. Questions? Write to orders@googlemail.com.", To=TO,
+            From="Amazon.com <shipment-tracking@amazon.com>",
+            html='<p>Your order has shipped.</p><img src="https://m.media-amazon.com/images/G/01/logo.png" '
+                 'alt="Amazon"> <a href="https://www.amazon.com/orders">Your orders</a>'),
     message("The orchard club meets Thursday; bring an apple pie. Target: 40 members.",
             From="Orchard Club <club@orchard-club.example.org>", To=TO),
     message("[python-dev] PEP discussion: see https://discuss.python.org/t/123 and groups.google.com/g/x",
@@ -117,14 +133,14 @@ LEGITIMATE: list[bytes] = [
 
 
 def test_the_knowledge_base_is_large_registrable_and_unambiguous() -> None:
-    assert len(KNOWLEDGE_BASE) >= 300
-    names = Counter(n.lower() for b in KNOWLEDGE_BASE for n in (b.name, *b.aliases))
+    assert len(KNOWN_BRANDS) >= 300
+    names = Counter(n.lower() for b in KNOWN_BRANDS for n in (b.name, *b.aliases))
     assert not [n for n, k in names.items() if k > 1], "a name names one brand"
-    for brand in KNOWLEDGE_BASE:
+    for brand in KNOWN_BRANDS:
         assert brand.domains, brand.name
         for domain in brand.domains:
             assert registrable(domain) == domain, (brand.name, domain)
-    assert {b.category for b in KNOWLEDGE_BASE} >= {"bank", "crypto", "shipping", "saas", "telecom", "government"}
+    assert {b.category for b in KNOWN_BRANDS} >= {"bank", "crypto", "shipping", "saas", "telecom", "government"}
 
 
 @pytest.mark.parametrize(("indicator", "raw"), LURES, ids=[f"{i}-{n}" for n, (i, _) in enumerate(LURES)])
@@ -162,6 +178,7 @@ def test_display_names_name_brands_only_in_a_brand_context() -> None:
 @pytest.mark.parametrize(("host", "brand"), [
     ("paypal.com.secure-login.ru", "PayPal"), ("login-paypa1.com", "PayPal"), ("mywellsfargo-alert.com", "Wells Fargo"),
     ("dhl-express-parcel.top", "DHL"), ("coinbase-support.help", "Coinbase"), ("binance.verify-kyc.site", "Binance"),
+    ("paypalauth0.com", "PayPal"), ("paypalcenter1.com", "PayPal"),
 ])
 def test_a_brand_squatted_in_a_host_is_found(host: str, brand: str) -> None:
     assert squatted_brand(host) == brand
@@ -169,9 +186,43 @@ def test_a_brand_squatted_in_a_host_is_found(host: str, brand: str) -> None:
 
 @pytest.mark.parametrize("host", ["www.paypal.com", "googleapis.com", "googlegroups.com", "contoso.sharepoint.com",
                                   "pop-ups.example.org", "purchase.example.com", "mailing.example.org",
-                                  "pineapple-farm.example", "lists.python.org", "10.0.0.1"])
+                                  "pineapple-farm.example", "lists.python.org", "10.0.0.1", "example.auth0.com",
+                                  "example.us.auth0.com", "auth0.com", "cdn.auth0.com", "login.example.com",
+                                  "dropbox.auth0.com", "paypal.us.auth0.com", "acme.onelogin.com"])
 def test_an_honest_host_squats_nothing(host: str) -> None:
     assert squatted_brand(host) is None
+
+
+@pytest.mark.parametrize("host", ["paypal.com.secure-login.ru", "paypalsecure.net", "mypaypal-auth0.com",
+                                  "secure-paypa1-login.com", "paypalcenter1.com", "purchase-paypa.com",
+                                  "paypalpine.com", "pineapple.example", "paypal.auth0.com", "paypal.googleapis.com",
+                                  "paypal.paypalobjects.com", "paypal.sharepoint.com"])
+def test_a_squat_of_a_brand_and_a_look_alike_of_its_domain_read_the_name_alike(host: str) -> None:
+    """Squatting PayPal's name and imitating paypal.com find a name inside a host by one reading, and neither reads
+    one in a tenancy host or a brand's infrastructure."""
+    assert (squatted_brand(host) == "PayPal") == imitates(host, "paypal.com")
+
+
+@pytest.mark.parametrize(("host", "genuine"), [
+    ("dropbox.auth0.com", "dropbox.com"), ("acme.us.auth0.com", "acme.com"), ("googlemail.com", "google.com"),
+    ("m.media-amazon.com", "amazon.com"), ("x.microsoftonline-p.com", "microsoft.com"),
+    ("dropbox.oktapreview.com", "dropbox.com"), ("facebookmail.com", "facebook.com"),
+    ("youtube-nocookie.com", "youtube.com"), ("contoso.sharepoint.com", "contoso.com"),
+])
+def test_a_tenancy_host_or_a_brands_infrastructure_imitates_nothing(host: str, genuine: str) -> None:
+    """Genuine hosts whose names hold or begin with a brand's: ``imitates`` agrees with ``squatted_brand`` and the
+    scorer (the generator asks ``imitates`` alone whether a plant is a look-alike)."""
+    assert not imitates(host, genuine)
+    assert squatted_brand(host) is None
+
+
+@pytest.mark.parametrize(("host", "genuine"), [
+    ("dropbox-auth0.com", "dropbox.com"), ("dropbox.auth0-login.com", "dropbox.com"),
+    ("media-amazon.top", "amazon.com"), ("googlemail.help", "google.com"),
+    ("amazon.com.media-amazon.top", "amazon.com"),
+])
+def test_a_host_posing_as_a_tenancy_or_infrastructure_still_imitates(host: str, genuine: str) -> None:
+    assert imitates(host, genuine)
 
 
 def test_an_image_only_body_is_a_signal_of_the_heuristic() -> None:

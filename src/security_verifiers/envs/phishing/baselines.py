@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from security_verifiers.core.scoring import CostProfile
@@ -75,9 +75,16 @@ def image_only(ctx: Context) -> bool:
     return mail.images > 0 and bool(mail.links) and words < 5
 
 
+def indicator_logit(indicators: Iterable[str]) -> float:
+    """The heuristic's log-odds of these structural indicators, each counted once (before the image-only signal):
+    the prior plus each one's weight, summed exactly (``math.fsum``), so the same whatever order they come in. A
+    float sum's last bits follow its order, and a set of strings iterates in an order ``PYTHONHASHSEED`` sets: the
+    classical model, which reads this as a feature, was fitted a little differently from one process to another."""
+    return math.fsum([HEURISTIC_PRIOR, *(HEURISTIC_WEIGHTS[i] for i in set(indicators))])
+
+
 def heuristic_probability(ctx: Context) -> float:
-    found = {indicator for indicator, _ in ctx.detected}
-    logit = HEURISTIC_PRIOR + sum(HEURISTIC_WEIGHTS[i] for i in found) + (IMAGE_ONLY_WEIGHT if image_only(ctx) else 0)
+    logit = indicator_logit(i for i, _ in ctx.detected) + (IMAGE_ONLY_WEIGHT if image_only(ctx) else 0.0)
     return 1.0 / (1.0 + math.exp(-logit))
 
 

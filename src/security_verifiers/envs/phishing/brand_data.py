@@ -39,7 +39,9 @@ class Brand(NamedTuple):
     common_word: bool = False      # the name is also an ordinary word, a common name or a short acronym
 
 
-BRANDS: tuple[Brand, ...] = (
+#: The knowledge base, the one record of which brands exist and which domains each owns; the generator's
+#: :data:`.world.MAIL_BRANDS` are a few of these, written with the sender and kind their mail needs.
+KNOWN_BRANDS: tuple[Brand, ...] = (
     # --- big tech, SaaS and collaboration -------------------------------------------------------------------------
     Brand("Microsoft", "saas", ("microsoft.com", "office.com", "office365.com", "microsoft365.com", "live.com",
                                 "outlook.com", "hotmail.com", "msn.com", "microsoftonline.com", "sharepoint.com",

@@ -20,21 +20,20 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from security_verifiers.envs.phishing.brand_data import BRANDS as KNOWLEDGE_BASE
-from security_verifiers.envs.phishing.brand_data import Brand
+from security_verifiers.envs.phishing.brand_data import KNOWN_BRANDS, Brand
 
-#: Every brand's name and alias -> the domains of that brand.
-BRANDS: dict[str, frozenset[str]] = {}
+#: Every brand's name and alias -> the domains of that brand (an index of :data:`.brand_data.KNOWN_BRANDS`).
+DOMAINS_BY_NAME: dict[str, frozenset[str]] = {}
 #: The brand that each name and alias belongs to.
 OWNER: dict[str, Brand] = {}
-for _brand in KNOWLEDGE_BASE:
+for _brand in KNOWN_BRANDS:
     for _name in (_brand.name, *_brand.aliases):
-        BRANDS[_name] = frozenset(_brand.domains)
+        DOMAINS_BY_NAME[_name] = frozenset(_brand.domains)
         OWNER[_name] = _brand
 #: The domains of each brand, for "do these two domains have one owner".
-OWNED: tuple[frozenset[str], ...] = tuple(frozenset(b.domains) for b in KNOWLEDGE_BASE)
+OWNED: tuple[frozenset[str], ...] = tuple(frozenset(b.domains) for b in KNOWN_BRANDS)
 #: Every domain a brand of the knowledge base owns.
-BRAND_DOMAINS: frozenset[str] = frozenset(d for b in KNOWLEDGE_BASE for d in b.domains)
+BRAND_DOMAINS: frozenset[str] = frozenset(d for b in KNOWN_BRANDS for d in b.domains)
 
 #: Domains a brand owns for its infrastructure (content delivery, mail, APIs) whose names begin with the brand's:
 #: genuine, though they would read as squats ("googleapis.com", "paypalobjects.com").
@@ -126,7 +125,7 @@ def squat_keys() -> dict[str, Brand]:
     from security_verifiers.envs.phishing.domains import skeleton  # domains imports this module
 
     keys: dict[str, Brand] = {}
-    for brand in KNOWLEDGE_BASE:
+    for brand in KNOWN_BRANDS:
         if brand.common_word:
             continue
         key = skeleton(_squat_key(brand.name))

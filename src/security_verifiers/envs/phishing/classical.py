@@ -4,7 +4,8 @@ features as evidence.
 
 This is the bar a model must clear to be worth more than a spam filter, and the sim-to-real check of the
 generator: trained on generated mail only, it is evaluated on hand-written mail in the layouts of public corpora
-(:mod:`.sim_to_real`). The model is trained from a fixed seed, so its answers are the same on every machine.
+(:mod:`.sim_to_real`). The model is trained from a fixed seed, and no feature depends on the order a set of
+strings iterates in (``PYTHONHASHSEED``), so its answers are the same on every machine and in every process.
 
 Generating the train split and fitting take minutes on 2 cores, so the fitted model is kept on disk, under
 ``$SV_CACHE_DIR`` (or ``~/.cache/security-verifiers``) ``/phishing-classical/<key>.pkl``, and fitted once per key:
@@ -65,13 +66,13 @@ def features(ctx: Context) -> list[float]:
     """Header and URL features: each structural indicator found, how many were found and the heuristic's log-odds
     of them (so that an indicator the train split never shows still moves the model: a learned weight of an
     unseen feature is 0), and counts code reads without a verdict."""
-    from security_verifiers.envs.phishing.baselines import HEURISTIC_PRIOR, HEURISTIC_WEIGHTS
+    from security_verifiers.envs.phishing.baselines import indicator_logit
 
     found = {indicator for indicator, _ in ctx.detected}
     mail = ctx.mail
     sender = mail.sender.domain if mail.sender else ""
     return [*(1.0 if i in found else 0.0 for i in STRUCTURAL_VERIFIERS), len(found) / 3,
-            (HEURISTIC_PRIOR + sum(HEURISTIC_WEIGHTS[i] for i in found)) / 3,
+            indicator_logit(found) / 3,
             1.0 if sender and is_free_mail(sender) else 0.0,
             min(len(mail.links), 10) / 10, min(len(mail.attachments), 5) / 5,
             1.0 if not mail.headers.get("Authentication-Results") else 0.0,
@@ -110,7 +111,9 @@ def train(env: Phishing) -> tuple[_Model, str]:
                                  token_pattern=r"(?u)\b[\w.@-]{2,}\b", dtype=np.float64)
     x = hstack([vectorizer.fit_transform([_text(c) for c in contexts]),
                 csr_matrix(np.array([features(c) for c in contexts]))]).tocsr()
-    classifier = LogisticRegression(C=4.0, max_iter=2000, solver="liblinear")
+    # liblinear's primal solver draws nothing, but the seed is fixed here so that no solver change makes the fit
+    # draw on numpy's global generator (and so that the fit never advances it for the rest of the process)
+    classifier = LogisticRegression(C=4.0, max_iter=2000, solver="liblinear", random_state=TRAIN_SEED)
     classifier.fit(x, y)
     tail = classifier.coef_[0][-len(features(contexts[0])):]
     weights = dict(zip(STRUCTURAL_VERIFIERS, (float(w) for w in tail), strict=False))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
+from collections.abc import Collection
 from functools import lru_cache
 from urllib.parse import parse_qs, urlsplit
 
@@ -63,6 +64,9 @@ TENANT_HOSTS = frozenset({
     "okta.com", "service-now.com", "myshopify.com", "freshdesk.com", "myworkday.com", "webex.com", "zoom.us",
     "box.com", "bamboohr.com", "greenhouse.io", "lever.co", "hubspot.com", "mailchimp.com", "list-manage.com",
     "sendgrid.net", "mailgun.org", "mcsv.net", "exacttarget.com", "awstrack.me", "ct.sendgrid.net",
+    # identity providers' tenants: an organisation's sign-in page is hosted as its own name there
+    # (``dropbox.auth0.com``, ``acme.us.auth0.com``, ``acme.onelogin.com``)
+    "auth0.com", "onelogin.com",
 })
 
 _HOST = re.compile(r"(?<![\w.-])((?:[\w-]+\.)+[a-z\u00a1-\uffff][\w-]*)(?![\w-])", re.IGNORECASE)
@@ -221,13 +225,18 @@ def skeleton(name: str) -> str:
 def imitates(host: str, genuine: str) -> bool:
     """Whether ``host`` imitates the registrable domain ``genuine`` without being it (nor under it).
 
+    A brand's infrastructure (``media-amazon.com``, ``googlemail.com``) and a tenancy host (``dropbox.auth0.com``,
+    ``contoso.sharepoint.com``) imitate nothing, as :func:`squatted_brand` reads them: their names begin with or hold
+    a brand's, yet they are genuine. The scorer also keeps them out (``Context.genuine``), but the generator's
+    :func:`.world.lookalike` asks this function alone whether its plant is a look-alike the scorer confirms.
+
     >>> imitates("northwind-1ogistics.com", "northwind-logistics.com"), imitates("paypal.com.verify.ru", "paypal.com")
     (True, True)
     >>> imitates("mail.northwind-logistics.com", "northwind-logistics.com"), imitates("acme.com", "zenith.com")
     (False, False)
     """
     host, genuine = host.lower().strip("."), genuine.lower().strip(".")
-    if not genuine or within(host, {genuine}):
+    if not genuine or within(host, {genuine}) or within(host, INFRASTRUCTURE) or within(host, TENANT_HOSTS):
         return False
     mine = registrable(host)
     if not mine or mine == genuine:
@@ -245,13 +254,15 @@ def imitates(host: str, genuine: str) -> bool:
     if len(b) >= 5 and min(abs(len(a) - len(b)), abs(len(plain_own) - len(plain_theirs))) <= allowed \
             and min(OSA.distance(a, b), OSA.distance(plain_own, plain_theirs)) <= allowed:
         return True
-    if len(b) >= 4 and mine not in TENANT_HOSTS:  # the brand's name inside another domain
-        return _named_inside(host[: len(host) - len(mine)] + own, b)
+    if len(b) >= 4:  # the brand's name inside another domain
+        return _name_in(host[: len(host) - len(mine)] + own, (b,)) is not None
     return False
 
 
 #: What impostors glue to a name to make a new domain of it (``paypalsecure``, ``mywellsfargo``): a name that begins
-#: or ends a longer token counts only with one of these as the rest (``ttivanguard`` names no Vanguard).
+#: or ends a longer token counts only with one of these as the rest (``ttivanguard`` names no Vanguard). ``auth0``
+#: is one only glued to a brand's name (``paypalauth0``, posing as a sign-in hosted by Auth0): Auth0's own hosts,
+#: tenants included (``dropbox.auth0.com``), are tenancy hosts (:data:`TENANT_HOSTS`), read before any name.
 LURE_AFFIXES = frozenset("""
 secure security login logon signin signon verify verification verified account accounts support help helpdesk
 service services update updates online my web webmail mail portal auth id app apps pay payment payments billing
@@ -259,26 +270,37 @@ alert alerts notice notices center centre team official access confirm recovery 
 client customer customers care review safe protect protection desk admin cloud bank banking card cards tracking track
 delivery deliver parcel post express shop store gift reward rewards refund refunds tax gov us usa uk eu en hq inc corp
 home www e i m go get the hr payroll docs doc files file share shared sign invoice invoices unlock restore claim
-reset password pass key vault auth0 sso mfa 2fa otp 24 365 live net center1 global int intl
+reset password pass key vault auth0 sso mfa 2fa otp 24 365 live net global int intl
 """.split())
 
 
-def _named_inside(name: str, brand: str) -> bool:
-    """Whether the skeleton ``brand`` is a run of whole tokens of ``name`` (``paypal.com.verify`` and
-    ``northwind-logistics-billing`` name their brands; ``purchase`` does not name ``chase``), or starts or ends a
-    token, the rest being a lure's affix, when it is long enough not to be an accident (``paypalsecure``)."""
+def _name_in(name: str, names: Collection[str]) -> str | None:
+    """The first of ``names`` (skeletons) that ``name`` holds, or ``None``: a name is held when it is a run of whole
+    tokens of ``name`` (``paypal.com.verify`` and ``northwind-logistics-billing`` name their brands; ``purchase`` does
+    not name ``chase``), or, six letters or more (long enough not to be an accident), when it starts or ends a token
+    whose rest is a lure's affix (``paypalsecure``).
+
+    Why one helper: a host is asked whether it names one domain's owner (:func:`imitates`) and whether it names any
+    brand of the knowledge base (:func:`squatted_brand`); both must read a name inside a host the same way, or the
+    two verdicts drift apart. It lives here, not in :mod:`.brands`, because it reads skeletons and lure affixes,
+    which are this module's (and :mod:`.brands` cannot import this module at load time)."""
     tokens = [skeleton(t) for t in re.split(r"[.\-_]", name) if t]
+    longest = max(map(len, names), default=0)
     for i in range(len(tokens)):
         joined = ""
         for token in tokens[i:]:
             joined += token
-            if joined == brand:
-                return True
-            if len(joined) >= len(brand):
+            if joined in names:
+                return joined
+            if len(joined) >= longest:
                 break
-    return len(brand) >= 6 and any(len(t) > len(brand) and ((t.startswith(brand) and _affix(t[len(brand):]))
-                                                             or (t.endswith(brand) and _affix(t[: -len(brand)])))
-                                   for t in tokens)
+    for token in tokens:  # the name begins or ends a longer token, with a lure's affix: "paypalsecure", "mywellsfargo"
+        for cut in range(6, len(token)):
+            if token[:cut] in names and _affix(token[cut:]):
+                return token[:cut]
+            if token[-cut:] in names and _affix(token[:-cut]):
+                return token[-cut:]
+    return None
 
 
 def _affix(rest: str) -> bool:
@@ -302,24 +324,9 @@ def squatted_brand(host: str) -> str | None:
             or within(host, TENANT_HOSTS):
         return None
     mine = registrable(host)
-    tokens = [skeleton(t) for t in re.split(r"[.\-_]", host[: len(host) - len(mine)] + _label(mine)) if t]
     keys = squat_keys()
-    longest = max(map(len, keys), default=0)
-    for i in range(len(tokens)):
-        joined = ""
-        for token in tokens[i:]:
-            joined += token
-            if joined in keys:
-                return keys[joined].name
-            if len(joined) >= longest:
-                break
-    for token in tokens:  # the name begins or ends a longer token, with a lure's affix: "paypalsecure", "mywellsfargo"
-        for cut in range(6, len(token)):
-            if token[:cut] in keys and _affix(token[cut:]):
-                return keys[token[:cut]].name
-            if token[-cut:] in keys and _affix(token[:-cut]):
-                return keys[token[-cut:]].name
-    return None
+    found = _name_in(host[: len(host) - len(mine)] + _label(mine), keys)
+    return None if found is None else keys[found].name
 
 
 def country_variant(host: str) -> bool:

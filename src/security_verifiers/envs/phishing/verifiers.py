@@ -23,7 +23,7 @@ from urllib.parse import unquote
 
 from security_verifiers.envs.phishing.brands import (
     BRAND_DOMAINS,
-    BRANDS,
+    DOMAINS_BY_NAME,
     INFRASTRUCTURE,
     OWNED,
     brands_in_display_name,
@@ -105,7 +105,7 @@ class Context:
                 out.update(d.lower() for d in partner.domains)
         out.update(registrable(a.domain) for a in self.mail.to if a.domain and not is_free_mail(a.domain))
         for name in self.named_brands:
-            out.update(BRANDS[name])
+            out.update(DOMAINS_BY_NAME[name])
         return frozenset(d for d in out if d)
 
     @cached_property
@@ -175,7 +175,7 @@ class Context:
             if _names(self.mailbox.organisation, text):
                 found.append(frozenset(d.lower() for d in self.mailbox.domains))
             found += [frozenset(d.lower() for d in p.domains) for p in self.mailbox.partners if _names(p.name, text)]
-        found += [BRANDS[b] for b in brands_in_display_name(_spaced(text))]
+        found += [DOMAINS_BY_NAME[b] for b in brands_in_display_name(_spaced(text))]
         return found
 
     @cached_property

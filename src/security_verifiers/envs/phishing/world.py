@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from security_verifiers.envs.phishing.brands import BRAND_DOMAINS
 from security_verifiers.envs.phishing.domains import imitates
 
 FIRST_NAMES = (
@@ -87,7 +88,9 @@ class Organisation:
 
 @dataclass(frozen=True)
 class Brand:
-    """A real service whose notices land in every mailbox (and whose name impostors borrow)."""
+    """A real service whose notices land in every mailbox (and whose name impostors borrow), as the generator writes
+    its mail: the brand of the knowledge base (:data:`.brand_data.KNOWN_BRANDS`) of the same name, with the few of
+    its domains the generator uses, its sender and its kind (a test holds the two tables to agree)."""
 
     name: str
     domains: tuple[str, ...]
@@ -95,7 +98,8 @@ class Brand:
     kind: str  # saas | carrier | esign
 
 
-BRANDS: tuple[Brand, ...] = (
+#: The brands the generator writes mail of and about (a few of the knowledge base's, which says who owns what).
+MAIL_BRANDS: tuple[Brand, ...] = (
     Brand("Microsoft", ("microsoft.com", "microsoftonline.com", "office.com"),
           "account-security-noreply@accountprotection.microsoft.com", "saas"),
     Brand("Google", ("google.com",), "no-reply@accounts.google.com", "saas"),
@@ -111,11 +115,9 @@ BRANDS: tuple[Brand, ...] = (
     Brand("FedEx", ("fedex.com",), "TrackingUpdates@fedex.com", "carrier"),
     Brand("DHL", ("dhl.com", "dhl.de"), "noreply@dhl.com", "carrier"),
 )
-SAAS = tuple(b for b in BRANDS if b.kind == "saas")
-CARRIERS = tuple(b for b in BRANDS if b.kind == "carrier")
-BRAND = {b.name: b for b in BRANDS}
-#: Every domain a brand above owns: never produced as a look-alike.
-OWNED_DOMAINS = frozenset(d for b in BRANDS for d in b.domains)
+SAAS = tuple(b for b in MAIL_BRANDS if b.kind == "saas")
+CARRIERS = tuple(b for b in MAIL_BRANDS if b.kind == "carrier")
+BRAND = {b.name: b for b in MAIL_BRANDS}
 
 #: Mail service providers whose click-tracking redirects sit between a newsletter's link text and its target.
 ESP_TRACKERS = ("{org}.us{n}.list-manage.com/track/click", "u{n}.ct.sendgrid.net/ls/click", "click.mlsend.com/link/c",
@@ -172,8 +174,9 @@ _GENERIC_SUFFIXES = ("com", "net", "org", "info", "online", "help", "support", "
 
 
 def lookalike(rng: random.Random, domain: str) -> str:
-    """A domain that imitates ``domain`` (never equal to it): a typo, a homoglyph, another suffix, or the name
-    inside a longer domain, as impostors register them."""
+    """A domain that imitates ``domain`` (never equal to it, nor a domain of a known brand, which the scorer takes
+    as genuine): a typo, a homoglyph, another suffix, or the name inside a longer domain, as impostors register
+    them."""
     label, _, suffix = domain.partition(".")
     for _ in range(20):
         kind = rng.randrange(6) if len(label) >= 5 else 3  # a short name only reads as itself elsewhere
@@ -197,7 +200,7 @@ def lookalike(rng: random.Random, domain: str) -> str:
         else:  # the name inside a longer domain
             out = label + rng.choice(_SUFFIXES)
         candidate = f"{out}.{suffix}"
-        if candidate != domain and candidate not in OWNED_DOMAINS and "--" not in candidate \
+        if candidate != domain and candidate not in BRAND_DOMAINS and "--" not in candidate \
                 and imitates(candidate, domain):
             return candidate  # the scorer's own test of imitation agrees, so the plant is confirmable
     return f"{label}-secure.{suffix}"
