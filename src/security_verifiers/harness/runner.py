@@ -12,10 +12,14 @@ interrupt) ends a run early, and then ``metadata.json`` says so (``failed`` or `
 
 from __future__ import annotations
 
+import asyncio
+import sys
 import time
 from collections import deque
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +33,12 @@ from security_verifiers.harness.run_metadata import end_status, initial_metadata
 from security_verifiers.harness.scheduler import Scheduler, Tally
 from security_verifiers.harness.scoring_pool import ScorerPool
 from security_verifiers.models.base import Policy
+
+#: Off a terminal (a log file, CI) the bar is drawn once, when the run ends; meanwhile a status line this often, so
+#: a long run is never silent and a run shorter than this prints nothing more than it did.
+STATUS_LINE_INTERVAL_S = 30.0
+#: How often the bar's status is redrawn between finished rollouts: a retry shows while its rollout still waits.
+REFRESH_S = 1.0
 
 
 class RunConfig(BaseModel):
@@ -124,27 +134,27 @@ async def run_eval(
     retries = RetryCounter()
     start, cpu_start = time.perf_counter(), time.process_time()
     run_dir.open_results()
-    progress_bar, task_id = _make_progress(progress, f"{env.name} · {policy.name}", total, len(kept))
+    view = LiveProgress(f"{env.name} · {policy.name}", total, len(kept), tally, retries) if progress else None
 
     def record_done(record: RolloutRecord) -> None:
         tally.add(write_record(run_dir, record))
-        if progress_bar is not None:
-            progress_bar.update(task_id, advance=1, status=_live_status(tally, retries.count))
+        if view is not None:
+            view.update()
 
     scheduler = Scheduler(env, policy, pending, concurrency=config.concurrency, timeout_s=config.timeout_s,
                           pool=pool, tally=tally, on_done=record_done)
     ended_by: BaseException | None = None
     try:
-        if progress_bar is not None:
-            progress_bar.start()
         with retries:
-            await scheduler.run()
+            if view is None:
+                await scheduler.run()
+            else:
+                async with view.shown():
+                    await scheduler.run()
     except BaseException as err:  # recorded in the metadata below, then raised again
         ended_by = err
         raise
     finally:
-        if progress_bar is not None:
-            progress_bar.stop()
         if own_pool is not None:
             own_pool.close()
         run_dir.close()
@@ -195,10 +205,73 @@ def _live_status(tally: Tally, retries: int) -> str:
     return " · ".join(parts)
 
 
-def _make_progress(enabled: bool, label: str, total: int, completed: int) -> tuple[Any, Any]:
-    if not enabled:
-        return None, None
-    from rich.console import Console
+class LiveProgress:
+    """The run's progress on stderr: done/total, rollouts per second, infrastructure errors, unparseable answers
+    and the model client's retries, redrawn as rollouts finish and every :data:`REFRESH_S` between them.
+
+    On a terminal, a rich progress bar. Off one (``stream`` is no tty) the bar is printed once when the run ends,
+    as before, and a one-line status goes out every :data:`STATUS_LINE_INTERVAL_S` seconds until then.
+    """
+
+    def __init__(self, label: str, total: int, completed: int, tally: Tally, retries: RetryCounter, *,
+                 stream: TextIO | None = None) -> None:
+        self.label, self.total, self.kept, self.tally, self.retries = label, total, completed, tally, retries
+        self.stream = stream
+        self.bar, self.task_id = _make_progress(label, total, completed, stream)
+        self.is_terminal = self.bar.console.is_terminal
+        self.start = time.monotonic()
+
+    @property
+    def rate(self) -> float:
+        """Rollouts finished per second this session (kept ones from before a resume do not count)."""
+        elapsed = time.monotonic() - self.start
+        return self.tally.finished / elapsed if elapsed > 0 else 0.0
+
+    def status(self) -> str:
+        return f"{self.rate:.2f} rollouts/s · {_live_status(self.tally, self.retries.count)}"
+
+    @property
+    def done(self) -> int:
+        return self.kept + self.tally.finished
+
+    def update(self) -> None:
+        self.bar.update(self.task_id, completed=self.done, status=self.status())
+
+    def line(self) -> str:
+        """The off-terminal status line: what the bar shows, in one line a log keeps."""
+        done = self.done
+        share = f" ({done / self.total:.0%})" if self.total else ""
+        return f"{self.label}: {done}/{self.total}{share} · {self.status()} · {time.monotonic() - self.start:.0f}s"
+
+    @asynccontextmanager
+    async def shown(self) -> AsyncIterator[None]:
+        """Show the bar for the length of the block, with a task that keeps it (or the status lines) current."""
+        self.bar.start()
+        ticker = asyncio.create_task(self._tick())
+        try:
+            yield
+        finally:
+            ticker.cancel()
+            await asyncio.gather(ticker, return_exceptions=True)
+            self.update()
+            self.bar.stop()
+
+    async def _tick(self) -> None:
+        interval = STATUS_LINE_INTERVAL_S
+        last_line = time.monotonic()
+        while True:
+            await asyncio.sleep(min(REFRESH_S, interval))
+            self.update()
+            if not self.is_terminal and time.monotonic() - last_line >= interval:
+                last_line = time.monotonic()
+                stream = self.stream if self.stream is not None else sys.stderr
+                print(self.line(), file=stream, flush=True)
+
+
+def _make_progress(label: str, total: int, completed: int, stream: TextIO | None) -> tuple[Any, Any]:
+    """A rich bar on ``stream`` (default stderr) with the status on a line of its own below it, so an 80-column
+    terminal shows all of it."""
+    from rich.console import Console, RenderableType
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -207,12 +280,17 @@ def _make_progress(enabled: bool, label: str, total: int, completed: int) -> tup
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
+    from rich.text import Text
 
-    console = Console(stderr=True)
-    if not console.is_terminal:  # printed once, at the end, into a log: wide enough for every column
-        console = Console(stderr=True, width=160)
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TimeRemainingColumn(), TextColumn("{task.fields[status]}"), refresh_per_second=4, transient=False,
-                   console=console)
-    task_id = bar.add_task(label, total=total, completed=completed, status="errors 0 · unparseable 0 · retries 0")
+    class BarWithStatus(Progress):
+        def get_renderables(self) -> Iterable[RenderableType]:
+            yield self.make_tasks_table(self.tasks)
+            for task in self.tasks:
+                yield Text(f"  {task.fields['status']}", overflow="fold")
+
+    console = Console(stderr=stream is None, file=stream)
+    bar = BarWithStatus(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TimeRemainingColumn(), refresh_per_second=4, transient=False, console=console)
+    task_id = bar.add_task(label, total=total, completed=completed,
+                           status="0.00 rollouts/s · errors 0 · unparseable 0 · retries 0")
     return bar, task_id

@@ -18,6 +18,7 @@ import random
 from typing import Any
 
 from security_verifiers.core.datasets import item_id
+from security_verifiers.core.progress import advance
 from security_verifiers.core.types import Item
 from security_verifiers.envs.redteam.scenario.agent import plan
 from security_verifiers.envs.redteam.scenario.canary import canary_from, fresh_canary
@@ -161,6 +162,7 @@ def defense_items(split: str, n: int, seed: int) -> list[Item]:
             item = defense_item(scn, canary, [], None, False, split, meta)
         check_defense(item)
         items.append(item)
+        advance(k + 1, n, "checking items")
     return items
 
 
@@ -196,5 +198,6 @@ def attack_items(split: str, n: int, seed: int) -> list[Item]:
         items.append(Item(id=item_id("ra", {"input": inp, "target": tgt}), split=split, input=inp, target=tgt,
                           meta={"task": scn.task.kind, "carrier": scn.carrier,
                                 "generator_version": GENERATOR_VERSION}))
+        advance(k + 1, n, "checking reference attacks")
     return items
 
