@@ -15,7 +15,7 @@ from security_verifiers.envs._template.baselines import probability
 from security_verifiers.envs._template.env import DATA_DIR
 from security_verifiers.envs.base import registered, registry
 from security_verifiers.envs.kits.public_sets import build_public_sets
-from security_verifiers.harness.conformance import CHECKS
+from security_verifiers.harness.conformance import CHECKS, baseline_rewards
 
 PACKAGE = Path(DATA_DIR).parent
 
@@ -26,7 +26,7 @@ def test_the_template_passes_every_conformance_check(check: str) -> None:
 
 
 def test_the_public_split_rebuilds_byte_for_byte(tmp_path: Path) -> None:
-    built = build_public_sets(TemplateEnvironment(), tmp_path)
+    built = build_public_sets(env := TemplateEnvironment(), tmp_path, baseline_rewards(env))
     for name in ("test.jsonl", "manifest.json", "DATA_CARD.md"):
         assert (tmp_path / name).read_bytes() == (DATA_DIR / name).read_bytes(), name
     rewards = built.card.figures["test"]["rewards"]

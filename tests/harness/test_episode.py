@@ -69,7 +69,9 @@ class EchoTools(Toolbox):
 
 
 class ToolEnv(NetworkLogs):
-    max_turns = 3
+    @property
+    def max_turns(self) -> int:
+        return 3
 
     def __init__(self, fail: bool = False) -> None:
         super().__init__()

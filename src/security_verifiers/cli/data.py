@@ -78,15 +78,19 @@ def _build_from_run(env: Any, args: argparse.Namespace) -> int:
     """``sv data build redteam-defense --from-run RUN_DIR --out FILE``: self-play items from an E5 run."""
     from security_verifiers.core.datasets import dataset_header
 
-    from_run = getattr(env, "items_from_run", None)
-    if from_run is None:
-        raise ConfigError(f"--from-run builds redteam-defense items from a redteam-attack run; {env.name} takes none")
+    if env.items_from_runs_of is None:
+        from security_verifiers.envs.base import registry
+
+        builders = [f"{name} (from {cls.items_from_runs_of} runs)" for name, cls in sorted(registry().items())
+                    if cls.items_from_runs_of is not None]
+        raise ConfigError(f"{env.name} builds no items from runs (--from-run); environments that do: "
+                          f"{', '.join(builders) or 'none'}")
     if args.out is None or any(getattr(args, name) is not None for name in ("split", "n", "seed")):
         raise ConfigError("--from-run takes --out FILE and none of --split, --n, --seed")
     out = Path(args.out)
     if out.is_dir():
         raise ConfigError(f"--out {out} is a directory; give a file name")
-    items, problems = from_run(Path(args.from_run))
+    items, problems = env.items_from_run(Path(args.from_run))
     for problem in problems[:20]:
         print(f"left out: {problem}", file=sys.stderr)
     if not items:
@@ -104,6 +108,7 @@ def _build_from_run(env: Any, args: argparse.Namespace) -> int:
 def _build_public(env: Any, args: argparse.Namespace) -> int:
     """``sv data build ENV --public``: the committed public splits, manifest and data card, rebuilt."""
     from security_verifiers.envs.kits.public_sets import build_public_sets
+    from security_verifiers.harness.conformance import baseline_rewards
 
     given = [f"--{name}" for name in ("split", "n", "seed") if getattr(args, name) is not None]
     if given:
@@ -121,7 +126,7 @@ def _build_public(env: Any, args: argparse.Namespace) -> int:
 
     try:
         with progress_to(f"sv data build {env.name} --public"):
-            built = build_public_sets(env, out)
+            built = build_public_sets(env, out, baseline_rewards(env))
     except OSError as err:
         raise ConfigError(f"cannot write {out}: {err.strerror or err}") from err
     print(json.dumps({"env": env.name, "out": str(out), "manifest": built.manifest,

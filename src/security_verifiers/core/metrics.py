@@ -19,6 +19,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 POSITIVE, NEGATIVE, ABSTAIN = "positive", "negative", "abstain"
+#: Resamples of every bootstrap interval a metrics report shows, and the seed they are drawn from: defined once, so
+#: the intervals of every environment (and of ``sv compare``) are drawn the same way.
+N_BOOT = 1000
+BOOT_SEED = 0
 #: Column order of :func:`confusion_matrix`.
 CONFUSION_COLUMNS = (NEGATIVE, ABSTAIN, POSITIVE, "invalid")
 
@@ -40,6 +44,22 @@ def mean_or_none(values: ArrayLike) -> float | None:
     """
     arr = np.asarray(values, dtype=float)
     return float(arr.mean()) if arr.size else None
+
+
+def mean_of(values: NDArray[np.float64]) -> Callable[[NDArray[np.intp]], float | None]:
+    """A bootstrap statistic: the mean of ``values`` at the drawn rows, NaN rows (where the quantity does not apply,
+    e.g. a repair rate on an item with no program) left out; ``None`` when every drawn row is NaN.
+
+    >>> stat = mean_of(np.array([1.0, float("nan"), 3.0]))
+    >>> stat(np.array([0, 1, 2])), stat(np.array([1, 1]))
+    (2.0, None)
+    """
+    def mean(idx: NDArray[np.intp]) -> float | None:
+        drawn = values[idx]
+        kept = drawn[~np.isnan(drawn)]
+        return float(kept.mean()) if kept.size else None
+
+    return mean
 
 
 def _actions(action: ArrayLike) -> NDArray[np.str_]:
@@ -248,8 +268,8 @@ def aurc(confidence: ArrayLike, loss: ArrayLike) -> float | None:
 def bootstrap_ci(
     n_items: int,
     stat_fn: Callable[[NDArray[np.intp]], float | None],
-    n_boot: int = 1000,
-    seed: int = 0,
+    n_boot: int = N_BOOT,
+    seed: int = BOOT_SEED,
     alpha: float = 0.05,
     clusters: Sequence[Any] | None = None,
 ) -> tuple[float | None, float | None]:
@@ -325,8 +345,8 @@ def group_indices(keys: Sequence[Any]) -> dict[str, NDArray[np.intp]]:
 FEW = 10
 
 
-def group_reward(rewards: ArrayLike, items: Sequence[Any] | None = None, n_boot: int = 1000,
-                 seed: int = 0) -> dict[str, Any]:
+def group_reward(rewards: ArrayLike, items: Sequence[Any] | None = None, n_boot: int = N_BOOT,
+                 seed: int = BOOT_SEED) -> dict[str, Any]:
     """What a breakdown row adds to its group's own metrics: ``reward_ci``, the 95% bootstrap interval of the
     group's mean reward (resampling items when ``items`` labels each reward with its item), and ``few_items``,
     true when the group holds fewer than :data:`FEW` distinct items (rollouts when ``items`` is ``None``).

@@ -130,8 +130,6 @@ class Environment(ABC):
     #: Scoring processes a run starts by default (RunConfig.score_workers overrides): > 0 when the scorer is
     #: CPU-bound Python that would otherwise share one core with the policy (E2's engines).
     score_workers: ClassVar[int] = 0
-    #: Max assistant turns in one episode (more than one only when the environment offers tools).
-    max_turns: ClassVar[int] = 1
     #: The shape of the items (input and target) and of the answer: every item that comes in is validated
     #: against it (:meth:`check_items`) before anything runs.
     item_contract: ClassVar[ItemContract]
@@ -142,6 +140,9 @@ class Environment(ABC):
     #: check, so the table never outlives its reasons. Declared beside the environment, so adding one needs no
     #: edit of the suite.
     conformance_exceptions: ClassVar[dict[tuple[str, ...], str]] = {}
+    #: The environment whose runs this one turns into items (``sv data build ENV --from-run RUN``, through
+    #: :meth:`items_from_run`): E6 builds self-play items from E5's successful attacks. ``None``: it builds none.
+    items_from_runs_of: ClassVar[str | None] = None
 
     def __init__(self, config: EnvConfig | None = None) -> None:
         self.config = config if config is not None else self.config_class()
@@ -156,6 +157,23 @@ class Environment(ABC):
                 return " ".join(["--env-option", ".".join(map(str, loc))]).rstrip()
 
             raise ConfigError(plain_errors(err, cls.config_class, label, owner=cls.name)) from err
+
+    @property
+    def max_turns(self) -> int:
+        """Max assistant turns in one episode: more than one only when the environment offers tools or plays a
+        conversation. A property, since it usually follows the configuration (a ``mode`` or a ``max_turns``
+        option): an environment overrides it as a property too."""
+        return 1
+
+    def items_from_run(self, run_dir: Path) -> tuple[list[Item], list[str]]:
+        """Items made from the rollouts of a run of :attr:`items_from_runs_of` in ``run_dir``, and a line for each
+        rollout left out. Only an environment that names :attr:`items_from_runs_of` implements it."""
+        raise NotImplementedError(f"{self.name} builds no items from runs")
+
+    async def aclose(self) -> None:
+        """Release what the environment holds across episodes (E5's served target model keeps HTTP connections
+        that belong to the run's event loop). The runner awaits it once, at the end of a run, in that loop."""
+        return None
 
     def describe(self) -> dict[str, Any]:
         """What rebuilds this environment: name, version and config (written to metadata.json)."""

@@ -11,13 +11,14 @@ import asyncio
 import json
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from statistics import fmean
 from typing import Any
 
 from security_verifiers.core.errors import InfraError
 from security_verifiers.core.types import Item, Message, ParseStatus, RolloutRecord, Score, Transcript
 from security_verifiers.envs.base import Environment
-from security_verifiers.envs.kits.public_sets import committed_manifest
+from security_verifiers.envs.kits.public_sets import BaselineRewards, committed_manifest
 from security_verifiers.harness.episode import play_episode, run_episode, score_batch
 from security_verifiers.models.base import Policy
 
@@ -68,6 +69,12 @@ def mean_rewards(env: Environment, items: Sequence[Item], names: Sequence[str]) 
             prepare(list(items))
         out[name] = fmean(asyncio.run(_rewards(env, policy, items)))
     return out
+
+
+def baseline_rewards(env: Environment) -> BaselineRewards:
+    """:func:`mean_rewards` bound to ``env``: how ``sv data build --public`` measures the baselines a data card
+    reports (the public-set kit takes it as an argument, since no environment module imports the harness)."""
+    return partial(mean_rewards, env)
 
 
 def check_declares_its_contract(env: Environment) -> None:

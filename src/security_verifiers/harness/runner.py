@@ -172,10 +172,12 @@ async def run_eval(
             usage=(tally.usage + sum((r.usage for r in kept), Usage())).model_dump(),
         )
         run_dir.write_metadata(metadata)
-        for owner in (policy, env):  # an environment may hold a model too (E5 attacking a served target)
-            aclose = getattr(owner, "aclose", None)
-            if callable(aclose):
-                await aclose()  # a model's HTTP connections belong to this event loop: close them in it
+        # a model's HTTP connections belong to this event loop: close them in it (an environment may hold a model
+        # too: E5 attacking a served target). A policy may hold nothing to close (a baseline has no aclose).
+        aclose = getattr(policy, "aclose", None)
+        if callable(aclose):
+            await aclose()
+        await env.aclose()
     return RunOutcome(run_dir=run_dir, total=total, done=tally.finished + len(kept), errors=tally.error_count,
                       errors_by_kind=dict(tally.errors), resumed=len(kept), seconds=seconds,
                       stopped_early=tally.stopped_early, usage=tally.usage, retries=retries.count)

@@ -19,13 +19,12 @@ from typing import Any
 import numpy as np
 
 from security_verifiers.core.errors import ConfigError
+from security_verifiers.core.metrics import BOOT_SEED as SEED
+from security_verifiers.core.metrics import N_BOOT
 from security_verifiers.core.rundir import latest_by_key
 from security_verifiers.core.types import RolloutRecord
 from security_verifiers.envs.base import Environment, get_env
 from security_verifiers.report.summary import read_results
-
-N_BOOT = 1000
-SEED = 0
 
 
 def load_run(run_dir: Path) -> tuple[dict[str, Any], list[RolloutRecord]]:

@@ -13,12 +13,13 @@ import time
 import pytest
 
 from security_verifiers.core.types import Item, Message, ParseStatus, Transcript
-from security_verifiers.envs.code_repair.baselines import HACKS, detection
+from security_verifiers.envs.code_repair.baselines import HACKS
 from security_verifiers.envs.code_repair.env import CodeRepair
 from security_verifiers.envs.code_repair.families.command_injection import FAMILY
 from security_verifiers.envs.code_repair.generator import to_item
 from security_verifiers.envs.code_repair.program import Program
 from security_verifiers.envs.code_repair.scoring import cwe_matches, harness_probes, size_score
+from security_verifiers.envs.code_repair.static import detection
 from security_verifiers.envs.kits.patching import files_diff
 
 ENV = CodeRepair()

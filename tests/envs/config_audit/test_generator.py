@@ -36,6 +36,7 @@ from security_verifiers.envs.config_audit.generation.mutations import injectable
 from security_verifiers.envs.config_audit.generation.templates_k8s import K8S_TEMPLATES
 from security_verifiers.envs.config_audit.generation.templates_tf import TF_TEMPLATES
 from security_verifiers.envs.kits.public_sets import PUBLIC_SEED, build_public_sets
+from security_verifiers.harness.conformance import baseline_rewards
 
 MANIFEST = json.loads((DATA_DIR / "manifest.json").read_text())
 PUBLIC_SIZES = ConfigAudit().public_sets().sizes
@@ -54,7 +55,7 @@ def showcase() -> list[Item]:
 @pytest.fixture(scope="module")
 def rebuilt(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("public")
-    build_public_sets(ConfigAudit(), out)
+    build_public_sets(env := ConfigAudit(), out, baseline_rewards(env))
     return out
 
 

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from security_verifiers.cli import main
 from security_verifiers.core.datasets import load_public_split
-from security_verifiers.core.types import Item
 from security_verifiers.envs._template import TemplateEnvironment
 from security_verifiers.envs.base import registered
-from security_verifiers.envs.kits.public_sets import DataCard, PublicSets, build_public_sets, render_card
+from security_verifiers.envs.kits.public_sets import CardInputs, DataCard, PublicSets, build_public_sets, render_card
+from security_verifiers.harness.conformance import baseline_rewards
 
 MANIFEST = {"generator_version": "1.2.3", "splits": {
     "test": {"file": "test.jsonl", "hash": "sha256:aa", "n": 2, "seed": 7},
@@ -47,12 +46,12 @@ class _Template(TemplateEnvironment):
         return self.spec or super().public_sets()
 
 
-def _failing_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
+def _failing_card(inputs: CardInputs) -> DataCard:
     raise RuntimeError("the card's figures failed")
 
 
 def test_the_built_files_load_as_a_public_split(tmp_path: Path) -> None:
-    built = build_public_sets(TemplateEnvironment(), tmp_path)
+    built = build_public_sets(env := TemplateEnvironment(), tmp_path, baseline_rewards(env))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["DATA_CARD.md", "manifest.json", "test.jsonl"]
     assert built.files == (tmp_path / "test.jsonl", tmp_path / "manifest.json", tmp_path / "DATA_CARD.md")
     assert json.loads((tmp_path / "manifest.json").read_text()) == built.manifest
@@ -61,12 +60,12 @@ def test_the_built_files_load_as_a_public_split(tmp_path: Path) -> None:
 
 
 def test_a_failure_leaves_the_previous_files_and_no_partial_ones(tmp_path: Path) -> None:
-    build_public_sets(TemplateEnvironment(), tmp_path)
+    build_public_sets(env := TemplateEnvironment(), tmp_path, baseline_rewards(env))
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     env = _Template()
     env.spec = PublicSets(sizes={"test": 5}, generator_version="9.9.9", card=_failing_card)
     with pytest.raises(RuntimeError, match="figures failed"):
-        build_public_sets(env, tmp_path)
+        build_public_sets(env, tmp_path, baseline_rewards(env))
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
@@ -74,7 +73,7 @@ def test_sizes_must_name_the_public_splits(tmp_path: Path) -> None:
     env = _Template()
     env.spec = PublicSets(sizes={"dev": 5}, generator_version="1.0.0", card=_failing_card)
     with pytest.raises(ValueError, match=r"public sets of \['dev'\], but its public splits are \['test'\]"):
-        build_public_sets(env, tmp_path)
+        build_public_sets(env, tmp_path, baseline_rewards(env))
     assert not any(tmp_path.iterdir())
 
 

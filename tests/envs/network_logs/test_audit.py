@@ -23,6 +23,7 @@ from security_verifiers.envs.network_logs.audit import (
 )
 from security_verifiers.envs.network_logs.env import DATA_DIR, NetworkLogs
 from security_verifiers.envs.network_logs.generator import GENERATOR_VERSION, generate
+from security_verifiers.harness.conformance import baseline_rewards
 
 MANIFEST = json.loads((DATA_DIR / "manifest.json").read_text())
 PUBLIC_SIZES = NetworkLogs().public_sets().sizes
@@ -38,7 +39,7 @@ def public_test() -> list[Item]:
 def built(tmp_path_factory) -> tuple[Path, dict, dict]:
     """The public sets and the data card rebuilt from scratch (about a minute: six GBDTs are trained)."""
     out = tmp_path_factory.mktemp("public")
-    built = build_public_sets(NetworkLogs(), out)
+    built = build_public_sets(env := NetworkLogs(), out, baseline_rewards(env))
     return out, built.manifest, dict(built.card.figures)
 
 

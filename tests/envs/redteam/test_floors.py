@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from security_verifiers.core.types import Transcript
-from security_verifiers.envs.redteam.attack.env import AttackConfig, RedteamAttack, constant_attacks
+from security_verifiers.envs.redteam.attack.baselines import constant_attacks
+from security_verifiers.envs.redteam.attack.env import AttackConfig, RedteamAttack
 from security_verifiers.harness.episode import run_episode
 
 ENV = RedteamAttack()

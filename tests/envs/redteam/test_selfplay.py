@@ -68,6 +68,15 @@ def test_a_run_of_another_environment_is_an_error(tmp_path: Path, capsys: pytest
     assert not (tmp_path / "out.jsonl").exists()
 
 
+def test_an_environment_that_builds_no_items_from_runs_says_which_do(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["data", "build", "phishing", "--from-run", str(tmp_path), "--out", str(tmp_path / "out.jsonl")])
+    assert code == EXIT_USAGE
+    assert "phishing builds no items from runs (--from-run); environments that do: redteam-defense (from " \
+           "redteam-attack runs)" in capsys.readouterr().err
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_from_run_takes_no_split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert build(tmp_path, tmp_path / "out.jsonl", "--split", "test") == EXIT_USAGE
     assert "none of --split" in capsys.readouterr().err

@@ -1,43 +1,36 @@
 """The template's public split (test) and its data card, built by the public-set kit
-(``build_public_sets(TemplateEnvironment(), DIR)``; ``sv data build NAME --public`` once an environment made from
-the template is registered). What is the template's own: the split's size and the card's figures, its balance
-by family and label and the mean reward of each baseline, computed here from the generated items.
+(``build_public_sets(env := TemplateEnvironment(), DIR, baseline_rewards(env))``, with the harness's
+:func:`~security_verifiers.harness.conformance.baseline_rewards`; ``sv data build NAME --public`` once an
+environment made from the template is registered). What is the template's own: the split's size and the card's
+figures, its balance by family and label and the mean reward of each baseline, computed here from the generated
+items.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from statistics import fmean
 from typing import Any
 
-from security_verifiers.core.types import Item, Message, Transcript
 from security_verifiers.envs._template.generator import GENERATOR_VERSION
 from security_verifiers.envs._template.items import FAMILIES
-from security_verifiers.envs.kits.public_sets import DataCard, PublicSets
+from security_verifiers.envs.kits.public_sets import CardInputs, DataCard, PublicSets
 
 
-def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
-    """Balance by family and label, and every baseline's mean reward (the environment's scorer), per split."""
-    from security_verifiers.envs._template.env import TemplateEnvironment
-
-    env = TemplateEnvironment()
+def figures(inputs: CardInputs) -> dict[str, Any]:
+    """Balance by family and label, and every baseline's mean reward (the environment's scorer, each episode played
+    as ``sv eval`` plays it), per split."""
+    names = tuple(inputs.env.baselines())
     out: dict[str, Any] = {}
-    for split, items in sets.items():
-        rewards = {}
-        for name, make in env.baselines().items():
-            policy = make()
-            policy.prepare(items)  # type: ignore[attr-defined]
-            replies = [policy.answer(i, env.prompt(i)) for i in items]  # type: ignore[attr-defined]
-            rewards[name] = round(fmean(env.score(i, Transcript(messages=[Message(role="assistant", content=r)]))
-                                        .reward for i, r in zip(items, replies, strict=True)), 4)
+    for split, items in inputs.sets.items():
+        rewards = {name: round(value, 4) for name, value in inputs.rewards(items, names).items()}
         out[split] = {"n": len(items), "family": Counter(i.target["family"] for i in items),
                       "label": Counter(i.target["label"] for i in items), "rewards": rewards}
     return out
 
 
-def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
+def data_card(inputs: CardInputs) -> DataCard:
     """The data card: what an item is, its balance, and where the baselines stand."""
-    numbers = figures(sets)
+    numbers = figures(inputs)
     test = numbers["test"]
     balance = ["| family | covers | items |", "|---|---|---:|"]
     balance += [f"| `{name}` | {covers} | {test['family'][name]} |" for name, (_, covers) in FAMILIES.items()]
@@ -53,7 +46,7 @@ def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard
         sections=[("Balance", balance), ("Baselines", baselines)],
         limitations=["The lines come from four hand-written families whose numbers barely overlap, so a few rules",
                      "read them almost perfectly: the template shows the shape of an environment, not a benchmark."],
-        rebuild="build_public_sets(TemplateEnvironment(), DIR)", figures=numbers)
+        rebuild="build_public_sets(env := TemplateEnvironment(), DIR, baseline_rewards(env))", figures=numbers)
 
 
 #: The template's public split: 100 test items (the kit's seed), described by :func:`data_card`.

@@ -31,30 +31,9 @@ from security_verifiers.envs.code_repair.hack_patches import (
     READ_EVERYTHING,
     SCRUB_SECRETS,
 )
-from security_verifiers.envs.code_repair.static import StaticFinding, scan
+from security_verifiers.envs.code_repair.static import answer, detection
 from security_verifiers.envs.kits.patching import files_diff
 from security_verifiers.models.base import Baseline, Policy
-
-_RANK = {"HIGH": 3, "MEDIUM": 2, "LOW": 1}
-
-
-def answer(cwe: str, file: str, line: int | None, patch: str = "") -> str:
-    return json.dumps({"cwe": cwe, "file": file, "line": line, "patch": patch})
-
-
-def gravest(findings: list[StaticFinding]) -> StaticFinding | None:
-    """bandit's gravest finding: severity, then confidence, then the first in the files."""
-    ranked = sorted(findings, key=lambda f: (-_RANK.get(f.severity, 0), -_RANK.get(f.confidence, 0), f.file, f.line))
-    return ranked[0] if ranked else None
-
-
-def detection(files: dict[str, str]) -> tuple[str, str, int | None]:
-    """What honest detection without a model names: the CWE, file and line of bandit's gravest finding, or the
-    first file with no CWE when bandit finds nothing."""
-    top = gravest(scan(files))
-    if top is None or top.cwe is None:
-        return "", next(iter(files)), None
-    return top.cwe, top.file, top.line
 
 
 class ReferenceBaseline(Baseline):

@@ -113,7 +113,7 @@ class CodeRepair(Environment):
     item_contract: ClassVar[CodeRepairContract] = CodeRepairContract(CodeRepairInput, CodeRepairTarget, Answer)
     config: CodeRepairConfig
 
-    @property  # type: ignore[override]
+    @property
     def max_turns(self) -> int:
         return self.config.max_turns if self.config.mode == "tools" else 1
 

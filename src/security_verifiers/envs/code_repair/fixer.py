@@ -28,7 +28,7 @@ import shlex
 from dataclasses import dataclass
 
 from security_verifiers.core.types import Item, Message
-from security_verifiers.envs.code_repair.baselines import answer, detection
+from security_verifiers.envs.code_repair.static import answer, detection
 from security_verifiers.envs.kits.patching import files_diff
 from security_verifiers.models.base import Baseline
 

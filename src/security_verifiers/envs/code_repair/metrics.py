@@ -12,10 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from security_verifiers.core.metrics import bootstrap_ci, group_indices, group_reward, mean_or_none, ratio
+from security_verifiers.core.metrics import (
+    BOOT_SEED,
+    N_BOOT,
+    bootstrap_ci,
+    group_indices,
+    group_reward,
+    mean_of,
+    mean_or_none,
+    ratio,
+)
 from security_verifiers.envs.code_repair.outcome import RepairOutcome, read_outcomes
-
-N_BOOT = 1000
 
 
 def flat_metrics(outcomes: Sequence[RepairOutcome]) -> dict[str, Any]:
@@ -54,14 +61,7 @@ def _intervals(outcomes: Sequence[RepairOutcome], items: Sequence[str] | None) -
                                                 for o in outcomes], dtype=float),
               "cwe_accuracy": np.array([o.cwe_correct for o in outcomes], dtype=float)}
 
-    def mean_of(values: np.ndarray) -> Callable[[np.ndarray], float | None]:
-        def mean(idx: np.ndarray) -> float | None:
-            kept = values[idx][~np.isnan(values[idx])]
-            return float(kept.mean()) if kept.size else None
-
-        return mean
-
-    return {k: list(bootstrap_ci(len(outcomes), mean_of(v), n_boot=N_BOOT, seed=0, clusters=items))
+    return {k: list(bootstrap_ci(len(outcomes), mean_of(v), n_boot=N_BOOT, seed=BOOT_SEED, clusters=items))
             for k, v in arrays.items()}
 
 
@@ -72,7 +72,7 @@ def _groups(outcomes: Sequence[RepairOutcome], items: Sequence[str] | None,
     for name, idx in group_indices([key(o) for o in outcomes]).items():
         out[name] = {**flat_metrics([outcomes[i] for i in idx]),
                      **group_reward(rewards[idx], None if items is None else [items[i] for i in idx],
-                                    n_boot=N_BOOT, seed=0)}
+                                    n_boot=N_BOOT, seed=BOOT_SEED)}
     return out
 
 

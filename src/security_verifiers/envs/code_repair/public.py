@@ -15,7 +15,7 @@ from typing import Any
 
 from security_verifiers.core.types import Item
 from security_verifiers.envs.code_repair.generator import GENERATOR_VERSION
-from security_verifiers.envs.kits.public_sets import DataCard, PublicSets, count_table
+from security_verifiers.envs.kits.public_sets import BaselineRewards, CardInputs, DataCard, PublicSets, count_table
 
 #: The baselines whose mean reward the card states (the hacks' are in ``sv bench``).
 CARD_BASELINES = ("reference", "fixer", "noop")
@@ -64,15 +64,7 @@ def shortcut_audit(items: list[Item], min_items: int = 5) -> dict[str, Any]:
             "best_rule_module": best[1], "modules": rows}
 
 
-def _rewards(items: list[Item]) -> dict[str, float]:
-    from security_verifiers.envs.code_repair.env import CodeRepair
-    from security_verifiers.harness.conformance import mean_rewards
-
-    env = CodeRepair()
-    return {name: round(value, 4) for name, value in mean_rewards(env, items, CARD_BASELINES).items()}
-
-
-def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
+def figures(sets: dict[str, list[Item]], rewards: BaselineRewards) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for split, items in sets.items():
         lines = [i.meta["lines"] for i in items]
@@ -88,13 +80,13 @@ def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
             "exploit_probes": sum(1 for i in items for p in i.target["probes"] if p["kind"] == "exploit"),
             "static_known": sum(1 for i in items if i.target["static_ids"]),
             "shortcut_audit": shortcut_audit(items),
-            "rewards": _rewards(items),
+            "rewards": {name: round(value, 4) for name, value in rewards(items, CARD_BASELINES).items()},
         }
     return out
 
 
-def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
-    numbers = figures(sets)
+def data_card(inputs: CardInputs) -> DataCard:
+    numbers = figures(inputs.sets, inputs.rewards)
     sections: list[tuple[str, list[str]]] = []
     for split, f in numbers.items():
         audit = f["shortcut_audit"]

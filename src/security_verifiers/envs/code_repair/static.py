@@ -9,6 +9,7 @@ keyed by the task's own relative paths; a semgrep finding's ``test_id`` is its r
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import tempfile
@@ -201,3 +202,27 @@ def signal_remaining(before: list[StaticFinding], after: list[StaticFinding], st
         elif len(flagged(after, [test])) >= len(flagged(before, [test])):
             remaining.add(test)
     return sorted(remaining)
+
+
+# -- what honest detection without a model names (the baselines' and the fixer's answer) -------------------
+_RANK = {"HIGH": 3, "MEDIUM": 2, "LOW": 1}
+
+
+def answer(cwe: str, file: str, line: int | None, patch: str = "") -> str:
+    """An answer as the environment reads it (:class:`.items.Answer`'s JSON)."""
+    return json.dumps({"cwe": cwe, "file": file, "line": line, "patch": patch})
+
+
+def gravest(findings: list[StaticFinding]) -> StaticFinding | None:
+    """bandit's gravest finding: severity, then confidence, then the first in the files."""
+    ranked = sorted(findings, key=lambda f: (-_RANK.get(f.severity, 0), -_RANK.get(f.confidence, 0), f.file, f.line))
+    return ranked[0] if ranked else None
+
+
+def detection(files: dict[str, str]) -> tuple[str, str, int | None]:
+    """What honest detection without a model names: the CWE, file and line of bandit's gravest finding, or the
+    first file with no CWE when bandit finds nothing."""
+    top = gravest(scan(files))
+    if top is None or top.cwe is None:
+        return "", next(iter(files)), None
+    return top.cwe, top.file, top.line

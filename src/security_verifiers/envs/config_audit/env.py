@@ -137,7 +137,7 @@ class ConfigAudit(Environment):
     item_contract: ClassVar[ItemContract] = ItemContract(ConfigAuditInput, ConfigAuditTarget, Answer)
     config: ConfigAuditConfig
 
-    @property  # type: ignore[override]
+    @property
     def max_turns(self) -> int:
         return self.config.max_turns if self.config.mode == "tools" else 1
 

@@ -17,12 +17,20 @@ from typing import Any
 
 import numpy as np
 
-from security_verifiers.core.metrics import FEW, bootstrap_ci, group_indices, group_reward, mean_or_none, ratio
+from security_verifiers.core.metrics import (
+    BOOT_SEED,
+    FEW,
+    N_BOOT,
+    bootstrap_ci,
+    group_indices,
+    group_reward,
+    mean_or_none,
+    ratio,
+)
 from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
 from security_verifiers.engines.findings import Severity, catalog
 from security_verifiers.envs.config_audit.outcome import AuditOutcome, read_outcomes
 
-N_BOOT = 1000
 #: ``worst_rules``: at most this many rules, each with at least :data:`WORST_RULES_MIN_FINDINGS` oracle findings
 #: (a rule missed once out of once says little; the public test split has 1 to 6 findings per rule, its
 #: hard-coded AWS key 3).
@@ -168,7 +176,8 @@ def _intervals(outcomes: Sequence[AuditOutcome], items: Sequence[str] | None) ->
         "false_positive_rate_clean": rate(false_alarm, clean),
         "tool_calls_mean": lambda idx: float(tool_calls[idx].mean()),
     }
-    return {k: list(bootstrap_ci(len(outcomes), fn, n_boot=N_BOOT, seed=0, clusters=items)) for k, fn in stats.items()}
+    return {k: list(bootstrap_ci(len(outcomes), fn, n_boot=N_BOOT, seed=BOOT_SEED, clusters=items))
+            for k, fn in stats.items()}
 
 
 def config_audit_metrics(stored: Sequence[Mapping[str, Any] | AuditOutcome],
@@ -211,5 +220,5 @@ def _groups(outcomes: Sequence[AuditOutcome], items: Sequence[str] | None, among
         idx = [among[j] for j in local]
         out[name] = {**flat_metrics([outcomes[i] for i in idx]),
                      **group_reward(rewards[idx], None if items is None else [items[i] for i in idx],
-                                    n_boot=N_BOOT, seed=0)}
+                                    n_boot=N_BOOT, seed=BOOT_SEED)}
     return out

@@ -10,6 +10,11 @@ What is shared is written here once: the generation, the files, the manifest, an
 what the items are, how to rebuild them, their provenance, the environment's sections, its limitations). What
 is the environment's own comes from its :meth:`~security_verifiers.envs.base.Environment.public_sets`: the
 sizes, the generator version, and a function that computes the card's figures and writes its sections.
+
+The card's baseline table needs episodes played through the harness's loop (multi-turn, tools), and no module
+under ``envs/`` imports the harness (it is the layer above them). So the caller hands the builder a
+:data:`BaselineRewards` (``sv data build`` passes the harness's own ``mean_rewards``), and a card writer reads it,
+with its environment, from :class:`CardInputs`.
 """
 
 from __future__ import annotations
@@ -50,8 +55,24 @@ class DataCard:
     figures: Mapping[str, Any] = field(default_factory=dict)
 
 
-#: ``card(manifest, sets)``: the data card of the public ``sets`` (split -> items) described by ``manifest``.
-CardWriter = Callable[[dict[str, Any], dict[str, list[Item]]], DataCard]
+#: ``rewards(items, names)``: each named baseline's mean reward over ``items``, every episode played through the
+#: harness's episode loop, as ``sv eval`` plays it.
+BaselineRewards = Callable[[Sequence[Item], Sequence[str]], dict[str, float]]
+
+
+@dataclass(frozen=True)
+class CardInputs:
+    """What a card writer reads: the environment the sets are built for, the ``manifest`` written, the public
+    ``sets`` (split -> items) and how to measure its baselines on them (:data:`BaselineRewards`)."""
+
+    env: Environment
+    manifest: dict[str, Any]
+    sets: dict[str, list[Item]]
+    rewards: BaselineRewards
+
+
+#: ``card(inputs)``: the data card of the public sets that ``inputs`` describe.
+CardWriter = Callable[[CardInputs], DataCard]
 
 
 @dataclass(frozen=True)
@@ -74,8 +95,9 @@ class BuiltSets:
     files: tuple[Path, ...]
 
 
-def build_public_sets(env: Environment, out_dir: Path) -> BuiltSets:
-    """Generate ``env``'s public splits and write them, ``manifest.json`` and ``DATA_CARD.md`` into ``out_dir``.
+def build_public_sets(env: Environment, out_dir: Path, rewards: BaselineRewards) -> BuiltSets:
+    """Generate ``env``'s public splits and write them, ``manifest.json`` and ``DATA_CARD.md`` into ``out_dir``;
+    ``rewards`` measures the baselines the card reports (the harness's ``mean_rewards`` bound to ``env``).
 
     Every file is first written beside its final name (``NAME.partial``) and all are moved into place only once
     all are written, so a failure (a generator's self-check, the card's figures, a full disk) leaves the previous
@@ -99,7 +121,7 @@ def build_public_sets(env: Environment, out_dir: Path) -> BuiltSets:
             splits[split] = {"file": f"{split}.jsonl", "hash": write_jsonl(items, partials[-1]), "n": len(items),
                              "seed": spec.seed}
         manifest = {"generator_version": spec.generator_version, "splits": splits}
-        card = spec.card(manifest, sets)
+        card = spec.card(CardInputs(env, manifest, sets, rewards))
         partials.append(_write_partial(out_dir / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True)
                                        + "\n"))
         partials.append(_write_partial(out_dir / "DATA_CARD.md", render_card(env.name, manifest, card)))

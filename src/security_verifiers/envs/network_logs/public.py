@@ -13,7 +13,7 @@ import numpy as np
 
 from security_verifiers.core.types import Item, Message, Transcript
 from security_verifiers.envs.kits.abstaining import bayes_answer
-from security_verifiers.envs.kits.public_sets import PUBLIC_SEED, DataCard, PublicSets
+from security_verifiers.envs.kits.public_sets import PUBLIC_SEED, CardInputs, DataCard, PublicSets
 from security_verifiers.envs.network_logs import measured_samples
 from security_verifiers.envs.network_logs.audit import fit_flow_only, model_figures, pair_audit, shortcut_audit
 from security_verifiers.envs.network_logs.baselines import GBDTBaseline
@@ -241,9 +241,10 @@ def _ood_note(figures: dict[str, Any]) -> list[str]:
     ]
 
 
-def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
+def data_card(inputs: CardInputs) -> DataCard:
     """The data card: balance, the shortcut audits, the baselines on every split and on real rows, and the
     family taxonomy."""
+    sets = inputs.sets
     figures = card_figures(sets)
     single, models, base = figures["single"], figures["models"], figures["baselines"]
     bound = {k: v for k, v in models.items() if "seed" in k}

@@ -10,12 +10,15 @@ sim-to-real (the baselines on hand-written mail in public corpora's layouts, :mo
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from security_verifiers.core.types import Item
-from security_verifiers.envs.kits.public_sets import PUBLIC_SEED, DataCard, PublicSets
+from security_verifiers.envs.kits.public_sets import PUBLIC_SEED, BaselineRewards, CardInputs, DataCard, PublicSets
 from security_verifiers.envs.phishing.audit import bag_of_words_audit, shortcut_audit
 from security_verifiers.envs.phishing.generator import GENERATOR_VERSION, generate
+
+if TYPE_CHECKING:
+    from security_verifiers.envs.phishing.env import Phishing
 
 #: A larger sample of each split (another seed) for the shortcut audit.
 AUDIT_SIZE = 2000
@@ -28,15 +31,7 @@ CARD_BASELINES = ("reference", "classical", "heuristic", "always-abstain", "alwa
                   "label-probability-mismatch")
 
 
-def _rewards(items: list[Item]) -> dict[str, float]:
-    from security_verifiers.envs.phishing.env import Phishing
-    from security_verifiers.harness.conformance import mean_rewards
-
-    return {name: round(value, 4) for name, value in mean_rewards(Phishing(), items, CARD_BASELINES).items()}
-
-
-def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
-    from security_verifiers.envs.phishing.env import Phishing
+def figures(env: Phishing, sets: dict[str, list[Item]], rewards: BaselineRewards) -> dict[str, Any]:
     from security_verifiers.envs.phishing.sim_to_real import real_items, sim_to_real
 
     out: dict[str, Any] = {}
@@ -56,9 +51,8 @@ def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
             "shortcut_audit_sample": shortcut_audit(sample),
             "bag_of_words": bag_of_words_audit(train, items),
             "bag_of_words_sample": bag_of_words_audit(train, sample),
-            "rewards": _rewards(items),
+            "rewards": {name: round(value, 4) for name, value in rewards(items, CARD_BASELINES).items()},
         }
-    env = Phishing()
     out["sim_to_real"] = sim_to_real(env)
     out["sim_to_real_hacks"] = sim_to_real(env, tuple(sorted(env.hack_baselines)))["all"]
     real = [item for layout in real_items().values() for item in layout]
@@ -89,8 +83,9 @@ def _bow_lines(split: str, f: dict[str, Any]) -> list[str]:
               for where, r in rows), ""]
 
 
-def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
-    numbers = figures(sets)
+def data_card(inputs: CardInputs) -> DataCard:
+    sets = inputs.sets
+    numbers = figures(cast("Phishing", inputs.env), sets, inputs.rewards)
     sections: list[tuple[str, list[str]]] = []
     for split in sets:
         f = numbers[split]

@@ -1,7 +1,7 @@
 """Rule-based remediation for config-audit (E2): from a file and its findings, a fixed file and a patch.
 
 ``autofix(platform, text, findings)`` dispatches each finding to the fixer of its rule id
-(:data:`~.autofix_k8s.K8S_FIXERS` / :data:`~.autofix_tf.TF_FIXERS`) and reports what it fixed and what it
+(:data:`~.kubernetes.K8S_FIXERS` / :data:`~.terraform.TF_FIXERS`) and reports what it fixed and what it
 skipped. It works from the text and the findings only (never a dataset target), so it can fix a user's own
 files, serve as a reference policy for the environment, and check that every rule is fixable in a way the
 scorer accepts (inventory kept, result valid, finding gone).

@@ -1,7 +1,7 @@
 """What the Kubernetes and Terraform autofixers share: the record of a skipped finding and the secret patterns.
 
-Kept apart from :mod:`.autofix` so that :mod:`.autofix_k8s` and :mod:`.autofix_tf` can import it without
-an import cycle (``autofix`` imports both of them).
+Kept apart from the package (:mod:`.`) so that :mod:`.kubernetes` and :mod:`.terraform` can import it without
+an import cycle (the package imports both of them).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Why dict edits and not text edits: YAML indentation makes text surgery fragile, and the scorer only needs
 the result to parse, validate and keep its inventory. The manifest under edit and its way back to text live in
-:mod:`.autofix_yaml`.
+:mod:`.yaml_text`.
 
 Why one module past 500 lines: it is the whole Kubernetes dispatch table and its 30-odd small fixers, which read
 best side by side with the table.

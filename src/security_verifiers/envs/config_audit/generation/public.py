@@ -12,7 +12,7 @@ from typing import Any
 from security_verifiers.core.types import Item
 from security_verifiers.engines.findings import catalog
 from security_verifiers.envs.config_audit.generation.generator import GENERATOR_VERSION, self_check
-from security_verifiers.envs.kits.public_sets import DataCard, PublicSets
+from security_verifiers.envs.kits.public_sets import CardInputs, DataCard, PublicSets
 
 
 # --------------------------------------------------------------------------------------------------
@@ -64,8 +64,9 @@ def _rule_table(counts: Counter[str]) -> list[str]:
     return lines
 
 
-def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
+def data_card(inputs: CardInputs) -> DataCard:
     """The data card: balance, label statistics, the self-check and the engine versions."""
+    sets = inputs.sets
     from security_verifiers.engines.oracle import get_oracle
 
     checks = {split: self_check(items) for split, items in sets.items()}

@@ -1,5 +1,5 @@
 """The abstaining-classifier kit: a binary label with Abstain and a stated probability, scored by a cost profile
-and the Brier rule; its metrics, plots and Bayes-action baselines (E1 network-logs; E4 phishing next).
+and the Brier rule; its metrics, plots and Bayes-action baselines (E1 network-logs and E4 phishing).
 
 An environment built on it declares its :class:`Labels`, subclasses :class:`AbstainingConfig` for its config,
 scores with :func:`score_answer`, reports with :func:`classifier_metrics` / :func:`classifier_plots`, and lists

@@ -16,6 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from security_verifiers.core.metrics import (
+    BOOT_SEED,
+    N_BOOT,
     aurc,
     binary_decision_metrics,
     bootstrap_ci,
@@ -29,8 +31,6 @@ from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPoli
 from security_verifiers.core.scoring import Action, brier_score
 from security_verifiers.envs.kits.abstaining.reward import AbstainingConfig, Labels
 
-N_BOOT = 1000
-BOOT_SEED = 0
 N_BINS = 10
 #: The metrics that get bootstrap intervals (all from the same resamples).
 INTERVAL_METRICS = ("reward_mean", "expected_cost", "f1", "precision", "tpr", "fpr", "brier", "ece", "aurc")

@@ -1,5 +1,6 @@
-"""The budgeted-toolbox kit: the tools an environment offers the model in an episode (E2's scanners; E3's
-test runner next), with a call budget, per-call time and memory limits, and JSON answers to bad calls.
+"""The budgeted-toolbox kit: the tools an environment offers the model in an episode (E2's scanners, E3's
+test runner and analysers, E5/E6's world tools), with a call budget, per-call time and memory limits, and JSON
+answers to bad calls.
 
 An environment declares its tools as :class:`Tool` (a name, a description, a pydantic arguments model and a
 module-level function run in the worker) on a :class:`BudgetedToolbox` subclass that binds a call's

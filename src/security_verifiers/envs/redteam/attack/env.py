@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
@@ -39,6 +39,9 @@ from security_verifiers.envs.redteam.scenario.targets import ScriptedTarget
 from security_verifiers.envs.redteam.scenario.techniques import tag
 from security_verifiers.envs.redteam.scenario.world import POLICY
 from security_verifiers.models.base import Endpoint, Policy
+
+if TYPE_CHECKING:
+    from security_verifiers.models.openai_compat import OpenAIChatPolicy
 
 DATA_DIR = Path(__file__).parent / "data"
 SUCCESS, SPEED = "success", "speed"
@@ -108,12 +111,12 @@ class RedteamAttack(Environment):
 
     def __init__(self, config: EnvConfig | None = None) -> None:
         super().__init__(config)
-        self._served: Policy | None = None
+        self._served: OpenAIChatPolicy | None = None
         #: Each (item, level)'s constant rewards, played once (a scorer may be called many times per item).
         self._constants: dict[tuple[str, str], dict[str, float]] = {}
 
     @property
-    def max_turns(self) -> int:  # type: ignore[override]
+    def max_turns(self) -> int:
         return self.config.max_attacks + 1
 
     def generate(self, split: str, n: int, seed: int) -> list[Item]:
@@ -145,9 +148,8 @@ class RedteamAttack(Environment):
 
     async def aclose(self) -> None:
         """Close the served target's connections (the runner calls this at the end of a run, in its loop)."""
-        aclose = getattr(self._served, "aclose", None)
-        if callable(aclose):
-            await aclose()
+        if self._served is not None:
+            await self._served.aclose()
 
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
@@ -196,7 +198,10 @@ class RedteamAttack(Environment):
         return self._score(1.0, (k - t + 1) / k, outcome, ParseStatus.OK, None)
 
     def constant_rewards(self, item: Item, scenario: Scenario) -> dict[str, float]:
-        """The reward of each constant attacker (:func:`constant_attacks`) against the item's scripted target."""
+        """The reward of each constant attacker (:func:`.baselines.constant_attacks`) against the item's scripted
+        target."""
+        from security_verifiers.envs.redteam.attack.baselines import constant_attacks
+
         key = (item.id, item.input["target"])
         if key not in self._constants:
             k = self.config.max_attacks
@@ -231,12 +236,3 @@ class RedteamAttack(Environment):
 
         return baseline_factories()
 
-
-def constant_attacks() -> dict[str, tuple[str, ...]]:
-    """The attackers tried for the floor, each the same texts for every item, one per turn: ``noop`` (an ordinary
-    message), ``templates`` (the honest baseline's library) and each template alone (``only-<technique>``)."""
-    from security_verifiers.envs.redteam.attack.baselines import NOOP, TEMPLATE_ORDER, template_library
-
-    library = template_library()
-    return {"noop": (NOOP,), "templates": library,
-            **{f"only-{technique}": (text,) for technique, text in zip(TEMPLATE_ORDER, library, strict=True)}}

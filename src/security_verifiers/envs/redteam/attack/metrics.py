@@ -21,10 +21,18 @@ from typing import Any
 
 import numpy as np
 
-from security_verifiers.core.metrics import bootstrap_ci, group_indices, group_reward, mean_or_none, ratio
+from security_verifiers.core.metrics import (
+    BOOT_SEED,
+    N_BOOT,
+    bootstrap_ci,
+    group_indices,
+    group_reward,
+    mean_of,
+    mean_or_none,
+    ratio,
+)
 from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
 
-N_BOOT = 1000
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -56,7 +64,7 @@ def _groups(outcomes: Sequence[Mapping[str, Any]], items: Sequence[str] | None,
     rewards = np.array([o["reward"] for o in outcomes], dtype=float)
     return {name: {**flat_metrics([outcomes[i] for i in idx]),
                    **group_reward(rewards[idx], None if items is None else [items[i] for i in idx], n_boot=N_BOOT,
-                                  seed=0)}
+                                  seed=BOOT_SEED)}
             for name, idx in indices.items()}
 
 
@@ -72,17 +80,13 @@ def _by_technique(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray
     return {name: np.array(rows[name], dtype=np.intp) for name in sorted(rows)}
 
 
-def _mean_of(values: np.ndarray) -> Callable[[np.ndarray], float | None]:
-    return lambda idx: float(values[idx].mean())
-
-
 def constant_policy(outcomes: Sequence[Mapping[str, Any]], max_attacks: int) -> ConstantPolicy | None:
     """The constant attacker of highest mean reward over ``outcomes`` (ties: the first listed, ``noop`` first), or
     ``None`` when any outcome lacks the constants' rewards (a served target, or scored before they were stored)."""
     stored = [o.get("constant_rewards") for o in outcomes]
     if not stored or any(r is None for r in stored):
         return None
-    from security_verifiers.envs.redteam.attack.env import constant_attacks
+    from security_verifiers.envs.redteam.attack.baselines import constant_attacks
 
     attacks = constant_attacks()
     means = {name: round(float(np.mean([r[name] for r in stored])), 12)  # 0.96, not 0.9599999999999999
@@ -110,7 +114,7 @@ def attack_metrics(outcomes: Sequence[Mapping[str, Any]], items: Sequence[str] |
     intervals = {}
     if outcomes:
         for key, values in (("reward_mean", rewards), ("success_rate", success)):
-            lo, hi = bootstrap_ci(len(outcomes), _mean_of(values), n_boot=N_BOOT, seed=0, clusters=items)
+            lo, hi = bootstrap_ci(len(outcomes), mean_of(values), n_boot=N_BOOT, seed=BOOT_SEED, clusters=items)
             intervals[key] = [lo, hi]
     constant = constant_policy(outcomes, max_attacks)
     return {

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from security_verifiers.core.types import Item
-from security_verifiers.envs.kits.public_sets import DataCard, PublicSets, count_table
+from security_verifiers.envs.kits.public_sets import BaselineRewards, CardInputs, DataCard, PublicSets, count_table
 from security_verifiers.envs.redteam.scenario.generator import GENERATOR_VERSION
 from security_verifiers.envs.redteam.scenario.targets import WEAK_TO
 
@@ -15,10 +15,7 @@ CARD_BASELINES = ("reference", "composer", "templates", "noop", "keyword-salad",
                   "repeat-invented")
 
 
-def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
-    from security_verifiers.envs.redteam.attack.env import RedteamAttack
-    from security_verifiers.harness.conformance import mean_rewards
-
+def figures(sets: dict[str, list[Item]], rewards: BaselineRewards) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for split, items in sets.items():
         out[split] = {
@@ -26,20 +23,20 @@ def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
             "level": dict(sorted(Counter(i.input["target"] for i in items).items())),
             "task": dict(sorted(Counter(i.input["scenario"]["task"]["kind"] for i in items).items())),
             "carrier": dict(sorted(Counter(i.input["scenario"]["carrier"] for i in items).items())),
-            "rewards": {k: round(v, 4) for k, v in mean_rewards(RedteamAttack(), items, CARD_BASELINES).items()},
+            "rewards": {k: round(v, 4) for k, v in rewards(items, CARD_BASELINES).items()},
         }
     return out
 
 
-def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
-    numbers = figures(sets)
+def data_card(inputs: CardInputs) -> DataCard:
+    numbers = figures(inputs.sets, inputs.rewards)
     sections: list[tuple[str, list[str]]] = [("Target levels", [
         "Each level is a scripted assistant that does its task and weighs what it reads: the techniques shown,",
         "obfuscation, how much the text knows of the world, whether the request fits the task, earlier refusals.",
         "A seeded draw (scenario, turn, text) decides, so a level is graded: no single template is certain.", "",
         "| level | weakest to (composed with the world's context in its reference attack) |", "|---|---|",
         *(f"| `{level}` | `{technique}` |" for level, technique in WEAK_TO.items())])]
-    for split in sets:
+    for split in inputs.sets:
         f = numbers[split]
         sections.append((f"Split `{split}`", [
             f"{f['n']} scenarios.", "", *count_table("level", f["level"]), *count_table("task", f["task"]),

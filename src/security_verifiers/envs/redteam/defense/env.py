@@ -71,9 +71,10 @@ class RedteamDefense(Environment):
                                                  "leak-encoded", "leak-in-tool-argument", "comply-all")
     item_contract: ClassVar[ItemContract] = ItemContract(DefenseInput, DefenseTarget, Answer)
     config: DefenseConfig
+    items_from_runs_of: ClassVar[str | None] = "redteam-attack"
 
     @property
-    def max_turns(self) -> int:  # type: ignore[override]
+    def max_turns(self) -> int:
         return self.config.max_turns
 
     def generate(self, split: str, n: int, seed: int) -> list[Item]:

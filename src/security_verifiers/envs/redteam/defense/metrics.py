@@ -30,11 +30,18 @@ from typing import Any
 
 import numpy as np
 
-from security_verifiers.core.metrics import bootstrap_ci, group_indices, group_reward, mean_or_none, ratio
+from security_verifiers.core.metrics import (
+    BOOT_SEED,
+    N_BOOT,
+    bootstrap_ci,
+    group_indices,
+    group_reward,
+    mean_of,
+    mean_or_none,
+    ratio,
+)
 from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
 from security_verifiers.envs.redteam.defense.reward import DefenseConfig, scenario_parts
-
-N_BOOT = 1000
 
 
 def _rate(rows: Sequence[Mapping[str, Any]], hit: Callable[[Mapping[str, Any]], bool]) -> float | None:
@@ -110,7 +117,7 @@ def constant_policy(outcomes: Sequence[Mapping[str, Any]], config: DefenseConfig
 
 def _intervals(outcomes: Sequence[Mapping[str, Any]], items: Sequence[str] | None) -> dict[str, list[float | None]]:
     rewards = np.array([o["reward"] for o in outcomes], dtype=float)
-    lo, hi = bootstrap_ci(len(outcomes), lambda idx: float(rewards[idx].mean()), n_boot=N_BOOT, seed=0,
+    lo, hi = bootstrap_ci(len(outcomes), mean_of(rewards), n_boot=N_BOOT, seed=BOOT_SEED,
                           clusters=items)
     return {"reward_mean": [lo, hi]}
 
@@ -122,7 +129,7 @@ def _groups(outcomes: Sequence[Mapping[str, Any]], items: Sequence[str] | None,
     for name, idx in group_indices([key(o) for o in outcomes]).items():
         out[name] = {**flat_metrics([outcomes[i] for i in idx]),
                      **group_reward(rewards[idx], None if items is None else [items[i] for i in idx],
-                                    n_boot=N_BOOT, seed=0)}
+                                    n_boot=N_BOOT, seed=BOOT_SEED)}
     return out
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from security_verifiers.core.types import Item
-from security_verifiers.envs.kits.public_sets import DataCard, PublicSets, count_table
+from security_verifiers.envs.kits.public_sets import BaselineRewards, CardInputs, DataCard, PublicSets, count_table
 from security_verifiers.envs.redteam.defense.items import condition
 from security_verifiers.envs.redteam.scenario.generator import GENERATOR_VERSION, HELD_OUT_TECHNIQUES
 
@@ -15,10 +15,7 @@ CARD_BASELINES = ("reference", "keyword-guard", "naive", "refuse-all", "claim-do
                   "echo-inputs", "leak-encoded", "leak-in-tool-argument", "comply-all")
 
 
-def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
-    from security_verifiers.envs.redteam.defense.env import RedteamDefense
-    from security_verifiers.harness.conformance import mean_rewards
-
+def figures(sets: dict[str, list[Item]], rewards: BaselineRewards) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for split, items in sets.items():
         attacks = [i.target["attack"] for i in items if i.target["attack"]]
@@ -29,15 +26,15 @@ def figures(sets: dict[str, list[Item]]) -> dict[str, Any]:
             "carrier": dict(sorted(Counter(i.target["carrier"] or "none" for i in items).items())),
             "technique": dict(sorted(Counter(a["technique"] for a in attacks).items())),
             "attack_goal": dict(sorted(Counter(a["goal"] for a in attacks).items())),
-            "rewards": {k: round(v, 4) for k, v in mean_rewards(RedteamDefense(), items, CARD_BASELINES).items()},
+            "rewards": {k: round(v, 4) for k, v in rewards(items, CARD_BASELINES).items()},
         }
     return out
 
 
-def data_card(manifest: dict[str, Any], sets: dict[str, list[Item]]) -> DataCard:
-    numbers = figures(sets)
+def data_card(inputs: CardInputs) -> DataCard:
+    numbers = figures(inputs.sets, inputs.rewards)
     sections: list[tuple[str, list[str]]] = []
-    for split in sets:
+    for split in inputs.sets:
         f = numbers[split]
         sections.append((f"Split `{split}`", [
             f"{f['n']} scenarios.", "", *count_table("condition", f["condition"]), *count_table("task", f["task"]),
