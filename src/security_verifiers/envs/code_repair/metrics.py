@@ -13,8 +13,6 @@ from typing import Any
 import numpy as np
 
 from security_verifiers.core.metrics import (
-    BOOT_SEED,
-    N_BOOT,
     bootstrap_ci,
     group_indices,
     group_reward,
@@ -61,8 +59,7 @@ def _intervals(outcomes: Sequence[RepairOutcome], items: Sequence[str] | None) -
                                                 for o in outcomes], dtype=float),
               "cwe_accuracy": np.array([o.cwe_correct for o in outcomes], dtype=float)}
 
-    return {k: list(bootstrap_ci(len(outcomes), mean_of(v), n_boot=N_BOOT, seed=BOOT_SEED, clusters=items))
-            for k, v in arrays.items()}
+    return {k: list(bootstrap_ci(len(outcomes), mean_of(v), clusters=items)) for k, v in arrays.items()}
 
 
 def _groups(outcomes: Sequence[RepairOutcome], items: Sequence[str] | None,
@@ -71,8 +68,7 @@ def _groups(outcomes: Sequence[RepairOutcome], items: Sequence[str] | None,
     out = {}
     for name, idx in group_indices([key(o) for o in outcomes]).items():
         out[name] = {**flat_metrics([outcomes[i] for i in idx]),
-                     **group_reward(rewards[idx], None if items is None else [items[i] for i in idx],
-                                    n_boot=N_BOOT, seed=BOOT_SEED)}
+                     **group_reward(rewards[idx], None if items is None else [items[i] for i in idx])}
     return out
 
 

@@ -18,9 +18,7 @@ from typing import Any
 import numpy as np
 
 from security_verifiers.core.metrics import (
-    BOOT_SEED,
     FEW,
-    N_BOOT,
     bootstrap_ci,
     group_indices,
     group_reward,
@@ -176,8 +174,7 @@ def _intervals(outcomes: Sequence[AuditOutcome], items: Sequence[str] | None) ->
         "false_positive_rate_clean": rate(false_alarm, clean),
         "tool_calls_mean": lambda idx: float(tool_calls[idx].mean()),
     }
-    return {k: list(bootstrap_ci(len(outcomes), fn, n_boot=N_BOOT, seed=BOOT_SEED, clusters=items))
-            for k, fn in stats.items()}
+    return {k: list(bootstrap_ci(len(outcomes), fn, clusters=items)) for k, fn in stats.items()}
 
 
 def config_audit_metrics(stored: Sequence[Mapping[str, Any] | AuditOutcome],
@@ -219,6 +216,5 @@ def _groups(outcomes: Sequence[AuditOutcome], items: Sequence[str] | None, among
     for name, local in group_indices([key(outcomes[i]) for i in among]).items():
         idx = [among[j] for j in local]
         out[name] = {**flat_metrics([outcomes[i] for i in idx]),
-                     **group_reward(rewards[idx], None if items is None else [items[i] for i in idx],
-                                    n_boot=N_BOOT, seed=BOOT_SEED)}
+                     **group_reward(rewards[idx], None if items is None else [items[i] for i in idx])}
     return out

@@ -16,8 +16,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from security_verifiers.core.metrics import (
-    BOOT_SEED,
-    N_BOOT,
     aurc,
     binary_decision_metrics,
     bootstrap_ci,
@@ -109,8 +107,7 @@ def intervals(c: Columns, items: Sequence[str] | None) -> dict[str, list[float |
         "ece": lambda idx: ece(*c.forecasts(idx), N_BINS),
         "aurc": lambda idx: aurc(*decision_confidence_loss(*c.forecasts(idx))),
     }
-    return {key: list(bootstrap_ci(c.n, stats[key], n_boot=N_BOOT, seed=BOOT_SEED, clusters=items))
-            for key in INTERVAL_METRICS}
+    return {key: list(bootstrap_ci(c.n, stats[key], clusters=items)) for key in INTERVAL_METRICS}
 
 
 def constant_policy(c: Columns, config: AbstainingConfig, labels: Labels) -> ConstantPolicy | None:
@@ -181,8 +178,7 @@ def classifier_metrics(outcomes: Sequence[dict[str, Any]], config: AbstainingCon
 
     def rows(key: str, fn: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]) -> dict[str, dict[str, Any]]:
         return {name: {**fn([outcomes[i] for i in idx]),
-                       **group_reward(c.reward[idx], None if items is None else [items[i] for i in idx],
-                                      n_boot=N_BOOT, seed=BOOT_SEED)}
+                       **group_reward(c.reward[idx], None if items is None else [items[i] for i in idx])}
                 for name, idx in group_indices([o[key] for o in outcomes]).items()}
 
     def flat(group: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

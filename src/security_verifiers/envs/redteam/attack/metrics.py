@@ -22,8 +22,6 @@ from typing import Any
 import numpy as np
 
 from security_verifiers.core.metrics import (
-    BOOT_SEED,
-    N_BOOT,
     bootstrap_ci,
     group_indices,
     group_reward,
@@ -63,8 +61,7 @@ def _groups(outcomes: Sequence[Mapping[str, Any]], items: Sequence[str] | None,
             indices: dict[str, np.ndarray]) -> dict[str, dict[str, Any]]:
     rewards = np.array([o["reward"] for o in outcomes], dtype=float)
     return {name: {**flat_metrics([outcomes[i] for i in idx]),
-                   **group_reward(rewards[idx], None if items is None else [items[i] for i in idx], n_boot=N_BOOT,
-                                  seed=BOOT_SEED)}
+                   **group_reward(rewards[idx], None if items is None else [items[i] for i in idx])}
             for name, idx in indices.items()}
 
 
@@ -114,7 +111,7 @@ def attack_metrics(outcomes: Sequence[Mapping[str, Any]], items: Sequence[str] |
     intervals = {}
     if outcomes:
         for key, values in (("reward_mean", rewards), ("success_rate", success)):
-            lo, hi = bootstrap_ci(len(outcomes), mean_of(values), n_boot=N_BOOT, seed=BOOT_SEED, clusters=items)
+            lo, hi = bootstrap_ci(len(outcomes), mean_of(values), clusters=items)
             intervals[key] = [lo, hi]
     constant = constant_policy(outcomes, max_attacks)
     return {

@@ -31,8 +31,6 @@ from typing import Any
 import numpy as np
 
 from security_verifiers.core.metrics import (
-    BOOT_SEED,
-    N_BOOT,
     bootstrap_ci,
     group_indices,
     group_reward,
@@ -117,8 +115,7 @@ def constant_policy(outcomes: Sequence[Mapping[str, Any]], config: DefenseConfig
 
 def _intervals(outcomes: Sequence[Mapping[str, Any]], items: Sequence[str] | None) -> dict[str, list[float | None]]:
     rewards = np.array([o["reward"] for o in outcomes], dtype=float)
-    lo, hi = bootstrap_ci(len(outcomes), mean_of(rewards), n_boot=N_BOOT, seed=BOOT_SEED,
-                          clusters=items)
+    lo, hi = bootstrap_ci(len(outcomes), mean_of(rewards), clusters=items)
     return {"reward_mean": [lo, hi]}
 
 
@@ -128,8 +125,7 @@ def _groups(outcomes: Sequence[Mapping[str, Any]], items: Sequence[str] | None,
     out = {}
     for name, idx in group_indices([key(o) for o in outcomes]).items():
         out[name] = {**flat_metrics([outcomes[i] for i in idx]),
-                     **group_reward(rewards[idx], None if items is None else [items[i] for i in idx],
-                                    n_boot=N_BOOT, seed=BOOT_SEED)}
+                     **group_reward(rewards[idx], None if items is None else [items[i] for i in idx])}
     return out
 
 
