@@ -31,13 +31,24 @@ if TYPE_CHECKING:
 #: fitted: a fitted model is the classical baseline's job).
 HEURISTIC_WEIGHTS = {
     "lookalike_domain": 3.0, "display_name_spoof": 2.2, "reply_to_mismatch": 1.0, "auth_failure": 1.2,
-    "link_text_mismatch": 0.7, "ip_or_shortener_url": 2.0, "free_hosting_credential_page": 2.6,
+    "link_text_mismatch": 0.7, "ip_or_shortener_url": 2.2, "free_hosting_credential_page": 2.6,
     "oauth_consent_lure": 2.5, "risky_attachment": 2.4, "credential_form": 2.6,
 }
 HEURISTIC_PRIOR = -2.0
 #: Log-odds of what the heuristic reads but no quote can show: a body that is an image and a link, whose words a
 #: filter (and the reader's eye for a lure's wording) cannot see.
 IMAGE_ONLY_WEIGHT = 1.5
+#: Log-odds added when the receiving server's own verdict on the From domain is a failure (``dmarc=fail``,
+#: Microsoft's ``compauth=fail``): stronger than the indicator's other failures (a soft SPF fail, a broken DKIM
+#: signature, a DMARC record in error), which forwarding and mailing lists cause in honest mail too.
+#: Not when a DKIM signature failed as well: a list or forwarder that rewrote the message broke a signature the
+#: sender had made, while a forger has none of the From domain to break.
+FROM_VERDICT_WEIGHT = 1.0
+_BROKEN_SIGNATURE = re.compile(r"\bdkim\s*=\s*fail\b", re.IGNORECASE)
+#: Log-odds of a From address whose domain no mail can come from or go back to (no dot: ``alerta@detran``; a comma
+#: for a dot: ``noreply@brand,com``): a forged sender, but one that alone leaves room for a misconfigured host.
+UNROUTABLE_SENDER_WEIGHT = 1.5
+_FROM_VERDICT_FAIL = re.compile(r"\b(dmarc|compauth)\s*=\s*fail\b", re.IGNORECASE)
 
 
 def _answer(label: str, p: float, evidence: list[tuple[str, str]]) -> str:
@@ -75,6 +86,23 @@ def image_only(ctx: Context) -> bool:
     return mail.images > 0 and bool(mail.links) and words < 5
 
 
+def from_verdict_failed(ctx: Context) -> bool:
+    """Whether an Authentication-Results header says the From domain failed DMARC (or Microsoft's composite
+    authentication) with no broken DKIM signature: the receiver found the visible sender unauthenticated, not
+    merely a relay path broken."""
+    results = ctx.mail.header("Authentication-Results")
+    return _FROM_VERDICT_FAIL.search(results) is not None and _BROKEN_SIGNATURE.search(results) is None
+
+
+def unroutable_sender(ctx: Context) -> bool:
+    """Whether the From address has a domain that is no internet domain (no dot in it, or a comma)."""
+    sender = ctx.mail.sender
+    if sender is None or "@" not in sender.address:
+        return False
+    domain = sender.domain.strip(".")
+    return bool(domain) and ("." not in domain or "," in domain)
+
+
 def indicator_logit(indicators: Iterable[str]) -> float:
     """The heuristic's log-odds of these structural indicators, each counted once (before the image-only signal):
     the prior plus each one's weight, summed exactly (``math.fsum``), so the same whatever order they come in. A
@@ -84,7 +112,9 @@ def indicator_logit(indicators: Iterable[str]) -> float:
 
 
 def heuristic_probability(ctx: Context) -> float:
-    logit = indicator_logit(i for i, _ in ctx.detected) + (IMAGE_ONLY_WEIGHT if image_only(ctx) else 0.0)
+    logit = indicator_logit(i for i, _ in ctx.detected) + (IMAGE_ONLY_WEIGHT if image_only(ctx) else 0.0) \
+        + (FROM_VERDICT_WEIGHT if from_verdict_failed(ctx) else 0.0) \
+        + (UNROUTABLE_SENDER_WEIGHT if unroutable_sender(ctx) else 0.0)
     return 1.0 / (1.0 + math.exp(-logit))
 
 

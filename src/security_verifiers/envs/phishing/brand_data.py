@@ -337,6 +337,8 @@ KNOWN_BRANDS: tuple[Brand, ...] = (
     Brand("Banco do Brasil", "bank", ("bb.com.br",)),
     Brand("Caixa Econômica Federal", "bank", ("caixa.gov.br",), ("Caixa Economica Federal",)),
     Brand("Nubank", "bank", ("nubank.com.br",)),
+    Brand("Banco Central do Brasil", "government", ("bcb.gov.br",)),
+    Brand("Serasa", "other", ("serasa.com.br",), ("Serasa Experian",)),
     Brand("Banorte", "bank", ("banorte.com",)),
     Brand("Citibanamex", "bank", ("banamex.com",), ("Banamex",)),
     Brand("Standard Bank", "bank", ("standardbank.co.za",)),
@@ -477,6 +479,10 @@ KNOWN_BRANDS: tuple[Brand, ...] = (
     Brand("Dell", "retail", ("dell.com",), common_word=True),
     Brand("HP", "retail", ("hp.com",), ("Hewlett-Packard",), common_word=True),
     Brand("Lenovo", "retail", ("lenovo.com",)),
+    Brand("Edeka", "retail", ("edeka.de",)),
+    Brand("Kaufland", "retail", ("kaufland.de",)),
+    Brand("Louis Vuitton", "retail", ("louisvuitton.com",)),
+    Brand("Harbor Freight", "retail", ("harborfreight.com",), ("Harbor Freight Tools",)),
     # --- travel, rides and delivery -------------------------------------------------------------------------------
     Brand("Booking.com", "travel", ("booking.com",)),
     Brand("Airbnb", "travel", ("airbnb.com",)),
@@ -606,6 +612,7 @@ KNOWN_BRANDS: tuple[Brand, ...] = (
     Brand("Singpass", "government", ("singpass.gov.sg",)),
     Brand("Europol", "government", ("europa.eu",)),
     Brand("Interpol", "government", ("interpol.int",)),
+    Brand("AARP", "other", ("aarp.org",)),
     # --- other ----------------------------------------------------------------------------------------------------
     Brand("Indeed", "other", ("indeed.com",), common_word=True),
     Brand("Glassdoor", "other", ("glassdoor.com",)),

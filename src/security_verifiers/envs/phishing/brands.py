@@ -58,6 +58,7 @@ secure department dept inc llc ltd limited corp corporation co company group the
 fraud protection prevention update updates message messages store shop app us uk usa ca au de fr
 delivery deliveries shipping tracking express mobile wireless business rewards premium plus prime admin
 administrator web access login sign-in signin password system systems assistant community news newsletter
+finance financial wallet wallets
 """.split())
 
 _WORD = re.compile(r"[\w&'+.-]+")

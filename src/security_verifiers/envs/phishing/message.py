@@ -379,14 +379,33 @@ def _read_headers(msg: Message, out: Email) -> None:
         if len(values) < 5:
             values.append(_header_text(msg, name, raw))
     first = out.header("From").split(" | ")[0] if "From" in out.headers else ""
-    senders = _addresses(first)
-    out.sender = senders[0] if senders else None
+    out.sender = _sender(first)
     if out.sender is not None and "@" not in out.sender.address:  # a bare name ("Coinbase Security"): all name
         out.sender = Address(collapse(first.replace("<", " ").replace(">", " ").strip('" ')), "")
     out.reply_to = _addresses(out.header("Reply-To"))
     path = _addresses(out.header("Return-Path"))
     out.return_path = path[0].address if path else ""
     out.to = _addresses(" , ".join(out.headers.get("To", []) + out.headers.get("Cc", [])))
+
+
+_MAILBOX = re.compile(r"<\s*([^<>@\s()]+@[^<>@\s()]+?)\s*>")
+
+
+def _sender(value: str) -> Address | None:
+    """The From header's mailbox. A display name with an unquoted comma (``Microsoft account team ,_<x@y.com>``,
+    ``Smith, John <john@x.com>``) parses as a bare name then a mailbox; a reader's client shows the whole as one
+    sender, so the name is everything before the first address and the address is that one."""
+    senders = _addresses(value)
+    if not senders:
+        return None
+    first = senders[0]
+    if "@" not in first.address:
+        later = next((a.address for a in senders[1:] if "@" in a.address and a.address in value), None)
+        found = _MAILBOX.search(value)  # inside a comment, ``Name,(<x@y.com>)``, the parser sees no address at all
+        address = later or (found.group(1) if found else None)
+        if address is not None:
+            return Address(collapse(value[:value.find(address)].strip(' <>()"\',_;:')), address)
+    return first
 
 
 def _read_parts(msg: Message, out: Email) -> None:
