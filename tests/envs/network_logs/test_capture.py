@@ -10,7 +10,9 @@ from security_verifiers.envs.network_logs.features import FEATURE_NAMES, TIMING_
 from security_verifiers.envs.network_logs.generator import generate
 
 ENV = NetworkLogs()
-ITEM = next(i for i in generate("test", 40, seed=6) if len(i.input["window"]) == 20)
+#: A full window and a named service (a flow without one reads as "unknown" where history is unrecorded).
+ITEM = next(i for i in generate("test", 40, seed=6)
+            if len(i.input["window"]) == 20 and i.input["flow"]["service"] is not None)
 
 
 @pytest.mark.parametrize(

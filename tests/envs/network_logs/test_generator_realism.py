@@ -8,7 +8,7 @@ import pytest
 
 from security_verifiers.core.datasets import content_hash
 from security_verifiers.envs.network_logs.generator import WINDOW, generate
-from security_verifiers.envs.network_logs.traffic import FLOW_TIMEOUT
+from security_verifiers.envs.network_logs.traffic import FLOW_TIMEOUT, SYN_RETRIES
 
 NEW_FAMILIES = {"benign_iot_chatter", "benign_windows_domain", "benign_bulk_download", "benign_long_session"}
 
@@ -82,12 +82,17 @@ def test_windows_domain_names_are_long_but_not_tunnel_sized(train) -> None:
 def test_bulk_downloads_are_many_connections_to_one_server(train) -> None:
     bulk = [i for i in _benign(train) if i.target["family"] == "benign_bulk_download"]
     assert len(bulk) >= 20
-    for item in [i for i in bulk if len(i.input["window"]) == WINDOW]:  # easy items' windows may be cut short
+    full = [i for i in bulk if len(i.input["window"]) == WINDOW]  # easy items' windows may be cut short
+    # a busy host's other traffic (a smart TV's page loads) can share the 20-flow window: the download's server leads
+    # it in most windows, not every one
+    leading = [i for i in full if Counter(f["id.resp_h"] for f in i.input["window"]).most_common(1)[0][0]
+               == i.input["flow"]["id.resp_h"]]
+    assert len(leading) >= 0.9 * len(full)
+    for item in full:
         flow = item.input["flow"]
         same = [f for f in item.input["window"] if f["id.resp_h"] == flow["id.resp_h"] and f["id.resp_p"] == 443]
         recent = [f for f in same if flow["ts"] - f["ts"] <= 61.0]
-        assert flow["id.resp_p"] == 443 and len(recent) >= 6
-        assert Counter(f["id.resp_h"] for f in item.input["window"]).most_common(1)[0][0] == flow["id.resp_h"]
+        assert flow["id.resp_p"] == 443 and len(recent) >= 5  # a busy host's other flows share the 20-flow window
         sizes = sorted(f["resp_bytes"] for f in [*recent, flow])
         assert 40_000 <= sizes[len(sizes) // 2] <= 250_000  # ~100 kB each, as in CIC-IDS-2017
 
@@ -114,3 +119,17 @@ def test_the_new_traffic_is_deterministic() -> None:
     first = generate("train", 150, seed=21)
     assert content_hash(generate("train", 150, seed=21)) == content_hash(first)
     assert generate("train", 150, seed=21) == first
+
+
+def test_an_application_resends_its_syn_on_the_os_schedule_and_a_scanner_does_not(train) -> None:
+    """An unanswered ``connect()`` goes through the OS's SYN retransmissions (Linux: 1, 3, 7, 15, 31, 63 s), so a
+    client retrying a dead server sends up to seven SYNs over a minute (UNSW-NB15's and IoT-23's benign captures hold
+    such flows); a scanner's raw probe is sent once or twice. Generator 2.x capped every unanswered attempt at three
+    SYNs and 3 s, so a lone retried connection looked like a scan probe."""
+    schedule = {0.0, *SYN_RETRIES["linux"], *SYN_RETRIES["windows"]}
+    lone = [i for i in train if i.input["flow"]["proto"] == "tcp" and i.input["flow"]["conn_state"] == "S0"]
+    retried = [i for i in lone if i.input["flow"]["orig_pkts"] > 3]
+    assert sum(i.target["family"] == "benign_failed_conn" for i in retried) >= 5
+    assert not {i.target["family"] for i in retried} & {"portscan_horizontal", "portscan_vertical", "ddos_flood"}
+    for i in retried:
+        assert any(abs(i.input["flow"]["duration"] - s) < 0.1 for s in schedule), i.input["flow"]

@@ -12,13 +12,17 @@ from typing import Any
 
 import pytest
 
+from security_verifiers.core.scoring import CostProfile
+from security_verifiers.core.types import Item
 from security_verifiers.envs.network_logs.baselines import (
     CAPTURE_VIEWS,
+    GBDTBaseline,
     heuristic_probability,
     machinelearningcve_view,
     unsw_set_view,
 )
 from security_verifiers.envs.network_logs.capture import ZEEK
+from security_verifiers.envs.network_logs.env import LABELS
 from security_verifiers.envs.network_logs.features import FEATURE_NAMES, failed, features
 from security_verifiers.envs.network_logs.generator import generate
 
@@ -188,3 +192,25 @@ def test_the_gbdt_trains_on_every_layout_users_import() -> None:
         assert shown["window"] == [] and shown["capture"]["ts_resolution"] is None
         assert shown["host"]["role"] == "unknown"
     assert unsw_set_view(item)["flow"]["conn_state"] in {"SF", "S0", "S1", "RSTO", "OTH"}
+
+
+def test_the_gbdt_does_not_call_a_retried_connection_in_a_unsw_set_row_malicious() -> None:
+    """A client retrying a dead server for 15 s, as UNSW-NB15's testing set writes it (Argus ``REQ``: SYNs only,
+    sizes with headers; no ports, addresses or window). Scanners send a probe once or twice; the OS resends an
+    application's SYN on its back-off schedule. Trained on items whose unanswered attempts were all scanner-like
+    (at most three SYNs in 3 s), the GBDT called such rows Malicious."""
+    flow = _flow(None, ("unknown", 0), ("unknown", 0), "tcp", None, "S0", (900, 0), (20, 0), 15.0)
+    item = Item(id="unsw-retry", split="real", input=_item(flow, [], UNSW_SET, "unknown"), target={"label": "Benign"})
+    [p] = GBDTBaseline(CostProfile(), LABELS).probabilities([item])
+    assert p <= ABSTAIN_BAND[1], p
+
+
+def test_unanswered_syns_to_a_login_port_are_not_guesses() -> None:
+    """A client retrying a dead SSH server, as CIC-IDS-2017 writes it (minute clock, no service): no session, so no
+    password was guessed; the login rule called it a brute force."""
+    def retry(ts: float) -> dict[str, Any]:
+        return _flow(ts, ("192.168.10.5", 50_000 + int(ts)), ("192.168.10.9", 22), "tcp", None, "S0", (0, 0), (3, 0),
+                     9.0)
+
+    window = [retry(60.0 * k) for k in range(6)]
+    assert heuristic_probability(_item(retry(360.0), window, CIC_ADDRESSED, "unknown")) <= ABSTAIN_BAND[1]

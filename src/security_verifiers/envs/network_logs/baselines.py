@@ -140,7 +140,9 @@ def heuristic_probability(item_input: dict[str, Any]) -> float:
         return 0.02
     if flow["service"] is None and _polled_udp(flow):
         return 0.02
-    if tcp and port in _LOGIN_PORTS and len(pair) >= 4 and (flow["service"] is not None or not service_known):
+    # A login needs a session: unanswered SYNs to port 22 are a client retrying a dead server (or a probe), not guesses.
+    if (tcp and port in _LOGIN_PORTS and len(pair) >= 4 and not failed(flow)
+            and (flow["service"] is not None or not service_known)):
         return _login_probability(pair, timing)
     victim = [*seen.same_dst, flow]
     if timing and len(victim) >= 9 and _mean_gap(victim) < 1.0:

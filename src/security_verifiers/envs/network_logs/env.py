@@ -110,7 +110,7 @@ def _row(flow: dict[str, Any], unrecorded: frozenset[str]) -> str:
 @register
 class NetworkLogs(Environment):
     name: ClassVar[str] = "network-logs"
-    version: ClassVar[str] = "1.2.0"
+    version: ClassVar[str] = "1.3.0"
     config_class: ClassVar[type[EnvConfig]] = NetworkLogsConfig
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("expected_cost", False), ("f1", True), ("brier", False), ("abstain_rate", False),

@@ -189,8 +189,8 @@ def ep_cc_heartbeat(tl: Timeline, t: float) -> Episode:
         server, period = public_ip(r), r.uniform(5.0, 120.0)
         times = [t - i * max(0.5, r.gauss(period, period * 0.04)) for i in range(r.randint(6, 16), 0, -1)]
         for ts in times:
-            tl.attempt(ts, server, port, r.choice(("s0_1", "s0_n")), lan=False)
-        return malicious(tl.attempt(t, server, port, r.choice(("s0_1", "s0_n")), lan=False), "cc_heartbeat")
+            tl.attempt(ts, server, port, r.choice(("s0_1", "s0_os")), lan=False)
+        return malicious(tl.attempt(t, server, port, r.choice(("s0_1", "s0_os")), lan=False), "cc_heartbeat")
     target = beacons(tl, t, public_ip(r), port, service, r.uniform(5.0, 60.0), r.uniform(0.0, 0.04),
                      (r.randint(20, 300), r.randint(0, 200)), r.randint(8, 20))
     return malicious(target, "cc_heartbeat")
@@ -511,7 +511,7 @@ def ep_failed_retry(tl: Timeline, t: float) -> Episode:
     r = tl.rng
     dst = tl.net.internal_peer(r)
     port = r.choice((443, 80, 8080, 1883, 22, 445, 3389, 5432, 502, 4840))
-    outcome = r.choice(("s0_n", "s0_1", "rej"))
+    outcome = r.choice(("s0_os", "s0_os", "rej"))  # an application's connect() always gets the OS's retries
     backoff = r.uniform(2.0, 30.0)
     for i in range(r.randint(3, 9), 0, -1):
         tl.attempt(t - backoff * (2 ** min(i, 4) - 1) * r.uniform(0.9, 1.1), dst, port, outcome, lan=True)

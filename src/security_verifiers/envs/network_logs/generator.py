@@ -35,7 +35,7 @@ from security_verifiers.envs.network_logs.capture import ZEEK
 from security_verifiers.envs.network_logs.sites import ENTERPRISE_IOT, OT_INDUSTRIAL, Network
 from security_verifiers.envs.network_logs.traffic import Timeline
 
-GENERATOR_VERSION = "2.1.0"
+GENERATOR_VERSION = "2.2.0"
 SPLITS = ("train", "dev", "test", "ood")
 #: Preceding flows of the host shown with each item.
 WINDOW = 20
@@ -101,6 +101,8 @@ IN_DIST: tuple[Scenario, ...] = (
     Scenario(e.ep_bulk_download, 0.025, ("workstation", "smart_tv", "ci_runner", "iot_hub", "web_server")),
     Scenario(e.ep_long_session, 0.02, ("workstation", "smart_tv", "voip_phone", "iot_camera", "iot_hub",
                                         "ci_runner")),
+    # an application retrying a server that is down: its SYNs resent on the OS's schedule, which no scanner uses
+    Scenario(e.ep_failed_retry, 0.03, _ENDPOINTS + _SERVERS + _IOT),
     Scenario(e.ep_background, 0.1, tuple(PROFILES)),
 )
 

@@ -19,6 +19,12 @@ _MSS = 1448
 #: A flow meter's active timeout: a session longer than this is written as consecutive records of this length
 #: (CICFlowMeter's default; real CIC-IDS-2017 benign durations pile up just under it).
 FLOW_TIMEOUT = 120.0
+#: When an operating system resends an unanswered SYN (seconds after the first): Linux doubles its 1 s timeout up
+#: to six retransmissions (``tcp_syn_retries``), Windows starts at 3 s and resends twice. A scanner's raw-socket
+#: probe is sent once (masscan, Mirai) or twice (nmap); only an application's ``connect()`` goes through these.
+SYN_RETRIES: dict[str, tuple[float, ...]] = {"linux": (1.0, 3.0, 7.0, 15.0, 31.0, 63.0), "windows": (3.0, 9.0)}
+#: How long applications wait on ``connect()`` before giving up (seconds; the OS gives up after its last retry).
+CONNECT_TIMEOUTS = (5.0, 10.0, 20.0, 30.0, 75.0, 130.0)
 
 
 @dataclass
@@ -106,8 +112,10 @@ class Timeline:
     def attempt(self, ts: float, dst: str, dport: int, outcome: str, lan: bool) -> dict[str, Any]:
         """A TCP connection that carried no data.
 
-        ``s0_1``/``s0_n``: no answer (one SYN, or retransmitted); ``rej``: refused; ``synrst``: a SYN scan
-        that found an open port; ``connrst``: a full handshake, then a reset.
+        ``s0_1``/``s0_n``: no answer (one SYN, or retransmitted once or twice, as a scanner does); ``s0_os``: no
+        answer to an application's ``connect()``, its SYN resent on the OS's schedule (:data:`SYN_RETRIES`) until
+        the application or the OS gives up; ``rej``: refused; ``synrst``: a SYN scan that found an open port;
+        ``connrst``: a full handshake, then a reset.
         """
         rtt = self.rng.uniform(0.0002, 0.004) if lan else self.rng.uniform(0.012, 0.25)
         if outcome == "s0_1":
@@ -116,6 +124,11 @@ class Timeline:
             tries = self.rng.choice((2, 3))
             duration = (1.0 if tries == 2 else 3.0) + self.rng.uniform(0.0, 0.06)
             return self._add(ts, dst, dport, "tcp", None, "S0", duration, 0, 0, (tries, 0), "S")
+        if outcome == "s0_os":
+            timeout = self.rng.choice(CONNECT_TIMEOUTS)
+            resent = [d for d in SYN_RETRIES[self.rng.choice(("linux", "windows"))] if d < timeout]  # never empty
+            duration = resent[-1] + self.rng.uniform(0.0, 0.06)
+            return self._add(ts, dst, dport, "tcp", None, "S0", duration, 0, 0, (1 + len(resent), 0), "S")
         if outcome == "rej":
             return self._add(ts, dst, dport, "tcp", None, "REJ", rtt, 0, 0, (1, 1), "Sr")
         if outcome == "synrst":
