@@ -12,14 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from security_verifiers.core.metrics import (
-    bootstrap_ci,
-    group_indices,
-    group_reward,
-    mean_of,
-    mean_or_none,
-    ratio,
-)
+from security_verifiers.core.metrics import bootstrap_ci, group_indices, group_reward, mean_of, mean_or_none, ratio
 from security_verifiers.envs.code_repair.outcome import RepairOutcome, read_outcomes
 
 

@@ -17,14 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from security_verifiers.core.metrics import (
-    FEW,
-    bootstrap_ci,
-    group_indices,
-    group_reward,
-    mean_or_none,
-    ratio,
-)
+from security_verifiers.core.metrics import FEW, bootstrap_ci, group_indices, group_reward, mean_or_none, ratio
 from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
 from security_verifiers.engines.findings import Severity, catalog
 from security_verifiers.envs.config_audit.outcome import AuditOutcome, read_outcomes

@@ -21,14 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from security_verifiers.core.metrics import (
-    bootstrap_ci,
-    group_indices,
-    group_reward,
-    mean_of,
-    mean_or_none,
-    ratio,
-)
+from security_verifiers.core.metrics import bootstrap_ci, group_indices, group_reward, mean_of, mean_or_none, ratio
 from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -30,14 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from security_verifiers.core.metrics import (
-    bootstrap_ci,
-    group_indices,
-    group_reward,
-    mean_of,
-    mean_or_none,
-    ratio,
-)
+from security_verifiers.core.metrics import bootstrap_ci, group_indices, group_reward, mean_of, mean_or_none, ratio
 from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
 from security_verifiers.envs.redteam.defense.reward import DefenseConfig, scenario_parts
 
