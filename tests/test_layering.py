@@ -62,3 +62,40 @@ def test_no_environment_module_imports_an_upper_layer() -> None:
         if hits:
             found[str(path.relative_to(PACKAGE))] = sorted(hits)
     assert not found, f"environment modules importing the layers above them: {found}"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_pairs_both_ways() -> set[tuple[str, str]]:
+    """Pairs of modules of the package that import each other (``a`` before ``b``), a function-local import
+    counting as an import, a name that is a submodule read as that submodule."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    edges: set[tuple[str, str]] = set()
+    for name, path in paths.items():
+        for target in imported_modules(path.read_text(encoding="utf-8")):
+            while target and target not in paths:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                edges.add((name, target))
+    # "from pkg import sub" names both pkg and pkg.sub: the package edge is the import system's, not a dependency
+    edges = {(a, b) for a, b in edges if not any(c.startswith(b + ".") for x, c in edges if x == a)}
+    return {(a, b) for a, b in edges if (b, a) in edges and a < b}
+
+
+#: The circles left, each with why it stays (a new one fails the test; one that is gone must leave the list).
+KNOWN_CIRCLES = {
+    ("security_verifiers.envs.config_audit.autofix.terraform",
+     "security_verifiers.envs.config_audit.autofix.terraform_checkov"):
+        "the Checkov-only fixers reuse two core fixers that rest on terraform.py's private helpers",
+    ("security_verifiers.envs.phishing.baselines", "security_verifiers.envs.phishing.classical"):
+        "the factory names the classical model (imported when used: scikit-learn), which answers as the heuristic",
+    ("security_verifiers.envs.phishing.brands", "security_verifiers.envs.phishing.domains"):
+        "a brand's squat key is its name's skeleton (domains), and domains reads the brand tables",
+}
+
+
+def test_no_new_import_circles() -> None:
+    assert import_pairs_both_ways() == set(KNOWN_CIRCLES)

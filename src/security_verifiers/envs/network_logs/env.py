@@ -20,7 +20,6 @@ from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, register
 from security_verifiers.envs.kits.abstaining import (
     AbstainingConfig,
-    Labels,
     baseline_factories,
     classifier_metrics,
     classifier_plots,
@@ -30,12 +29,10 @@ from security_verifiers.envs.kits.abstaining import (
 )
 from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.network_logs.capture import FIELDS, capture, prompt_notes
-from security_verifiers.envs.network_logs.items import NetworkLogsInput, NetworkLogsTarget
+from security_verifiers.envs.network_logs.items import LABELS, NetworkLogsInput, NetworkLogsTarget
 from security_verifiers.models.base import Policy
 
 DATA_DIR = Path(__file__).parent / "data"
-#: E1's names for the kit's actions and probability.
-LABELS = Labels(positive="Malicious", negative="Benign", probability="p_malicious")
 
 
 class Answer(BaseModel):

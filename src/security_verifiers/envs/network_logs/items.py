@@ -17,7 +17,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from security_verifiers.envs.kits.abstaining import Labels
 from security_verifiers.envs.network_logs.families import FAMILIES
+
+#: E1's names for the kit's actions and probability (here, with the items and the answer, so that the modules that
+#: read answers need not import the environment).
+LABELS = Labels(positive="Malicious", negative="Benign", probability="p_malicious")
 
 #: The conn fields a capture may lack (:data:`capture.FIELDS`, as a type).
 ConnField = Literal["ts", "id.orig_h", "id.orig_p", "id.resp_h", "id.resp_p", "proto", "service", "duration",

@@ -7,7 +7,7 @@ thread: the same bytes on every machine.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -18,11 +18,14 @@ from security_verifiers.envs.network_logs import measured_samples
 from security_verifiers.envs.network_logs.audit import fit_flow_only, model_figures, pair_audit, shortcut_audit
 from security_verifiers.envs.network_logs.baselines import GBDTBaseline
 from security_verifiers.envs.network_logs.capture import FINE_TIMING_S
-from security_verifiers.envs.network_logs.env import LABELS, NetworkLogs
 from security_verifiers.envs.network_logs.families import DATASET_LABELS, FAMILIES
 from security_verifiers.envs.network_logs.generator import GENERATOR_VERSION, IN_DIST_ATTACKS, OOD_ATTACKS, generate
+from security_verifiers.envs.network_logs.items import LABELS
 from security_verifiers.envs.network_logs.pairs import P_MALICIOUS
 from security_verifiers.envs.network_logs.sim_to_real import REAL_FILES, sim_to_real
+
+if TYPE_CHECKING:
+    from security_verifiers.envs.network_logs.env import NetworkLogs
 
 #: Larger generated samples (other seeds than the public sets) for the flow-only bound on hard items.
 BOUND_SIZES = {"test": 2000, "ood": 1000}
@@ -70,9 +73,8 @@ def _baseline_rewards(env: NetworkLogs, items: Sequence[Item]) -> dict[str, dict
     return out
 
 
-def card_figures(public: dict[str, list[Item]]) -> dict[str, Any]:
+def card_figures(env: NetworkLogs, public: dict[str, list[Item]]) -> dict[str, Any]:
     """Every figure the data card prints, computed from the public sets (and larger generated samples)."""
-    env = NetworkLogs()
     everything = [i for items in public.values() for i in items]
     reward = _reward_function(env, everything)
     sets = {"test": public["test"], "test hard": _hard(public["test"]), "ood": public["ood"],
@@ -219,11 +221,11 @@ def _taxonomy_tables() -> list[str]:
     return lines
 
 
-def _ood_note(figures: dict[str, Any]) -> list[str]:
+def _ood_note(env: NetworkLogs, figures: dict[str, Any]) -> list[str]:
     """Where always-Abstain stands against the baselines trained or written without the OOD families."""
     public, sample = figures["baselines"]["ood"], figures["ood_sample"]
     key = ("reference_is_top_and_hacks_lose", "ood:always-abstain")
-    listed = key in NetworkLogs.conformance_exceptions
+    listed = key in env.conformance_exceptions
     return [
         f"On `ood`, `always-abstain` earns a flat {public['always-abstain']['all']:.4f} (0.7 x 0.95 + 0.3 x 0.75): "
         f"the public split puts it {'above the GBDT, below the heuristic' if listed else 'below both honest baselines'}"
@@ -236,7 +238,7 @@ def _ood_note(figures: dict[str, Any]) -> list[str]:
         "over to the OT network. Should a rebuild put always-Abstain above an honest baseline on the public",
         "split, the written exception goes into the environment's `conformance_exceptions` under",
         f"`{key}` (the check then also fails if it no longer holds)"
-        + (f": it is there now: {NetworkLogs.conformance_exceptions[key]}" if listed
+        + (f": it is there now: {env.conformance_exceptions[key]}" if listed
            else "; it is not needed now") + ".",
     ]
 
@@ -244,8 +246,8 @@ def _ood_note(figures: dict[str, Any]) -> list[str]:
 def data_card(inputs: CardInputs) -> DataCard:
     """The data card: balance, the shortcut audits, the baselines on every split and on real rows, and the
     family taxonomy."""
-    sets = inputs.sets
-    figures = card_figures(sets)
+    sets, env = inputs.sets, cast("NetworkLogs", inputs.env)
+    figures = card_figures(env, sets)
     single, models, base = figures["single"], figures["models"], figures["baselines"]
     bound = {k: v for k, v in models.items() if "seed" in k}
     real_all = figures["real"]["all"]
@@ -357,7 +359,7 @@ def data_card(inputs: CardInputs) -> DataCard:
             "",
             *_baselines_table({**base, f"ood ({BOUND_SIZES['ood']}, seed {BOUND_SEED})": figures["ood_sample"]}),
             "",
-            *_ood_note(figures),
+            *_ood_note(env, figures),
         ]),
         ("Real captures (sim-to-real)", [
             "Rows written by hand in the real datasets' layouts (`data/real/`), read by the ordinary loaders and",

@@ -9,14 +9,18 @@ headline figure is the share of real benign flows a baseline calls Malicious (it
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from security_verifiers.core.types import Item, Message, Transcript
-from security_verifiers.envs.network_logs.env import DATA_DIR, NetworkLogs
 from security_verifiers.envs.network_logs.loaders import FORMATS
 from security_verifiers.envs.network_logs.reading import load_file
 
-REAL_DIR = DATA_DIR / "real"
+if TYPE_CHECKING:
+    from security_verifiers.envs.network_logs.env import NetworkLogs
+
+#: The environment's ``data/real`` (a path, not an import of the environment, which builds its card from here).
+REAL_DIR = Path(__file__).parent / "data" / "real"
 #: The real rows: dataset -> (reader, files), files in capture order.
 REAL_FILES: dict[str, tuple[str, tuple[str, ...]]] = {
     "CIC-IDS-2017": ("cicids2017", ("cicids2017_friday.csv",)),

@@ -206,7 +206,7 @@ def _every_indicator(ctx: Context) -> list[tuple[str, str]]:
 
 
 def baseline_factories(env: Phishing) -> dict[str, Callable[[], Policy]]:
-    from security_verifiers.envs.phishing.env import LABELS
+    from security_verifiers.envs.phishing.items import LABELS
 
     costs = env.config.costs
 

@@ -33,20 +33,18 @@ from security_verifiers.envs.kits.abstaining import (
     DECISION,
     AbstainingConfig,
     ClassifierOutcome,
-    Labels,
     classifier_plots,
     score_answer,
 )
 from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.phishing.evidence import EvidenceItem, score_evidence
 from security_verifiers.envs.phishing.indicators import INDICATORS, MAX_EVIDENCE
-from security_verifiers.envs.phishing.items import Mailbox, PhishingInput, PhishingTarget
+from security_verifiers.envs.phishing.items import LABELS, Mailbox, PhishingInput, PhishingTarget
 from security_verifiers.envs.phishing.message import parse
 from security_verifiers.envs.phishing.verifiers import Context
 from security_verifiers.models.base import Policy
 
 DATA_DIR = Path(__file__).parent / "data"
-LABELS = Labels(positive="Phishing", negative="Legitimate", probability="p_phishing")
 EVIDENCE = "evidence"
 #: Contexts (parsed message, rendering, references) kept for the items scored most recently.
 CONTEXT_CACHE = 4096

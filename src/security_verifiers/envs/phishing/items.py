@@ -15,7 +15,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from security_verifiers.envs.kits.abstaining import Labels
 from security_verifiers.envs.phishing.indicators import IndicatorId
+
+#: E4's names for the kit's actions and probability (here, with the items and the answer, so that the modules that
+#: read answers need not import the environment).
+LABELS = Labels(positive="Phishing", negative="Legitimate", probability="p_phishing")
 
 #: The largest raw message an item may hold (10 MiB of text): a real message with attachments fits.
 MAX_RAW_CHARS = 10 * 1024 * 1024

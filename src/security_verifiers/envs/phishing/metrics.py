@@ -13,13 +13,15 @@ difficulty) and the evidence part's, all from the stored outcomes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
 from security_verifiers.core.scoring import Action, brier_score
 from security_verifiers.envs.kits.abstaining import Labels, classifier_metrics, point_metrics
 from security_verifiers.envs.kits.abstaining.metrics import CONSTANT_DECIMALS, Columns
-from security_verifiers.envs.phishing.env import PhishingConfig
+
+if TYPE_CHECKING:
+    from security_verifiers.envs.phishing.env import PhishingConfig
 
 
 def _ratio(num: int, den: int) -> float | None:

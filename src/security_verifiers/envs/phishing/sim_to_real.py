@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from security_verifiers.core.types import Item, Message, Transcript
-from security_verifiers.envs.phishing.env import DATA_DIR, Phishing
 from security_verifiers.envs.phishing.loaders import ImportReport, import_messages
 
-REAL_DIR = DATA_DIR / "real"
+if TYPE_CHECKING:
+    from security_verifiers.envs.phishing.env import Phishing
+
+#: The environment's ``data/real`` (a path, not an import of the environment, which builds its card from here).
+REAL_DIR = Path(__file__).parent / "data" / "real"
 #: Layout -> (format, paths under data/real, the label of a one-class corpus).
 REAL_SETS: dict[str, tuple[str, tuple[str, ...], str | None]] = {
     "mbox (Nazario-like)": ("mbox", ("phishing.mbox",), None),
