@@ -21,6 +21,7 @@ from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message
 from security_verifiers.envs.kits.abstaining import BayesBaseline, ConstantBaseline, Labels
 from security_verifiers.envs.phishing.indicators import INDICATORS, MAX_EVIDENCE
+from security_verifiers.envs.phishing.lures import read_lures
 from security_verifiers.envs.phishing.verifiers import Context
 from security_verifiers.models.base import Baseline, Policy
 
@@ -49,6 +50,20 @@ _BROKEN_SIGNATURE = re.compile(r"\bdkim\s*=\s*fail\b", re.IGNORECASE)
 #: for a dot: ``noreply@brand,com``): a forged sender, but one that alone leaves room for a misconfigured host.
 UNROUTABLE_SENDER_WEIGHT = 1.5
 _FROM_VERDICT_FAIL = re.compile(r"\b(dmarc|compauth)\s*=\s*fail\b", re.IGNORECASE)
+#: Log-odds of each theme of lure the words carry (:mod:`.lures`). Honest transactional mail threatens accounts
+#: (a password reset), asks for money (an invoice), tracks parcels and sets deadlines, so one of those alone leaves
+#: an email with no structural indicator Legitimate, and two make it Abstain; a prize or a crypto wallet, rare in
+#: honest mail to a person, alone makes it Abstain. No theme alone makes it Phishing; three can.
+LURE_THEME_WEIGHTS = {"prize": 0.8, "crypto": 0.8, "account_threat": 0.5, "money": 0.5, "delivery": 0.5,
+                      "urgency": 0.5}
+#: Log-odds of a subject or sender name in disguised letters (mathematical alphabets, small capitals, overlaid
+#: strokes): written to be read by a person and not by a filter.
+DISGUISED_LETTERS_WEIGHT = 1.5
+#: Log-odds of the recipient's own address in the subject or the sender's name: a mail merge on a harvested
+#: address, where a sender who knows the recipient uses their name.
+RECIPIENT_IN_SUBJECT_WEIGHT = 1.2
+#: Log-odds of a sender on a top-level domain that abuse reports find most used for phishing and spam.
+ABUSED_TLD_WEIGHT = 0.8
 
 
 def _answer(label: str, p: float, evidence: list[tuple[str, str]]) -> str:
@@ -111,16 +126,26 @@ def indicator_logit(indicators: Iterable[str]) -> float:
     return math.fsum([HEURISTIC_PRIOR, *(HEURISTIC_WEIGHTS[i] for i in set(indicators))])
 
 
+def lure_logit(ctx: Context) -> float:
+    """The log-odds of what the words and names say (:mod:`.lures`): read by the heuristic, never evidence."""
+    lures = read_lures(ctx.mail)
+    return math.fsum([*(LURE_THEME_WEIGHTS[t] for t in lures.themes),
+                      DISGUISED_LETTERS_WEIGHT if lures.disguised_letters else 0.0,
+                      RECIPIENT_IN_SUBJECT_WEIGHT if lures.recipient_in_subject else 0.0,
+                      ABUSED_TLD_WEIGHT if lures.abused_tld else 0.0])
+
+
 def heuristic_probability(ctx: Context) -> float:
-    logit = indicator_logit(i for i, _ in ctx.detected) + (IMAGE_ONLY_WEIGHT if image_only(ctx) else 0.0) \
-        + (FROM_VERDICT_WEIGHT if from_verdict_failed(ctx) else 0.0) \
-        + (UNROUTABLE_SENDER_WEIGHT if unroutable_sender(ctx) else 0.0)
+    logit = math.fsum([indicator_logit(i for i, _ in ctx.detected), IMAGE_ONLY_WEIGHT if image_only(ctx) else 0.0,
+                       FROM_VERDICT_WEIGHT if from_verdict_failed(ctx) else 0.0,
+                       UNROUTABLE_SENDER_WEIGHT if unroutable_sender(ctx) else 0.0, lure_logit(ctx)])
     return 1.0 / (1.0 + math.exp(-logit))
 
 
 class HeuristicBaseline(BayesBaseline):
-    """Rules on headers and URLs: the structural indicators code finds, each adding fixed log-odds to a prior;
-    the Bayes action under the configured costs; the indicators found, strongest first, as evidence."""
+    """Rules on headers, URLs and words: the structural indicators code finds, each adding fixed log-odds to a
+    prior, and the lures the words carry (:func:`lure_logit`); the Bayes action under the configured costs; the
+    indicators found, strongest first, as evidence (never the lures: code cannot confirm them)."""
 
     name = "heuristic"
 

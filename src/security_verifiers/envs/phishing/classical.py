@@ -65,14 +65,15 @@ LEXICON: dict[str, re.Pattern[str]] = {
 def features(ctx: Context) -> list[float]:
     """Header and URL features: each structural indicator found, how many were found and the heuristic's log-odds
     of them (so that an indicator the train split never shows still moves the model: a learned weight of an
-    unseen feature is 0), and counts code reads without a verdict."""
-    from security_verifiers.envs.phishing.baselines import indicator_logit
+    unseen feature is 0), the heuristic's log-odds of the lures the words carry (phrases in six languages that the
+    English train split's words do not all show), and counts code reads without a verdict."""
+    from security_verifiers.envs.phishing.baselines import indicator_logit, lure_logit
 
     found = {indicator for indicator, _ in ctx.detected}
     mail = ctx.mail
     sender = mail.sender.domain if mail.sender else ""
     return [*(1.0 if i in found else 0.0 for i in STRUCTURAL_VERIFIERS), len(found) / 3,
-            indicator_logit(found) / 3,
+            indicator_logit(found) / 3, lure_logit(ctx) / 3,
             1.0 if sender and is_free_mail(sender) else 0.0,
             min(len(mail.links), 10) / 10, min(len(mail.attachments), 5) / 5,
             1.0 if not mail.headers.get("Authentication-Results") else 0.0,
