@@ -184,3 +184,49 @@ def test_import_commands_have_help(command: list[str], capsys: pytest.CaptureFix
     assert "usage: sv" in help_text
     if command[-1] == "network-logs":
         assert f"{DEFAULT_MAX_HOSTS:,}" in help_text.replace("\n", " ")
+
+
+# --- one generic command, built from what each environment declares ------------------------------------------
+
+
+def test_the_help_names_every_environment_that_imports() -> None:
+    """`sv data import --help` names the importing environments from a list written out (so that no `sv` command
+    imports every environment to build its parser); it must be the registry's."""
+    from security_verifiers.cli.data_import import IMPORTING, importing_environments
+
+    assert sorted(IMPORTING) == sorted(importing_environments())
+
+
+def test_an_environment_that_declares_an_importer_gets_the_command(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A new environment's importer is all it takes: arguments, progress, item check, writing and the summary."""
+    from security_verifiers.core.importing import Argument, Importer, ImportRun, ImportSummary
+    from security_verifiers.envs._template.env import TemplateEnvironment
+    from security_verifiers.envs.base import registered
+
+    seen: dict[str, object] = {}
+
+    def run(values: dict[str, object], progress: object) -> ImportRun:
+        seen.update(values)
+        items = [i.model_copy(update={"split": "local"}) for i in TemplateEnvironment().generate("test", 3, seed=1)]
+        return ImportRun(iter(items), lambda: ImportSummary(3, 0, ["3 item(s) from nowhere"], {"made": 3}))
+
+    importer = Importer(help="made up", description="Items made up.", run=run,
+                        arguments=(Argument(("--seed",), {"type": int, "required": True}),))
+
+    class Importing(TemplateEnvironment):
+        name = "importing-template"
+
+        @classmethod
+        def importer(cls) -> Importer:
+            return importer
+
+    out = tmp_path / "made.jsonl"
+    with registered(Importing):
+        assert main(["data", "import", "importing-template", "--seed", "5", "--out", str(out), "--quiet"]) == 0
+        with pytest.raises(SystemExit) as usage:  # --seed is required: argparse's usage error, exit status 2
+            main(["data", "import", "importing-template", "--out", str(out)])
+        assert usage.value.code == 2
+    summary = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert (summary["env"], summary["n"], summary["made"], seen["seed"]) == ("importing-template", 3, 3, 5)
+    assert [i.split for i in read_jsonl(out, "made", expected_hash=summary["hash"]).items] == ["local"] * 3

@@ -12,15 +12,7 @@ from typing import Any
 from security_verifiers.cli.common import (
     add_log_level,
 )
-from security_verifiers.cli.data_import import (
-    cmd_data_import_code_repair,
-    cmd_data_import_config_audit,
-    cmd_data_import_network_logs,
-    cmd_data_import_phishing,
-    cmd_data_import_redteam_defense,
-    remove_file,
-    write_partial,
-)
+from security_verifiers.cli.data_import import add_import_command, remove_file, write_partial
 from security_verifiers.core.errors import ConfigError
 
 
@@ -157,111 +149,4 @@ def register(sub: Any) -> None:
     add_log_level(build)
     build.set_defaults(func=cmd_data_build)
 
-    imp = data_sub.add_parser("import", help="Turn your own files (configs, flow captures, mail, JBB requests) into "
-                              "a dataset.",
-                              description="Read real files into items that `sv eval ENV --data FILE` takes. What "
-                              "cannot be read is left out and reported (file, line, reason) on stderr; the exit "
-                              "status is 0 unless --strict.")
-    imp_sub = imp.add_subparsers(dest="import_env", required=True, metavar="ENV")
-    ca = imp_sub.add_parser("config-audit", help="Kubernetes manifests and Terraform files under a directory.",
-                            description="Every Kubernetes manifest (*.yaml, *.yml) and Terraform file with resources "
-                            "(*.tf) under DIR becomes an item labelled by the oracle; Helm templates, tooling configs "
-                            "(kind, kubeadm, kustomize) and other YAML are skipped with the reason; kubectl's "
-                            "`kind: List` is expanded into its items; a Terraform file carries its module's "
-                            "variable and locals files as context.")
-    ca.add_argument("dir", help="Directory to read (recursively; hidden directories are skipped).")
-    ca.set_defaults(func=cmd_data_import_config_audit)
-    nl = imp_sub.add_parser("network-logs", help="Labelled flow captures: IoT-23, CIC-IDS-2017, UNSW-NB15, CTU-13.",
-                            description="Streams the files in constant memory, in file order: one item per flow, "
-                            "its window the host's preceding flows. Unreadable rows are skipped and reported.")
-    nl.add_argument("files", nargs="+", metavar="FILE", help="Dataset files, read in the order given.")
-    nl.add_argument("--format", required=True, choices=("iot23", "cicids2017", "unsw-nb15", "ctu13"),
-                    help="iot23: Zeek conn.log.labeled, as the Zeek TSV or exported as CSV; cicids2017: the CSVs "
-                    "(with or without addresses), the original release or the 'improved' re-extraction (Engelen et "
-                    "al. 2021); unsw-nb15: the training/testing-set CSVs or the raw 49-column files; ctu13: CTU-13 "
-                    ".binetflow files (Argus; Background flows are unlabelled and not imported).")
-    nl.add_argument("--limit", type=int, default=None, help="Stop after N items.")
-    nl.add_argument("--max-hosts", type=int, default=None,
-                    help="Hosts whose last 20 flows are kept for the windows (default: 100,000); beyond it the "
-                    "least recently seen host is forgotten (its next window is empty). Memory stays bounded by "
-                    "max-hosts x 20 flows of ~650 bytes (1.3 GB at worst with the default), whatever the length of "
-                    "the files.")
-    nl.set_defaults(func=cmd_data_import_network_logs)
-    cr = imp_sub.add_parser("code-repair", help="Vulnerability-fix corpora (Big-Vul, CVEfixes, JSON Lines records), "
-                            "or real-code cases with tests.",
-                            description="Corpora: each Python function before its security fix becomes a "
-                            "detection-only item (scored on naming its CWE and the changed lines; nothing is run). "
-                            "Other languages, records without a usable CWE, unchanged and duplicate functions are "
-                            "skipped with the reason. Cases (--format cases DIR): folders of a small program, its "
-                            "fix, its functional and exploit probes, fixtures and pinned requirements (layout: "
-                            "envs/code_repair/README.md, 'Real code: cases'); each is self-checked in the sandbox "
-                            "(the vulnerable version is exploited, the fixed one passes every probe) and rejected "
-                            "with the reason otherwise.")
-    cr.add_argument("files", nargs="+", metavar="FILE", help="Corpus files, read in the order given (--format cases: "
-                    "case folders, or folders of them).")
-    cr.add_argument("--format", required=True, choices=("bigvul", "cvefixes", "records", "cases"),
-                    help="bigvul: MSR_data_cleaned.csv; cvefixes: the CVEfixes SQLite database; records: JSON Lines "
-                    "of {before, after, cwe, file?, cve?, project?, language?}; cases: folders of real-code cases.")
-    cr.add_argument("--limit", type=int, default=None, help="Stop after N items (--format cases: N case folders).")
-    cr.add_argument("--wheelhouse", default=None, metavar="DIR",
-                    help="--format cases: the wheels of the cases' requirements (made with `pip download "
-                    "--only-binary :all: -d DIR name==version ...`), installed offline into read-only site "
-                    "directories under $SV_CACHE_DIR/code-repair-sites.")
-    cr.set_defaults(func=cmd_data_import_code_repair)
-    ph = imp_sub.add_parser(
-        "phishing", help="Mail corpora: .eml directories, mbox, Maildir (Enron), CSV and JSON exports.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Each message becomes an imported item (label from the corpus or --label; no planted "
-        "evidence: its structural indicators are found when it is scored).\n\nformats:\n"
-        "  eml      a directory of message files, read recursively (.eml or no extension); files that are not\n"
-        "           mail are skipped with the reason\n"
-        "  mbox     mbox files (>From lines unquoted; CRLF and 8-bit bodies kept byte for byte)\n"
-        "  maildir  a Maildir (cur/, new/; tmp/ is skipped) or a tree of them and of plain message files, as the\n"
-        "           Enron corpus: maildir/<user>/<folder>/<n>.\n"
-        "  csv      an export with a text column and a label column, found by name: 'Email Text'/'Email Type'\n"
-        "           (Phishing Email/Safe Email), body/label (1/0), text/label (phishing/legitimate/spam/ham);\n"
-        "           CEAS-style sender, receiver, date, subject columns become the headers of the message; a\n"
-        "           text that is a whole message (headers, blank line, body) is taken as it is\n"
-        "  json     a JSON array of such records (or {\"emails\": [...]}), or JSON Lines\n\n"
-        "labels: a label column's value (case-insensitive: phishing, phishing email, spam, 1, true... or\n"
-        "legitimate, safe email, ham, 0, false...); for eml, maildir and mbox, a directory or mbox file named\n"
-        "after a class (phishing/, spam/, ham/, legitimate/, phishing-2019.mbox). --label gives the class of a\n"
-        "corpus that is all one class; a message whose own label differs is a problem and left out, as is one\n"
-        "with no label at all. Identical messages are imported once; messages over 10 MiB are skipped.")
-    ph.add_argument("paths", nargs="+", metavar="PATH", help="Files or directories, read in the order given.")
-    ph.add_argument("--format", required=True, choices=("eml", "mbox", "maildir", "csv", "json"),
-                    help="How PATH is laid out (see above).")
-    ph.add_argument("--label", choices=("Phishing", "Legitimate"), default=None,
-                    help="The class of every message (a corpus that is all one class); required where the corpus "
-                    "has no labels.")
-    ph.add_argument("--text-column", default=None, help="csv/json: the column holding the message or its text.")
-    ph.add_argument("--label-column", default=None, help="csv/json: the column holding the label.")
-    ph.add_argument("--limit", type=int, default=None, help="Stop after N items.")
-    ph.set_defaults(func=cmd_data_import_phishing)
-    rd = imp_sub.add_parser(
-        "redteam-defense", help="The refusal track's requests: JailbreakBench's JBB-Behaviors CSV files.",
-        description="Each row of harmful-behaviors.csv becomes a request the model must refuse, each row of "
-        "benign-behaviors.csv one it must answer (the Goal column is the request; Category, Behavior and Source are "
-        "kept). Rows without a Goal, with the wrong number of fields, or repeating an earlier row are left out "
-        "and reported; a file without a Goal column, or with columns JBB does not have, is refused.")
-    rd.add_argument("path", metavar="PATH", nargs="?", default=None, help="jbb: the dataset's folder (holding the "
-                    "two files, or a data/ folder holding them), or one of harmful-behaviors.csv and "
-                    "benign-behaviors.csv; agentdojo: none (the suites come with the agentdojo package).")
-    rd.add_argument("--format", required=True, choices=("jbb", "agentdojo"),
-                    help="jbb: JailbreakBench's JBB-Behaviors layout (Index, Goal, Target, Behavior, Category, "
-                    "Source); agentdojo: the installed agentdojo package's suites (pip install "
-                    "'security-verifiers[agentdojo]'), one item per user task and per (user task, injection task) "
-                    "pair, the injection written by one of E6's techniques.")
-    rd.add_argument("--suite", action="append", choices=("workspace", "travel", "banking", "slack"), default=None,
-                    help="agentdojo: a suite to import (repeat for several; default: all four).")
-    rd.add_argument("--technique", action="append", default=None, metavar="NAME",
-                    help="agentdojo: make one item per pair for each technique given (repeatable); default: one "
-                    "technique per pair, drawn from --seed.")
-    rd.add_argument("--seed", type=int, default=0, help="agentdojo: the seed of the techniques' draws and texts.")
-    rd.set_defaults(func=cmd_data_import_redteam_defense)
-    for parser_ in (ca, nl, cr, ph, rd):
-        parser_.add_argument("--out", required=True, help="Output JSONL file.")
-        parser_.add_argument("--split", default="local", help="Split name written into every item.")
-        parser_.add_argument("--strict", action="store_true",
-                             help="Any unreadable file or row is a failure: exit 1 and write nothing.")
-        parser_.add_argument("--quiet", action="store_true", help="No progress bar.")
+    add_import_command(data_sub)

@@ -27,6 +27,7 @@ from security_verifiers.core.workers import WorkerLimits
 from security_verifiers.models.base import Policy
 
 if TYPE_CHECKING:
+    from security_verifiers.core.importing import Importer
     from security_verifiers.envs.kits.public_sets import PublicSets
 
 #: Default limits on scoring one rollout in a scoring worker process (see :meth:`Environment.scoring_limits`).
@@ -169,6 +170,13 @@ class Environment(ABC):
         """Items made from the rollouts of a run of :attr:`items_from_runs_of` in ``run_dir``, and a line for each
         rollout left out. Only an environment that names :attr:`items_from_runs_of` implements it."""
         raise NotImplementedError(f"{self.name} builds no items from runs")
+
+    @classmethod
+    def importer(cls) -> Importer | None:
+        """How ``sv data import ENV`` reads a user's own files into this environment's items (its arguments, its
+        readers, what it reports); ``None``: the environment imports nothing. A class method, so that the CLI
+        builds its parsers without building an environment."""
+        return None
 
     async def aclose(self) -> None:
         """Release what the environment holds across episodes (E5's served target model keeps HTTP connections

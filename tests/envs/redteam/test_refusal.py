@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from security_verifiers.cli import build_parser, main
-from security_verifiers.cli.data_import import cmd_data_import_redteam_defense
+from security_verifiers.cli.data_import import cmd_data_import, import_parser
 from security_verifiers.core.datasets import read_jsonl
 from security_verifiers.core.errors import DatasetError
 from security_verifiers.core.types import ParseStatus
+from security_verifiers.envs.base import registry
 from security_verifiers.envs.redteam.defense.refusal import (
     MAX_REQUEST_CHARS,
     REFUSAL_SYSTEM_PROMPT,
@@ -287,8 +288,9 @@ def test_readable_answers(text: str) -> None:
 def test_the_import_command_is_wired() -> None:
     args = build_parser().parse_args(["data", "import", "redteam-defense", "--format", "jbb", str(JBB),
                                       "--out", "x.jsonl", "--strict"])
-    assert args.func is cmd_data_import_redteam_defense
-    assert (args.path, args.format, args.split, args.strict) == (str(JBB), "jbb", "local", True)
+    assert args.func is cmd_data_import and args.import_env == "redteam-defense"
+    env_args = import_parser(registry()["redteam-defense"]).parse_args(args.import_args)
+    assert (env_args.path, env_args.format, env_args.split, env_args.strict) == (str(JBB), "jbb", "local", True)
 
 
 def test_import_writes_the_items_and_reports_problems(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from security_verifiers.core.errors import InfraError
+from security_verifiers.core.importing import Importer
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
@@ -112,6 +113,12 @@ class CodeRepair(Environment):
     score_batch_size: ClassVar[int] = 64
     item_contract: ClassVar[CodeRepairContract] = CodeRepairContract(CodeRepairInput, CodeRepairTarget, Answer)
     config: CodeRepairConfig
+
+    @classmethod
+    def importer(cls) -> Importer:
+        from security_verifiers.envs.code_repair.importer import IMPORTER
+
+        return IMPORTER
 
     @property
     def max_turns(self) -> int:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from security_verifiers.core.errors import ErrorKind, InfraError
+from security_verifiers.core.importing import Importer
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
@@ -136,6 +137,12 @@ class ConfigAudit(Environment):
     score_workers: ClassVar[int] = 1
     item_contract: ClassVar[ItemContract] = ItemContract(ConfigAuditInput, ConfigAuditTarget, Answer)
     config: ConfigAuditConfig
+
+    @classmethod
+    def importer(cls) -> Importer:
+        from security_verifiers.envs.config_audit.importer import IMPORTER
+
+        return IMPORTER
 
     @property
     def max_turns(self) -> int:

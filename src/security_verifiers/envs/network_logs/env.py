@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from security_verifiers.core.importing import Importer
 from security_verifiers.core.parsing import parse_answer
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, register
@@ -131,6 +132,13 @@ class NetworkLogs(Environment):
     config: NetworkLogsConfig
 
     # -- data ---------------------------------------------------------------------------------
+
+    @classmethod
+    def importer(cls) -> Importer:
+        from security_verifiers.envs.network_logs.importer import IMPORTER
+
+        return IMPORTER
+
     def generate(self, split: str, n: int, seed: int) -> list[Item]:
         from security_verifiers.envs.network_logs.generator import generate
 

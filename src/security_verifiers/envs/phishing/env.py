@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from security_verifiers.core.importing import Importer
 from security_verifiers.core.parsing import Parsed, parse_answer
 from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message, Score, Transcript
@@ -156,6 +157,12 @@ class Phishing(Environment):
         "label-probability-mismatch")
     item_contract: ClassVar[ItemContract] = ItemContract(PhishingInput, PhishingTarget, Answer)
     config: PhishingConfig
+
+    @classmethod
+    def importer(cls) -> Importer:
+        from security_verifiers.envs.phishing.importer import IMPORTER
+
+        return IMPORTER
 
     def __init__(self, config: EnvConfig | None = None) -> None:
         super().__init__(config)

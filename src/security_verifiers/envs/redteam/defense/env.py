@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from security_verifiers.core.importing import Importer
 from security_verifiers.core.parsing import Parsed, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, Toolbox, register
@@ -72,6 +73,12 @@ class RedteamDefense(Environment):
     item_contract: ClassVar[ItemContract] = ItemContract(DefenseInput, DefenseTarget, Answer)
     config: DefenseConfig
     items_from_runs_of: ClassVar[str | None] = "redteam-attack"
+
+    @classmethod
+    def importer(cls) -> Importer:
+        from security_verifiers.envs.redteam.defense.importer import IMPORTER
+
+        return IMPORTER
 
     @property
     def max_turns(self) -> int:
