@@ -42,6 +42,9 @@ def test_each_theme_is_read_in_its_language(body: str, theme: str) -> None:
     "The password field in the config file is read before the free list is built.",
     "I verified the patch on my account at work; the package builds with rpm -ba.",
     "Free software needs free documentation. Patches welcome on the list.",
+    "Sign the release with your private key; the crypto library checks it.",
+    "Great pix of the moon over the ocean last night.",
+    "The winner of the 2002 Hugo award was announced; the inheritance rules of the class are odd.",
 ])
 def test_words_of_honest_technical_mail_are_no_lure(body: str) -> None:
     assert read_lures(parse(raw(body, subject="Re: [dev] build broken"))).themes == frozenset()

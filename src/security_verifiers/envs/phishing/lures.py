@@ -56,7 +56,9 @@ THEMES: dict[str, re.Pattern[str]] = {
     "prize": _any(
         r"\byou(?:['’]ve|\s+have)\s+(?:been\s+selected|won|been\s+chosen)", r"\bcongratulations\b", r"\bcongrats\b",
         r"\bfree\s+gift\b", r"\bclaim\s+(?:your|the)\s+(?:reward|prize|gift|allocation|tokens?|bonus|funds|assets|"
-        r"refund)", r"\bwinner\b", r"\blottery\b", r"\binheritance\b", r"\bbeneficiary\b",
+        r"refund)", r"\byou\s+are\s+(?:a|the|our)\s+(?:lucky\s+)?winner", r"\bwinner\s+of\s+(?:our|the|a)\s+(?:draw|"
+        r"lottery|prize|giveaway|sweepstakes)", r"\blottery\b", r"\binheritance\s+(?:fund|claim|of\s+\$)",
+        r"\bbeneficiary\b",
         r"\bmillion\s+(?:dollars|usd|euros?|pounds)\b",
         r"\bparab[ée]ns\b", r"\bvoc[êe]\s+(?:foi\s+selecionad|ganhou)", r"\bpr[êe]mios?\b", r"\bresgat(?:e|ar)\b",
         r"\bsorteio\b", r"\bbrinde\b",
@@ -70,14 +72,16 @@ THEMES: dict[str, re.Pattern[str]] = {
         r"\bpay\s+(?:now|the\s+fee|a\s+fee|the\s+(?:re)?delivery)", r"\boutstanding\s+(?:balance|invoice|payment|"
         r"amount)", r"\binvoice\s+(?:is\s+)?overdue\b", r"\bwire\s+transfer\b", r"\bbank\s+details\b",
         r"\brefund\b", r"\bcustoms\s+(?:fee|charge|duty)\b",
-        r"\bpix\b", r"\bboleto\b", r"\bpagamento\s+pendente\b", r"\bR\$\s?\d", r"\bmulta\b", r"\breembolso\b",
+        r"\b(?:c[óo]digo|chave|pagamento|pague|via)\s+(?:do\s+|de\s+|o\s+)?pix\b", r"\bpix\s+(?:copia|gerado)",
+        r"\bboleto\b", r"\bpagamento\s+pendente\b", r"\bR\$\s?\d", r"\bmulta\b", r"\breembolso\b",
         r"\bvalores\s+a\s+receber\b", r"\btaxa\s+de\b",
     ),
-    # Cryptocurrency: wallets, keys and phrases, tokens to claim.
+    # Cryptocurrency: wallets, recovery phrases, tokens to claim ("crypto" alone and "private key" are as often
+    # cryptography, in honest technical mail).
     "crypto": _any(
-        r"\bbitcoin", r"\bbtc\b", r"\bcrypto", r"\bseed\s+phrase", r"\brecovery\s+phrase", r"\bsecret\s+phrase",
-        r"\bprivate\s+key", r"\bairdrop", r"\busdt\b", r"\btether\b", r"\bxrp\b", r"\bethereum\b", r"\bwallet\b",
-        r"\bcarteira\b",
+        r"\bbitcoin", r"\bbtc\b", r"\bcrypto(?:currenc|\s+(?:wallet|exchange|account|assets?|investment))",
+        r"\bseed\s+phrase", r"\brecovery\s+phrase", r"\bsecret\s+phrase", r"\bairdrop", r"\busdt\b",
+        r"\btether\b", r"\bxrp\b", r"\bethereum\b", r"\bwallet\b", r"\bcarteira\b",
     ),
     # A parcel held, undelivered or waiting for a fee.
     "delivery": _any(
