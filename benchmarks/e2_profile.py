@@ -1,0 +1,186 @@
+"""Where E2 (config-audit) scoring spends its time: seconds per item for each engine and stage, for the original
+file and for the patched one, as ``sv eval config-audit --model baseline:autofix`` scores them.
+
+For each item the ``autofix`` baseline answers (not timed), then every stage runs on the original text and again
+on the patched text, in the order the scorer runs them, each timed alone. Parse results are cached per text in
+the engines (the scorer shares them too), so the stage that parses first pays for it: ``parse`` (YAML or HCL),
+then ``terraform_eval`` (Terraform only: variables, locals and expressions evaluated), ``validation`` (schema and
+type checks), ``rego``, ``checkov``, ``secret_values``, ``inventory``; for the patched file also
+``patch_apply`` (the unified diff applied) and ``fail_closed`` (the Terraform fail-closed variant built and
+scanned again by every engine). ``semgrep`` runs once per batch over every text, as the oracle runs it; an item's
+share is the batch time divided by the texts. Median and p90 over the items, in milliseconds; ``total`` sums the
+stages item by item. Apart: a fresh process's start (imports and engine loading, then one scan), in a child
+process.
+
+    python benchmarks/e2_profile.py                      # the public test set (150 items)
+    python benchmarks/e2_profile.py --generated 1000     # 1,000 generated dev items (seed 7)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+STAGES = ("parse", "terraform_eval", "validation", "rego", "checkov", "secret_values", "semgrep", "inventory",
+          "patch_apply", "fail_closed")
+
+
+def _items(generated: int | None, seed: int) -> list[Any]:
+    from security_verifiers.envs.config_audit.env import ConfigAudit
+
+    env = ConfigAudit()
+    return env.generate("dev", generated, seed) if generated else list(env.dataset("test").items)
+
+
+def _patched(env: Any, items: list[Any]) -> list[tuple[str, str] | None]:
+    """The autofix baseline's patch of each item and the text it makes (None: no patch, or one that does not
+    apply)."""
+    from security_verifiers.core.parsing import Parsed, parse_answer
+    from security_verifiers.envs.config_audit.env import Answer
+    from security_verifiers.envs.kits.patching import PatchError, apply_patch
+
+    policy = env.baselines()["autofix"]()
+    if hasattr(policy, "prepare"):
+        policy.prepare(items)
+    out: list[tuple[str, str] | None] = []
+    for item in items:
+        reply = asyncio.run(policy.respond(item, env.prompt(item), None, 0)).text
+        answer = parse_answer(reply, Answer)
+        patch = answer.value.patch if isinstance(answer, Parsed) else ""
+        try:
+            out.append((patch, apply_patch(item.input["text"], patch, item.input["filename"])) if patch.strip()
+                       else None)
+        except PatchError:
+            out.append(None)
+    return out
+
+
+def _timed(fn: Callable[..., Any], *args: Any) -> float:
+    t0 = time.perf_counter()
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - a text an engine refuses still took the time it took
+        pass
+    return time.perf_counter() - t0
+
+
+def _stages(oracle: Any, platform: str, text: str, context: tuple[str, ...]) -> dict[str, float]:
+    from security_verifiers.engines.configs import evaluated_terraform, hcl_document, inventory, parse_kubernetes
+    from security_verifiers.engines.validate import validate
+
+    times = {"parse": _timed(hcl_document, text) if platform == "terraform" else _timed(parse_kubernetes, text)}
+    if platform == "terraform":
+        times["terraform_eval"] = _timed(evaluated_terraform, text, context)
+    times["validation"] = _timed(validate, platform, text, context)
+    times["rego"] = _timed(oracle.rego.scan, platform, text, context)
+    times["checkov"] = _timed(oracle.checkov.scan, platform, text, context)
+    times["secret_values"] = _timed(oracle.values.scan, platform, text, context)
+    times["inventory"] = _timed(inventory, platform, text)
+    return times
+
+
+def profile(items: list[Any]) -> dict[str, Any]:
+    from security_verifiers.engines.oracle import get_oracle
+    from security_verifiers.envs.config_audit.env import ConfigAudit, scan_request
+    from security_verifiers.envs.kits.patching import apply_patch
+
+    env = ConfigAudit()
+    oracle = get_oracle()
+    patched = _patched(env, items)
+    oracle.scan_many([scan_request(items[0])])  # engines loaded before anything is timed
+    _clear_caches(oracle)  # answering parsed and scanned the originals: each text is parsed afresh below
+    per: dict[str, dict[str, list[float]]] = {"original": defaultdict(list), "patched": defaultdict(list)}
+    for item, answer in zip(items, patched, strict=True):
+        platform, original, context = scan_request(item)
+        for stage, seconds in _stages(oracle, platform, original, context).items():
+            per["original"][stage].append(seconds)
+        if answer is None:
+            continue
+        patch, text = answer
+        per["patched"]["patch_apply"].append(_timed(apply_patch, original, patch, item.input["filename"]))
+        for stage, seconds in _stages(oracle, platform, text, context).items():
+            per["patched"][stage].append(seconds)
+        if platform == "terraform":
+            per["patched"]["fail_closed"].append(_timed(_fail_closed, oracle, item, text, context))
+    for kind, texts in (("original", [scan_request(i)[:2] for i in items]),
+                        ("patched", [(i.input["platform"], a[1]) for i, a in zip(items, patched, strict=True) if a])):
+        seconds = _timed(oracle.semgrep.scan_many, texts)
+        per[kind]["semgrep"] = [seconds / max(1, len(texts))] * len(texts)
+    return {kind: _summary(stages) for kind, stages in per.items()} | {
+        "items": len(items), "patched_items": sum(t is not None for t in patched)}
+
+
+def _clear_caches(oracle: Any) -> None:
+    from security_verifiers.engines import configs
+
+    oracle.clear_cache()
+    for cached in (configs._kubernetes_parsed, configs._hcl_loads, configs._evaluated):  # noqa: SLF001
+        cached.cache_clear()
+
+
+def _fail_closed(oracle: Any, item: Any, text: str, context: tuple[str, ...]) -> None:
+    """The fail-closed variant of a patched Terraform file, built and scanned as the scorer does."""
+    from security_verifiers.envs.config_audit.env import scan_request
+    from security_verifiers.envs.config_audit.fail_closed import fail_closed_variant
+
+    built = fail_closed_variant(item.input["text"], text, context)
+    if built is not None:
+        oracle.scan_many([scan_request(item, built)])
+
+
+def _summary(stages: dict[str, list[float]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for stage in STAGES:
+        values = stages.get(stage)
+        if values:
+            out[stage] = _ms(values)
+    n = max((len(v) for v in stages.values()), default=0)
+    totals = [sum(v[i] for v in stages.values() if len(v) == n) for i in range(n)]
+    out["total"] = _ms(totals)
+    return out
+
+
+def _ms(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {"n": len(values), "median_ms": round(statistics.median(ordered) * 1000, 2),
+            "p90_ms": round(ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))] * 1000, 2),
+            "sum_s": round(sum(values), 2)}
+
+
+def process_start() -> dict[str, float]:
+    """A fresh interpreter: imports, engine loading and the first scan, in a child process."""
+    code = ("import time; t0 = time.perf_counter()\n"
+            "from security_verifiers.envs.config_audit.env import ConfigAudit, scan_request\n"
+            "from security_verifiers.engines.oracle import get_oracle\n"
+            "t1 = time.perf_counter(); item = ConfigAudit().dataset('test').items[0]\n"
+            "get_oracle().scan_many([scan_request(item)]); t2 = time.perf_counter()\n"
+            "print(t1 - t0, t2 - t1)")
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    return {"imports_s": round(float(out[0]), 2), "engines_and_first_scan_s": round(float(out[1]), 2),
+            "process_s": round(time.perf_counter() - t0, 2)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--generated", type=int, default=None, metavar="N",
+                        help="Profile N generated dev items instead of the public test set.")
+    parser.add_argument("--seed", type=int, default=7, help="Generator seed (with --generated).")
+    args = parser.parse_args()
+    items = _items(args.generated, args.seed)
+    result = {"dataset": f"generated dev {args.generated} (seed {args.seed})" if args.generated else "public test",
+              "process_start": process_start(), **profile(items)}
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
