@@ -147,8 +147,7 @@ def _theme_install(rng: random.Random) -> Program:
     path = f"{pkg}/{mod}.py"
     manifest = {"name": theme.title(), "version": version}
     tests = TEMPLATES.render("theme_install/tests.py", pkg=pkg, mod=mod, install=install, theme=theme,
-                             files=repr(files), manifest=repr(manifest),
-        helper=_TAR_HELPER)
+                             files=repr(files), manifest=repr(manifest), helper=_TAR_HELPER)
     kept = sorted(name for name in files if name.startswith(("static/", "templates/")))
     return Program(
         family="archive_extraction", variant="theme_install", domain="site theme installer", cwe="CWE-22",

@@ -96,8 +96,8 @@ def _calculator(rng: random.Random) -> Program:
     expect_totals: dict[str, Any] = {"net": net, "tax": tax, "gross": round(net + tax, 2)}
     relative = _secret(rng)
     tests = TEMPLATES.render("calculator/tests.py", pkg=pkg, calc=calc, qty=qty, price=price, cap=cap, extra=extra,
-                             lines=repr(lines), region=region,
-        walk=repr(_WALK), relative=relative, split=split_fn, parts=parts)
+                             lines=repr(lines), region=region, walk=repr(_WALK), relative=relative, split=split_fn,
+                             parts=parts)
     share, rest = divmod(round(round(float(price + extra), 2) * 100), parts)
     return Program(
         family="code_injection", variant="calculator", domain="invoicing", cwe="CWE-94",
@@ -189,8 +189,8 @@ def _alert_rules(rng: random.Random) -> Program:
     path, rules_path = f"{pkg}/conditions.py", f"{pkg}/rules.py"
     relative = _secret(rng)
     tests = TEMPLATES.render("alert_rules/tests.py", pkg=pkg, check=check, sample=repr(sample),
-                             rules=repr([r[:3] for r in rules]), a=a, c=c, host=host,
-        relative=relative, walk=repr(_WALK))
+                             rules=repr([r[:3] for r in rules]), a=a, c=c, host=host, relative=relative,
+                             walk=repr(_WALK))
     expect_record: list[Any] = [len(hits), sorted([host, r[0], r[2]] for r in hits)]
     return Program(
         family="code_injection", variant="alert_rules", domain="monitoring alert rules", cwe="CWE-94",
@@ -335,7 +335,7 @@ def _column_formula(rng: random.Random) -> Program:
     first = rows[0]
     tests = TEMPLATES.render("column_formula/tests.py", pkg=pkg, add_fn=add_fn, compile_fn=compile_fn, text=repr(text),
                              relative=relative, walk=repr(_WALK),
-        first=repr({k: first[k] for k in ("price", "quantity", "discount")}))
+                             first=repr({k: first[k] for k in ("price", "quantity", "discount")}))
     return Program(
         family="code_injection", variant="column_formula", domain="report export", cwe="CWE-94",
         files={path: source}, fixed={path: fixed},

@@ -85,9 +85,8 @@ def _smtp_alerts(rng: random.Random) -> Program:
     fixed = swap(fixed, "import smtplib\n", "import os\nimport smtplib\n")
     path, config_path = f"{pkg}/{mod}.py", f"{pkg}/config.py"
     tests = TEMPLATES.render("smtp_alerts/tests.py", pkg=pkg, mod=mod, prefix=prefix, send=send, host=host, port=port,
-                             user=user,
-        recipients=",".join(recipients), classify=_CLASSIFY.strip(), word=rng.choice(WORDS),
-        check=next(iter(checks)), checks=repr(checks))
+                             user=user, recipients=",".join(recipients), classify=_CLASSIFY.strip(),
+                             word=rng.choice(WORDS), check=next(iter(checks)), checks=repr(checks))
     check = next(iter(checks))
     failing = sorted(name for name, status in checks.items() if status != "ok")
     world = WorldSpec(hosts={host: [rng.choice(_SERVICE_IPS)]},
@@ -144,9 +143,8 @@ def _shipping_api(rng: random.Random) -> Program:
     replies = {"/rates": {"amount_cents": cents, "currency": "EUR"}, "/labels": {"tracking_number": tracking_no},
                "/tracking/": {"events": [{"status": e} for e in events]}}
     tests = TEMPLATES.render("shipping_api/tests.py", pkg=pkg, mod=mod, classify=_CLASSIFY.strip(), prefix=prefix,
-                             base=base,
-        word=rng.choice(WORDS), origin=origin, destination=destination, grams=grams, order=order, name=name,
-        tracking_no=tracking_no)
+                             base=base, word=rng.choice(WORDS), origin=origin, destination=destination, grams=grams,
+                             order=order, name=name, tracking_no=tracking_no)
     rate_url = f"{base}/rates?from={origin}&to={destination}&weight_g={grams}"
     api_host, api_path = base.split("/")[2], "/" + base.split("/", 3)[3]
     methods = {"/rates": "GET", "/labels": "POST", "/tracking/": "GET"}
@@ -194,8 +192,7 @@ def _imap_poller(rng: random.Random) -> Program:
                  'box.login(settings["user"], settings["password"])')
     path = f"{pkg}/{mod}.py"
     tests = TEMPLATES.render("imap_poller/tests.py", pkg=pkg, mod=mod, classify=_CLASSIFY.strip(), section=section,
-                             host=host,
-        account=account, folder=folder, word=rng.choice(WORDS), poll=poll)
+                             host=host, account=account, folder=folder, word=rng.choice(WORDS), poll=poll)
     tickets = []
     for raw in mails:
         head, _, text = raw.partition("\r\n\r\n")
@@ -243,8 +240,8 @@ def _search_indexer(rng: random.Random) -> Program:
                  f'        raise RuntimeError("{prefix}_PASSWORD is not set")')
     path = f"{pkg}/{mod}.py"
     tests = TEMPLATES.render("search_indexer/tests.py", pkg=pkg, mod=mod, classify=_CLASSIFY.strip(), prefix=prefix,
-                             host=host, port=port,
-        index=index, user=user, word=word, index_fn=index_fn, docs=repr(docs), first=hits[0])
+                             host=host, port=port, index=index, user=user, word=word, index_fn=index_fn,
+                             docs=repr(docs), first=hits[0])
     calls = [{"host": [host, port], "method": "PUT", "url": f"/{index}/_doc/{doc_id}", "body": fields, "user": user,
               "secret": f"pw-{word}"} for doc_id, fields in docs.items()]
     json_page = {"content_type": "application/json"}

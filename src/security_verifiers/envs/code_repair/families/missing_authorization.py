@@ -48,8 +48,7 @@ def _documents(rng: random.Random) -> Program:
             (f"{words[3].title()} plan", f"Step one: {words[4]}.\nStep two: {words[5]}."),
             (f"Archive {rng.randint(2019, 2025)}", "")]
     source = TEMPLATES.render("documents/source.py", org=org, pkg=pkg, noun=noun, noun_title=noun.title(), table=table,
-                              create=create, get=get,
-        export=export)
+                              create=create, get=get, export=export)
     database = TEMPLATES.render("documents/database.py", org=org, table=table)
     formats = TEMPLATES.render("documents/formats.py", noun=noun)
     fixed = swap(source, 'row = connect().execute("SELECT title, body FROM $table WHERE id = ?", (doc_id,)).fetchone()'
@@ -58,8 +57,7 @@ def _documents(rng: random.Random) -> Program:
                  '                            (doc_id, user)).fetchone()')
     path, db_path, formats_path = f"{pkg}/{mod}.py", f"{pkg}/database.py", f"{pkg}/formats.py"
     tests = TEMPLATES.render("documents/tests.py", pkg=pkg, mod=mod, create=create, get=get, export=export, owner=owner,
-                             attacker=attacker,
-        docs=repr(docs), leak_title=f"{words[0].title()} figures")
+                             attacker=attacker, docs=repr(docs), leak_title=f"{words[0].title()} figures")
     return Program(
         family="missing_authorization", variant="documents", domain="document storage", cwe="CWE-862",
         files={db_path: database, path: source, formats_path: formats},
@@ -101,8 +99,7 @@ def _invoices(rng: random.Random) -> Program:
         invoice = _owned(user, invoice_id)''')
     path = f"{pkg}/{mod}.py"
     tests = TEMPLATES.render("invoices/tests.py", pkg=pkg, mod=mod, draft=draft, set_memo=set_memo, owner=owner,
-                             attacker=attacker, customer=customer,
-        lines=repr(lines), memo=memo)
+                             attacker=attacker, customer=customer, lines=repr(lines), memo=memo)
     rows = "".join(f"<tr><td>{html.escape(text)}</td><td>{cents / 100:.2f}</td></tr>" for text, cents in items)
     return Program(
         family="missing_authorization", variant="invoices", domain="billing", cwe="CWE-862",
@@ -148,8 +145,7 @@ def _tickets(rng: random.Random) -> Program:
             """The whole conversation of a ticket as plain text (for the "mail me a copy" button)."""''')
     path = f"{pkg}/{mod}.py"
     tests = TEMPLATES.render("tickets/tests.py", pkg=pkg, mod=mod, transcript=transcript, customer=customer,
-                             attacker=attacker, agent=agent,
-        subject=subject, first=first, answer=answer)
+                             attacker=attacker, agent=agent, subject=subject, first=first, answer=answer)
     head = f"#1 {subject} "
     talk = f"\n{customer}: {first}\n{agent}: {answer}"
     return Program(
@@ -191,8 +187,7 @@ def _notes_search(rng: random.Random) -> Program:
                             "ORDER BY pinned DESC, id DESC", (user, pattern, pattern))''')
     path, storage_path = f"{pkg}/{mod}.py", f"{pkg}/storage.py"
     tests = TEMPLATES.render("notes_search/tests.py", pkg=pkg, mod=mod, search=search, owner=owner, attacker=attacker,
-                             notes=repr(notes), word0=words[0],
-        word1=words[1])
+                             notes=repr(notes), word0=words[0], word1=words[1])
     found = [{"title": t, "body": b} for t, b in notes if words[1] in t.lower() or words[1] in b.lower()]
     found = [n for n in found if n["title"] == notes[1][0]] + [n for n in reversed(found) if n["title"] != notes[1][0]]
     titles = [t for t, _ in notes]

@@ -98,9 +98,8 @@ def _logout_return(rng: random.Random) -> Program:
     return parts.scheme == "https" and (host == COMPANY_DOMAIN or host.endswith("." + COMPANY_DOMAIN))''')
     path, store_path = f"{pkg}/{mod}.py", f"{pkg}/session_store.py"
     signed_out = f"https://accounts.{domain}/signed-out"
-    tests = TEMPLATES.render("logout_return/tests.py", pkg=pkg, mod=mod, fn=fn, check=check, user=user,
-                             other=other, app0=apps[0], app1=apps[1],
-        domain=domain, word=rng.choice(WORDS))
+    tests = TEMPLATES.render("logout_return/tests.py", pkg=pkg, mod=mod, fn=fn, check=check, user=user, other=other,
+                             app0=apps[0], app1=apps[1], domain=domain, word=rng.choice(WORDS))
     return Program(
         family="open_redirect", variant="logout_return", domain="single sign-out", cwe="CWE-601",
         files={store_path: store, path: source}, fixed={store_path: store, path: fixed},
@@ -137,8 +136,8 @@ def _go_links(rng: random.Random) -> Program:
     return parts.scheme == "https" and parts.hostname in INTERNAL_HOSTS''')
     path = f"{pkg}/{mod}.py"
     tests = TEMPLATES.render("go_links/tests.py", pkg=pkg, mod=mod, create=create, follow=follow, owner=owner,
-                             other=other, slug0=slugs[0],
-        slug1=slugs[1], target0=targets[0], target1=targets[1], host0=hosts[0], host1=hosts[1])
+                             other=other, slug0=slugs[0], slug1=slugs[1], target0=targets[0], target1=targets[1],
+                             host0=hosts[0], host1=hosts[1])
     return Program(
         family="open_redirect", variant="go_links", domain="link shortener", cwe="CWE-601",
         files={path: source}, fixed={path: fixed},

@@ -120,8 +120,8 @@ def _attachments(rng: random.Random) -> Program:
         ''')
     path = f"{pkg}/{mod}.py"
     tests = TEMPLATES.render("attachments/tests.py", pkg=pkg, mod=mod, serve=serve, plain=plain,
-                             spaced_url=quote(f"{ticket}/{spaced}"), scan=scan,
-        ticket=ticket, secret=secret, spaced=spaced, spaced_text=repr(files[f"{ticket}/{spaced}"]))
+                             spaced_url=quote(f"{ticket}/{spaced}"), scan=scan, ticket=ticket, secret=secret,
+                             spaced=spaced, spaced_text=repr(files[f"{ticket}/{spaced}"]))
     direct = sorted(n.split("/", 1)[1] for n in files if n.startswith(ticket + "/") and n.count("/") == 1)
     index = "<ul>" + "".join(f'<li><a href="/files/{ticket}/{quote(n)}">{html.escape(n)}</a></li>'
                              for n in direct) + "</ul>"
@@ -175,8 +175,7 @@ def _mail_templates(rng: random.Random) -> Program:
     person = rng.choice(PEOPLE).title()
     number = f"{noun[:3].upper()}-{rng.randint(100, 999)}"
     tests = TEMPLATES.render("mail_templates/tests.py", pkg=pkg, mod=mod, render=render, person=person, noun=noun,
-                             number=number, secret=secret,
-        sibling=sibling)
+                             number=number, secret=secret, sibling=sibling)
     reminder = templates[f"{noun}/reminder.txt"].replace("$name", html.escape(f"<b>{person}</b>")) \
         .replace("$number", number)
     return Program(

@@ -63,8 +63,8 @@ def _slug(rng: random.Random) -> Program:
                  'SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")')
     path = f"{pkg}/slugs.py"
     tests = TEMPLATES.render("slug/tests.py", pkg=pkg, attempt=_ATTEMPT, suggest_fn=suggest_fn, valid_fn=valid_fn,
-                             title=repr(title),
-        samples=repr(samples), suggestion=suggestion, payload1="a" * n1 + "!", payload2="a1" * n2 + "--x")
+                             title=repr(title), samples=repr(samples), suggestion=suggestion, payload1="a" * n1 + "!",
+                             payload2="a1" * n2 + "--x")
     return Program(
         family="redos", variant="slug", domain="CMS article slugs", cwe="CWE-1333",
         files={path: source}, fixed={path: fixed},
@@ -103,9 +103,8 @@ def _email(rng: random.Random) -> Program:
                  r'ADDRESS = re.compile(r"^[a-zA-Z0-9]+(?:[._+-][a-zA-Z0-9]+)*@')
     path = f"{pkg}/signup.py"
     tests = TEMPLATES.render("email/tests.py", pkg=pkg, attempt=_ATTEMPT, valid_fn=valid_fn, signup_fn=signup_fn,
-                             samples=repr(samples),
-        mixed=repr(mixed),
-        person=person, payload1="a" * n1 + "@", payload2=f"{person[0]}.{person[1:]}" + "x" * n2 + "@mail")
+                             samples=repr(samples), mixed=repr(mixed), person=person, payload1="a" * n1 + "@",
+                             payload2=f"{person[0]}.{person[1:]}" + "x" * n2 + "@mail")
     normalized = f"{other.capitalize()}@{domain}"
     return Program(
         family="redos", variant="email", domain="newsletter sign-up", cwe="CWE-1333",
@@ -153,8 +152,8 @@ def _version(rng: random.Random) -> Program:
         return [int(x) for x in core.split(".")], tag == "", tag
 
     tests = TEMPLATES.render("version/tests.py", pkg=pkg, parse_fn=parse_fn, newest_fn=newest_fn,
-                             candidates=repr(candidates), top=top, pre=pre,
-        plugin=plugin, first=releases[0], payload1="1" * n1 + "!", payload2="v" + "2" * n2 + "-")
+                             candidates=repr(candidates), top=top, pre=pre, plugin=plugin, first=releases[0],
+                             payload1="1" * n1 + "!", payload2="v" + "2" * n2 + "-")
     core, _, tag = pre.partition("-")
     ordered: list[Any] = sorted(candidates, key=key)
     return Program(
@@ -213,8 +212,7 @@ def _log_line(rng: random.Random) -> Program:
                "sources": dict(Counter(r["source"] for r in accepted))}
     head = f"{records[0]['ts']} INFO {sources[0]}: "
     tests = TEMPLATES.render("log_line/tests.py", pkg=pkg, parse_fn=parse_fn, ingest_fn=ingest_fn, lines=repr(lines),
-                             bad=repr(bad), head=head, n1=n1,
-        n2=n2)
+                             bad=repr(bad), head=head, n1=n1, n2=n2)
     return Program(
         family="redos", variant="log_line", domain="log ingestion", cwe="CWE-1333",
         files={path: source, batches_path: batches_src}, fixed={path: fixed, batches_path: batches_src},

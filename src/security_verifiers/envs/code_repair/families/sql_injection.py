@@ -48,8 +48,7 @@ def _key_store(rng: random.Random) -> Program:
     secrets_of = {(owner, label): key for owner, label, key in rows}
     database = TEMPLATES.render("key_store/database.py", org=org, upper=org.upper(), table=table, col=col)
     source = TEMPLATES.render("key_store/source.py", pkg=pkg, org=org, table=table, col=col, create=create,
-                              list_fn=list_fn, revoke=revoke,
-        prefix=prefix)
+                              list_fn=list_fn, revoke=revoke, prefix=prefix)
     fixed = swap(source,
         f'''db().execute(f"SELECT label, {col} FROM {table} WHERE owner = '{{owner}}' ORDER BY label")''',
         f'db().execute("SELECT label, {col} FROM {table} WHERE owner = ? ORDER BY label", (owner,))')
@@ -57,9 +56,8 @@ def _key_store(rng: random.Random) -> Program:
     vlabel = rng.choice(("production", "billing", "payouts", "deploy"))
     some = next(row for row in rows if row[0] == first)
     tests = TEMPLATES.render("key_store/tests.py", pkg=pkg, mod=mod, rows=repr(rows), table=table, col=col,
-                             victim=victim, vlabel=vlabel,
-        list_fn=list_fn, create=create, revoke=revoke, prefix=prefix, first=first, second=second, nobody=nobody,
-        some_label=some[1], some_key=some[2])
+                             victim=victim, vlabel=vlabel, list_fn=list_fn, create=create, revoke=revoke, prefix=prefix,
+                             first=first, second=second, nobody=nobody, some_label=some[1], some_key=some[2])
     second_labels = sorted(owned[second] + ["ci"])
     return Program(
         family="sql_injection", variant="key_store", domain="developer portal API keys", cwe="CWE-89",
@@ -129,8 +127,8 @@ def _order_search(rng: random.Random) -> Program:
     path, db_path = f"{pkg}/{mod}.py", f"{pkg}/database.py"
     ship = f"{street}, {org.title()}ville"
     tests = TEMPLATES.render("order_search/tests.py", pkg=pkg, mod=mod, orders=repr(orders), ours=ours, theirs=theirs,
-                             customer_email=customer_email,
-        victim_email=victim_email, ship=ship, search=search, term=term, upper=term.upper(), card=card)
+                             customer_email=customer_email, victim_email=victim_email, ship=ship, search=search,
+                             term=term, upper=term.upper(), card=card)
     mine = [(number, item, cents) for number, (who, item, cents) in enumerate(orders, start=1) if who == ours]
 
     def hits(text: str) -> list[dict]:
@@ -194,8 +192,7 @@ def _staff_export(rng: random.Random) -> Program:
     cols = ["name", "team", "title", "phone", "office", "salary", secret]
     table_rows = [[person[c] for c in cols] for person in staff]
     tests = TEMPLATES.render("staff_export/tests.py", pkg=pkg, mod=mod, rows=repr(table_rows), victim=victim,
-                             rows_fn=rows_fn, team=team,
-        other=next(t for t in teams if t != team), secret=secret)
+                             rows_fn=rows_fn, team=team, other=next(t for t in teams if t != team), secret=secret)
 
     def export(which: str, columns: list[str]) -> list[list[str]]:
         chosen = sorted((p for p in staff if p["team"] == which), key=lambda p: p["name"])
@@ -249,8 +246,7 @@ def _wiki_tags(rng: random.Random) -> Program:
     path = f"{pkg}/{mod}.py"
     mixed = [tags_a[0].upper(), f"  {tags_a[1]} ", tags_a[2].title(), tags_a[0]]
     tests = TEMPLATES.render("wiki_tags/tests.py", pkg=pkg, mod=mod, titles=repr(titles), add=add, tagged=tagged,
-                             mixed=repr(mixed),
-        t0=tags_a[0], t1=tags_a[1], t2=tags_a[2])
+                             mixed=repr(mixed), t0=tags_a[0], t1=tags_a[1], t2=tags_a[2])
     return Program(
         family="sql_injection", variant="wiki_tags", domain="wiki page tagging", cwe="CWE-89",
         files={path: source}, fixed={path: fixed},

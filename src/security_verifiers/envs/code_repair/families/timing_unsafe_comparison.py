@@ -127,9 +127,9 @@ def _webhook_signature(rng: random.Random) -> Program:
     other = json.dumps({"id": f"evt_{rng.randint(10**6, 10**7)}", "type": kinds[1]}).encode()
     good, good_other = signature(body), signature(other)
     tests = TEMPLATES.render("webhook_signature/tests.py", static=_STATIC, pkg=pkg, secret=secret, body=repr(body),
-                             other=repr(other), verify=verify,
-        receive=receive, header=header, good=good, good_other=good_other, wrong=_wrong(rng, good),
-        sig_text=signature(b"not json"), sig_list=signature(b"[1, 2]"))
+                             other=repr(other), verify=verify, receive=receive, header=header, good=good,
+                             good_other=good_other, wrong=_wrong(rng, good), sig_text=signature(b"not json"),
+                             sig_list=signature(b"[1, 2]"))
     return Program(
         family="timing_unsafe_comparison", variant="webhook_signature", domain="webhook receiver", cwe="CWE-208",
         files={path: source, hooks_path: hooks_src}, fixed={path: fixed, hooks_path: hooks_src},
@@ -186,15 +186,14 @@ def _service_keys(rng: random.Random) -> Program:
             return False'''
         needle = "if expected == key:"
     source = TEMPLATES.render("service_keys/source.py", org=org, auth=auth, authorize=authorize,
-        compare=textwrap.dedent(compare).strip("\n").replace("\n", "\n    "))
+                              compare=textwrap.dedent(compare).strip("\n").replace("\n", "\n    "))
     fixed = swap(swap(source, "import json\n", "import hmac\nimport json\n"), compare, fixed_compare)
     path = f"{pkg}/service_auth.py"
     config = {"services": {name: {"key": keys[name], "enabled": name != disabled, "owner": rng.choice(PEOPLE)}
                            for name in names}}
     a, b, c = enabled
     tests = TEMPLATES.render("service_keys/tests.py", static=_STATIC, pkg=pkg, auth=auth, authorize=authorize, a=a, b=b,
-                             c=c, disabled=disabled,
-        key_a=keys[a], key_b=keys[b], key_c=keys[c], key_d=keys[disabled])
+                             c=c, disabled=disabled, key_a=keys[a], key_b=keys[b], key_c=keys[c], key_d=keys[disabled])
     return Program(
         family="timing_unsafe_comparison", variant="service_keys", domain="service-to-service authentication",
         cwe="CWE-208", files={path: source}, fixed={path: fixed},
@@ -234,8 +233,7 @@ def _csrf_tokens(rng: random.Random) -> Program:
     path = f"{pkg}/settings.py"
     email, new_email = f"{user}@{domain}", f"{user}.{rng.choice(WORDS)}@{domain}"
     tests = TEMPLATES.render("csrf_tokens/tests.py", static=_STATIC, pkg=pkg, change=change, close=close, user=user,
-                             other=other, domain=domain,
-        email=email, new_email=new_email)
+                             other=other, domain=domain, email=email, new_email=new_email)
     return Program(
         family="timing_unsafe_comparison", variant="csrf_tokens", domain="web form handling", cwe="CWE-208",
         files={path: source}, fixed={path: fixed},
@@ -276,8 +274,7 @@ def _deploy_tokens(rng: random.Random) -> Program:
     path, hook_path = f"{pkg}/tokens.py", f"{pkg}/deploy_hook.py"
     s1, s2 = services
     tests = TEMPLATES.render("deploy_tokens/tests.py", static=_STATIC, pkg=pkg, authorized=authorized, trigger=trigger,
-                             current=current, previous=previous,
-        s1=s1, s2=s2, ref1=refs[0], ref2=refs[1])
+                             current=current, previous=previous, s1=s1, s2=s2, ref1=refs[0], ref2=refs[1])
     return Program(
         family="timing_unsafe_comparison", variant="deploy_tokens", domain="CI deploy hook", cwe="CWE-208",
         files={path: source, hook_path: hook_src}, fixed={path: fixed, hook_path: hook_src},

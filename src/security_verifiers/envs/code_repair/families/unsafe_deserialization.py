@@ -88,8 +88,7 @@ def _session_cookie(rng: random.Random) -> Program:
                  "session = json.loads(base64.urlsafe_b64decode(cookie.encode(\"ascii\")))")
     path, cart_path = f"{pkg}/{mod}.py", f"{pkg}/cart.py"
     tests = TEMPLATES.render("session_cookie/tests.py", pkg=pkg, mod=mod, org=org, add=add, user=user,
-                             prices=repr(prices), sku0=skus[0], sku1=skus[1],
-        sku2=skus[2], payloads=_PAYLOADS)
+                             prices=repr(prices), sku0=skus[0], sku1=skus[1], sku2=skus[2], payloads=_PAYLOADS)
     lines = sorted([[skus[0], 3, 3 * prices[skus[0]]], [skus[1], 3, 3 * prices[skus[1]]]])
     return Program(
         family="unsafe_deserialization", variant="session_cookie", domain="web session cookies", cwe="CWE-502",
@@ -176,8 +175,7 @@ def _prefs_sync(rng: random.Random) -> Program:
     fixed = swap(fixed, "prefs = pickle.loads(zlib.decompress(blob))", "prefs = json.loads(zlib.decompress(blob))")
     path = f"{pkg}/{mod}.py"
     tests = TEMPLATES.render("prefs_sync/tests.py", pkg=pkg, mod=mod, sent=repr(sent), upload=upload, fetch=fetch,
-                             user=user, other=other,
-        payloads=_PAYLOADS)
+                             user=user, other=other, payloads=_PAYLOADS)
     merged = {key: sent.get(key, default) for key, default in defaults.items()}
     replaced = {key: {"language": "nl"}.get(key, default) for key, default in defaults.items()}
     return Program(
@@ -212,8 +210,7 @@ def _workspace_snapshot(rng: random.Random) -> Program:
     path = f"{pkg}/{mod}.py"
     a, b, c, d = names
     tests = TEMPLATES.render("workspace_snapshot/tests.py", pkg=pkg, mod=mod, restore=restore, a=a, b=b, c=c, d=d,
-                             year=year, month=month, day=day,
-        amount=amount, payloads=_PAYLOADS)
+                             year=year, month=month, day=day, amount=amount, payloads=_PAYLOADS)
     counter: dict[str, int] = {}
     for letter in c + d:
         counter[letter] = counter.get(letter, 0) + 1

@@ -108,8 +108,7 @@ def _comment_page(rng: random.Random) -> Program:
                  'return "".join(f"<p>{html.escape(block)}</p>" for block in blocks)')
     path, store_path = f"{pkg}/comments.py", f"{pkg}/store.py"
     tests = TEMPLATES.render("comment_page/tests.py", pkg=pkg, active=_ACTIVE, comments=repr([c[:3] for c in comments]),
-                             add_fn=add_fn,
-        thread_fn=thread_fn, post=post, author=comments[0][0])
+                             add_fn=add_fn, thread_fn=thread_fn, post=post, author=comments[0][0])
     items = "".join(f'<article class="comment"><header>{author} <time>{posted}</time></header>'
                     + "".join(f"<p>{p}</p>" for p in paras) + "</article>" for author, _, posted, paras in comments)
     return Program(
@@ -170,8 +169,7 @@ def _profile_card(rng: random.Random) -> Program:
     needle = rng.choice(members)["title"].split()[-1]
     sizes: dict[str, Any] = {t: sum(m["team"] == t for m in members) for t in sorted(teams)}
     tests = TEMPLATES.render("profile_card/tests.py", pkg=pkg, active=_ACTIVE, members=repr(members), card_fn=card_fn,
-                             list_fn=list_fn, team=teams[1],
-        needle=needle.upper())
+                             list_fn=list_fn, team=teams[1], needle=needle.upper())
     return Program(
         family="xss", variant="profile_card", domain="member directory", cwe="CWE-79",
         files={path: source}, fixed={path: fixed},
@@ -205,7 +203,7 @@ def _search_page(rng: random.Random) -> Program:
     term = rng.choice(sorted({name.split()[1] for name, _ in products}))
     source = TEMPLATES.render("search_page/source.py", org=org,
                               products="[\n" + "".join(f"    {p!r},\n" for p in products) + "]", search_fn=search_fn,
-        page_fn=page_fn)
+                              page_fn=page_fn)
     fixed = swap(source, 'return PAGE % {"query": query, "count"',
                  'return PAGE % {"query": html.escape(query), "count"')
     path = f"{pkg}/search.py"
@@ -275,8 +273,7 @@ def _report_state(rng: random.Random) -> Program:
     odd_state: dict[str, Any] = {"title": title, "rows": [{"customer": odd, "revenue": 100_000}, *ranked][:size],
                  "orders": len(odd_orders)}
     tests = TEMPLATES.render("report_state/tests.py", pkg=pkg, active=_ACTIVE, orders=repr(orders), render_fn=render_fn,
-                             top_fn=top_fn, title=title,
-        odd=repr(odd))
+                             top_fn=top_fn, title=title, odd=repr(odd))
     return Program(
         family="xss", variant="report_state", domain="admin reports", cwe="CWE-79",
         files={ranking_path: ranking_src, path: source}, fixed={ranking_path: ranking_src, path: fixed},

@@ -89,8 +89,7 @@ def _config_import(rng: random.Random) -> Program:
     odd: dict[str, Any] = {"site_name": "Tom & Jerry <Shop>", "max_upload_mb": 5, "signup_open": False,
                            "languages": ["en"]}
     tests = TEMPLATES.render("config_import/tests.py", pkg=pkg, read_fn=read_fn, document=repr(document), odd=repr(odd),
-                             attack_url=_expr(attack_url),
-        attack_path=_expr(attack_path), relative=relative)
+                             attack_url=_expr(attack_url), attack_path=_expr(attack_path), relative=relative)
     return Program(
         family="xxe", variant="config_import", domain="settings import", cwe="CWE-611",
         files={path: source}, fixed={path: fixed},
@@ -140,7 +139,7 @@ def _invoice_parser(rng: random.Random) -> Program:
     attack_name = document("&vendor;", note, _doctype("Invoice", "vendor", secret))
     tests = TEMPLATES.render("invoice_parser/tests.py", pkg=pkg, parse_fn=parse_fn,
                              document=repr(document(supplier, note)), attack_note=_expr(attack_note),
-        attack_name=_expr(attack_name), relative=relative)
+                             attack_name=_expr(attack_name), relative=relative)
     return Program(
         family="xxe", variant="invoice_parser", domain="invoice processing", cwe="CWE-611",
         files={path: source, ledger_path: ledger_src}, fixed={path: fixed, ledger_path: ledger_src},
@@ -199,8 +198,8 @@ def _feed_reader(rng: random.Random) -> Program:
     merged = sorted(((i["published"], f"{i['title']} ({i['link'].split('/')[2]})") for items in feeds.values()
                      for i in items), reverse=True)[:4]
     tests = TEMPLATES.render("feed_reader/tests.py", pkg=pkg, items_fn=items_fn, merge_fn=merge_fn, texts=repr(texts),
-                             first=first,
-        attack_url=_expr(attack_url), attack_path=_expr(attack_path), day=day, relative=relative)
+                             first=first, attack_url=_expr(attack_url), attack_path=_expr(attack_path), day=day,
+                             relative=relative)
     return Program(
         family="xxe", variant="feed_reader", domain="news feed reader", cwe="CWE-611",
         files={path: source}, fixed={path: fixed},
@@ -255,9 +254,10 @@ def _metadata_include(rng: random.Random) -> Program:
     cert_digest = hashlib.sha256(cert.encode("ascii")).hexdigest()
     relative, secret = _secret(rng)
     tests = TEMPLATES.render("metadata_include/tests.py", pkg=pkg, summary_fn=summary_fn, assemble_fn=assemble_fn,
-                             good=repr(metadata(cert_name)),
-        missing=repr(metadata("nope.pem")), absolute=_expr(metadata(secret)), relative=relative,
-        traversal=repr(metadata(f"../../{relative}")), cert_name=cert_name, copied=repr(metadata("copy-" + cert_name)))
+                             good=repr(metadata(cert_name)), missing=repr(metadata("nope.pem")),
+                             absolute=_expr(metadata(secret)), relative=relative,
+                             traversal=repr(metadata(f"../../{relative}")), cert_name=cert_name,
+                             copied=repr(metadata("copy-" + cert_name)))
     return Program(
         family="xxe", variant="metadata_include", domain="SSO metadata", cwe="CWE-611",
         files={path: fragments_src, meta_path: source}, fixed={path: fixed, meta_path: source},
