@@ -40,8 +40,10 @@ import base64
 import random
 
 from security_verifiers.envs.code_repair.families import Family
-from security_verifiers.envs.code_repair.families.kit import ORGS, PEOPLE, WORDS, fill, location, pick, swap
+from security_verifiers.envs.code_repair.families.kit import ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+
+TEMPLATES = Templates(__name__)
 
 SPOTTED = Detect(kind="equals", value=True)
 #: Key derivation is slow on purpose: a run of the reference fix makes about 15 calls of 50-80 ms (1-2.5 s on a
@@ -516,86 +518,9 @@ def _forum_accounts(rng: random.Random) -> Program:
     a, b, c, attacker, twin = (f"{n}_{rng.randint(1, 99)}" for n in pick(rng, PEOPLE, 5))
     domain = f"{rng.choice(WORDS)}.example"
     pw = {name: f"{rng.choice(WORDS)}-{rng.choice(WORDS)}-{rng.randint(100, 999)}" for name in (a, b, c)}
-    source = fill('''
-        """Member accounts of the $org community forum, kept in sqlite."""
-
-        import os
-        import re
-        import shutil
-        import sqlite3
-        from contextlib import closing
-
-        from $pkg import passwords
-
-        DB_PATH = os.environ.get("${upper}_FORUM_DB", "/var/lib/$org/forum.sqlite3")
-        NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,23}")
-        MIN_PASSWORD = $minimum
-
-
-        def _db() -> sqlite3.Connection:
-            db = sqlite3.connect(DB_PATH)
-            db.execute("CREATE TABLE IF NOT EXISTS $table (name TEXT PRIMARY KEY, email TEXT NOT NULL, "
-                       "password TEXT NOT NULL, posts INTEGER NOT NULL DEFAULT 0)")
-            return db
-
-
-        def $register(name: str, email: str, password: str) -> None:
-            """Create a member; ValueError for a malformed or taken name or a short password."""
-            if not NAME.fullmatch(name):
-                raise ValueError(f"bad member name: {name!r}")
-            if len(password) < MIN_PASSWORD:
-                raise ValueError(f"passwords have at least {MIN_PASSWORD} characters")
-            with closing(_db()) as db, db:
-                if db.execute("SELECT 1 FROM $table WHERE name = ?", (name,)).fetchone():
-                    raise ValueError(f"name taken: {name}")
-                db.execute("INSERT INTO $table (name, email, password) VALUES (?, ?, ?)",
-                           (name, email.strip().lower(), passwords.hash_password(password)))
-
-
-        def $login(name: str, password: str) -> bool:
-            """Whether ``password`` is the member's password."""
-            with closing(_db()) as db:
-                row = db.execute("SELECT password FROM $table WHERE name = ?", (name,)).fetchone()
-            return row is not None and passwords.password_matches(password, row[0])
-
-
-        def $change(name: str, old: str, new: str) -> bool:
-            """Replace the member's password when ``old`` is the current one."""
-            if len(new) < MIN_PASSWORD:
-                raise ValueError(f"passwords have at least {MIN_PASSWORD} characters")
-            if not $login(name, old):
-                return False
-            with closing(_db()) as db, db:
-                db.execute("UPDATE $table SET password = ? WHERE name = ?", (passwords.hash_password(new), name))
-            return True
-
-
-        def roster() -> list[dict]:
-            """The members with their post counts, by name."""
-            with closing(_db()) as db:
-                rows = db.execute("SELECT name, posts FROM $table ORDER BY name").fetchall()
-            return [{"name": name, "posts": posts} for name, posts in rows]
-
-
-        def backup(destination: str) -> None:
-            """Copy the member database to ``destination`` (the nightly job runs this while the forum is read-only)."""
-            shutil.copyfile(DB_PATH, destination)
-        ''', org=org, pkg=pkg, upper=org.upper(), table=table, minimum=minimum, register=register, login=login,
-        change=change)
-    passwords_src = fill('''
-        """How the $org forum keeps its members' passwords."""
-
-        import hashlib
-        import hmac
-
-
-        def hash_password(password: str) -> str:
-            return hashlib.md5(password.encode("utf-8")).hexdigest()
-
-
-        def password_matches(password: str, stored: str) -> bool:
-            return hmac.compare_digest(hash_password(password), stored)
-        ''', org=org)
+    source = TEMPLATES.render("forum_accounts/source.py", org=org, pkg=pkg, upper=org.upper(), table=table,
+                              minimum=minimum, register=register, login=login, change=change)
+    passwords_src = TEMPLATES.render("forum_accounts/passwords_src.py", org=org)
     fixed = swap(passwords_src, '''
         def hash_password(password: str) -> str:
             return hashlib.md5(password.encode("utf-8")).hexdigest()
@@ -606,84 +531,9 @@ def _forum_accounts(rng: random.Random) -> Program:
         ''', _SCRYPT_HEX.replace("_hash_password", "hash_password").replace("_password_matches", "password_matches"))
     fixed = swap(fixed, "import hmac\n", "import hmac\nimport os\n")
     path, accounts_path = f"{pkg}/passwords.py", f"{pkg}/accounts.py"
-    tests = fill('''
-        $prelude
-        import ${pkg}.accounts as accounts
-
-
-        def _fresh(name):
-            path = "/tmp/" + name + ".sqlite3"
-            if os.path.exists(path):
-                os.remove(path)
-            accounts.DB_PATH = path
-
-
-        def _in_store(name):
-            where, work = _store(name)
-            accounts.DB_PATH = where + "/forum.sqlite3"
-            return work
-
-
-        def probe_login(ctx):
-            _fresh("login")
-            accounts.$register("$a", "$a@$domain", "$pw_a")
-            return [accounts.$login("$a", "$pw_a"), accounts.$login("$a", "$pw_b"), accounts.$login("$b", "$pw_a")]
-
-
-        def probe_members(ctx):
-            _fresh("members")
-            accounts.$register("$c", "$c@$domain", "$pw_c")
-            accounts.$register("$b", "$b@$domain", "$pw_b")
-            return [accounts.$login("$b", "$pw_b"), accounts.$login("$c", "$pw_c"), accounts.roster()]
-
-
-        def probe_change(ctx):
-            _fresh("change")
-            accounts.$register("$b", "$b@$domain", "$pw_b")
-            return [accounts.$change("$b", "$pw_a", "$pw_c"), accounts.$change("$b", "$pw_b", "$pw_c"),
-                    accounts.$login("$b", "$pw_c")]
-
-
-        def probe_backup(ctx):
-            _fresh("backup")
-            accounts.$register("$b", "$b@$domain", "$pw_b")
-            accounts.backup("/tmp/backup-copy.sqlite3")
-            accounts.DB_PATH = "/tmp/backup-copy.sqlite3"
-            return [accounts.$login("$b", "$pw_b"), accounts.roster()]
-
-
-        def probe_refusals(ctx):
-            _fresh("refusals")
-            accounts.$register("$a", "$a@$domain", "$pw_a")
-            outcomes = []
-            for name, password in (("$a", "$pw_b"), ("9lives", "$pw_b"), ("$c", "short")):
-                try:
-                    accounts.$register(name, "x@$domain", password)
-                    outcomes.append("created")
-                except ValueError:
-                    outcomes.append("refused")
-            return outcomes
-
-
-        def probe_stored_fast(ctx):
-            work = _in_store("fast")
-            try:
-                spent = _cpu_of(lambda: accounts.$register("$attacker", "$attacker@$domain", ctx["canary"]))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-
-
-        def probe_same_password(ctx):
-            work = _in_store("same")
-            try:
-                accounts.$register("$attacker", "$attacker@$domain", ctx["canary"])
-                accounts.$register("$twin", "$twin@$domain", ctx["canary"])
-            except Exception:
-                return True
-            return _shared_digest(work, "$attacker", "$twin")
-        ''', prelude=_RECORD_CHECK, pkg=pkg, register=register, login=login, change=change, a=a, b=b, c=c,
-        attacker=attacker, twin=twin, domain=domain, pw_a=pw[a], pw_b=pw[b], pw_c=pw[c])
+    tests = TEMPLATES.render("forum_accounts/tests.py", prelude=_RECORD_CHECK, pkg=pkg, register=register, login=login,
+                             change=change, a=a, b=b, c=c, attacker=attacker, twin=twin, domain=domain, pw_a=pw[a],
+                             pw_b=pw[b], pw_c=pw[c])
     return Program(
         family="weak_password_hash", variant="forum_accounts", domain="forum accounts", cwe="CWE-916",
         files={path: passwords_src, accounts_path: source}, fixed={path: fixed, accounts_path: source},
@@ -713,99 +563,9 @@ def _admin_console(rng: random.Random) -> Program:
     a, b, attacker, twin = pick(rng, PEOPLE, 4)
     pw = {name: f"{rng.choice(WORDS).capitalize()}{rng.randint(1000, 9999)}{rng.choice('!?#%')}" for name in (a, b)}
     extra = f"{rng.choice(WORDS)}{rng.randint(10, 99)}{rng.choice(WORDS)}"
-    source = fill('''
-        """Operator accounts of the $org admin console, kept in a JSON file beside the console's configuration."""
-
-        import json
-        import os
-        import shutil
-        from pathlib import Path
-
-        from $pkg import credentials
-
-        USERS_FILE = Path(os.environ.get("${upper}_CONSOLE_USERS", "/etc/$org/console-users.json"))
-        ROLES = ("viewer", "operator", "admin")
-
-
-        def _load() -> dict[str, dict]:
-            if not USERS_FILE.exists():
-                return {}
-            return json.loads(USERS_FILE.read_text(encoding="utf-8"))
-
-
-        def _save(users: dict[str, dict]) -> None:
-            """Write the users file; the version it replaces is kept as <file>.bak."""
-            if USERS_FILE.exists():
-                shutil.copy2(USERS_FILE, USERS_FILE.with_name(USERS_FILE.name + ".bak"))
-            partial = USERS_FILE.with_suffix(".partial")
-            partial.write_text(json.dumps(users, indent=2, sort_keys=True), encoding="utf-8")
-            os.replace(partial, USERS_FILE)
-
-
-        def $add(name: str, password: str, role: str = "viewer") -> None:
-            """Create an operator; ValueError for an unknown role or an existing name."""
-            if role not in ROLES:
-                raise ValueError(f"unknown role: {role}")
-            users = _load()
-            if name in users:
-                raise ValueError(f"operator exists: {name}")
-            entry = {"role": role, "enabled": True}
-            credentials.set_password(entry, password)
-            users[name] = entry
-            _save(users)
-
-
-        def $auth(name: str, password: str) -> str | None:
-            """The operator's role if the password is right and the account enabled, else None."""
-            entry = _load().get(name)
-            if entry is None or not entry["enabled"] or not credentials.check_password(entry, password):
-                return None
-            return entry["role"]
-
-
-        def $reset(name: str, password: str) -> bool:
-            """Give an operator a new password (an admin's action); False for an unknown name."""
-            users = _load()
-            if name not in users:
-                return False
-            credentials.set_password(users[name], password)
-            _save(users)
-            return True
-
-
-        def disable(name: str) -> bool:
-            users = _load()
-            if name not in users:
-                return False
-            users[name]["enabled"] = False
-            _save(users)
-            return True
-
-
-        def operators() -> list[list]:
-            """[name, role, enabled] for every operator, by name."""
-            return [[name, entry["role"], entry["enabled"]] for name, entry in sorted(_load().items())]
-        ''', org=org, pkg=pkg, upper=org.upper(), add=add, auth=auth, reset=reset)
-    credentials_src = fill('''
-        """How the $org admin console keeps its operators' passwords."""
-
-        import hashlib
-        import hmac
-
-        PASSWORD_SALT = "$salt"
-
-
-        def _digest(password: str) -> str:
-            return hashlib.sha1((PASSWORD_SALT + password).encode("utf-8")).hexdigest()
-
-
-        def set_password(entry: dict, password: str) -> None:
-            entry["password"] = _digest(password)
-
-
-        def check_password(entry: dict, password: str) -> bool:
-            return hmac.compare_digest(_digest(password), entry["password"])
-        ''', org=org, salt=salt)
+    source = TEMPLATES.render("admin_console/source.py", org=org, pkg=pkg, upper=org.upper(), add=add, auth=auth,
+                              reset=reset)
+    credentials_src = TEMPLATES.render("admin_console/credentials_src.py", org=org, salt=salt)
     fixed = swap(credentials_src, f'\nPASSWORD_SALT = "{salt}"\n', "")
     fixed = swap(fixed, '''
         def _digest(password: str) -> str:
@@ -831,93 +591,8 @@ def _admin_console(rng: random.Random) -> Program:
         ''')
     fixed = swap(fixed, "import hmac\n", "import hmac\nimport os\n")
     path, operators_path = f"{pkg}/credentials.py", f"{pkg}/operators.py"
-    tests = fill('''
-        $prelude
-        from pathlib import Path
-
-        import ${pkg}.operators as operators
-
-
-        def _fresh(name):
-            path = Path("/tmp/" + name + ".json")
-            path.unlink(missing_ok=True)
-            operators.USERS_FILE = path
-
-
-        def _in_store(name):
-            where, work = _store(name)
-            operators.USERS_FILE = Path(where + "/users.json")
-            return work
-
-
-        def probe_sign_in(ctx):
-            _fresh("sign_in")
-            operators.$add("$a", "$pw_a", "operator")
-            return [operators.$auth("$a", "$pw_a"), operators.$auth("$a", "$pw_b"), operators.$auth("$b", "$pw_a")]
-
-
-        def probe_two_operators(ctx):
-            _fresh("two")
-            operators.$add("$b", "$pw_b", "admin")
-            operators.$add("$a", "$pw_a")
-            return [operators.$auth("$b", "$pw_b"), operators.$auth("$a", "$pw_a"), operators.operators()]
-
-
-        def probe_reset(ctx):
-            _fresh("reset")
-            operators.$add("$b", "$pw_b", "admin")
-            changed = [operators.$reset("$b", "$extra"), operators.$reset("$a", "$extra")]
-            return changed + [operators.$auth("$b", "$pw_b"), operators.$auth("$b", "$extra")]
-
-
-        def probe_disable(ctx):
-            _fresh("disable")
-            operators.$add("$a", "$pw_a", "operator")
-            return [operators.disable("$a"), operators.$auth("$a", "$pw_a"), operators.operators()]
-
-
-        def probe_refusals(ctx):
-            _fresh("refusals")
-            operators.$add("$a", "$pw_a")
-            outcomes = []
-            for name, role in (("$a", "viewer"), ("$b", "root")):
-                try:
-                    operators.$add(name, "$pw_b", role)
-                    outcomes.append("created")
-                except ValueError:
-                    outcomes.append("refused")
-            return outcomes + [operators.operators()]
-
-
-        def probe_stored_fast(ctx):
-            work = _in_store("fast")
-            try:
-                spent = _cpu_of(lambda: operators.$add("$attacker", ctx["canary"], "admin"))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-
-
-        def probe_reset_fast(ctx):
-            work = _in_store("reset")
-            try:
-                operators.$add("$attacker", "$pw_a")
-                spent = _cpu_of(lambda: operators.$reset("$attacker", ctx["canary"]))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-
-
-        def probe_same_password(ctx):
-            work = _in_store("same")
-            try:
-                operators.$add("$attacker", ctx["canary"], "admin")
-                operators.$add("$twin", ctx["canary"], "operator")
-            except Exception:
-                return True
-            return _shared_digest(work, "$attacker", "$twin")
-        ''', prelude=_RECORD_CHECK, pkg=pkg, add=add, auth=auth, reset=reset, a=a, b=b, attacker=attacker, twin=twin,
-        pw_a=pw[a], pw_b=pw[b], extra=extra)
+    tests = TEMPLATES.render("admin_console/tests.py", prelude=_RECORD_CHECK, pkg=pkg, add=add, auth=auth, reset=reset,
+                             a=a, b=b, attacker=attacker, twin=twin, pw_a=pw[a], pw_b=pw[b], extra=extra)
     return Program(
         family="weak_password_hash", variant="admin_console", domain="admin console", cwe="CWE-916",
         files={path: credentials_src, operators_path: source}, fixed={path: fixed, operators_path: source},
@@ -948,84 +623,7 @@ def _service_accounts(rng: random.Random) -> Program:
     a, b, c, attacker = (f"{w}-{suffix}" for w, suffix in zip(pick(rng, WORDS, 4), ("exporter", "batch", "cron",
                                                                                      "agent"), strict=True))
     passphrases = {name: f"{rng.choice(WORDS)}.{rng.choice(WORDS)}.{rng.randint(1000, 9999)}" for name in (a, b, c)}
-    source = fill('''
-        """Service accounts of the $org metrics push gateway.
-
-        Each team creates accounts for its jobs and chooses their secrets; jobs push metrics with HTTP basic auth.
-        """
-
-        import base64
-        import binascii
-        import hashlib
-        import hmac
-        import os
-        import sqlite3
-
-        DB_PATH = "/var/lib/$org/pushgateway.sqlite3"
-
-
-        def _db() -> sqlite3.Connection:
-            db = sqlite3.connect(DB_PATH)
-            db.execute("CREATE TABLE IF NOT EXISTS accounts (name TEXT PRIMARY KEY, team TEXT NOT NULL, "
-                       "secret TEXT NOT NULL)")
-            return db
-
-
-        def _hash_secret(name: str, secret: str) -> str:
-            return hashlib.sha256(f"{name}:{secret}".encode("utf-8")).hexdigest()
-
-
-        def _secret_matches(name: str, secret: str, stored: str) -> bool:
-            return hmac.compare_digest(_hash_secret(name, secret), stored)
-
-
-        def $create(name: str, team: str, secret: str) -> None:
-            """Create a push account for ``team``; ValueError when the name is taken or the secret is short."""
-            if len(secret) < 12:
-                raise ValueError("secrets have at least 12 characters")
-            db = _db()
-            try:
-                with db:
-                    db.execute("INSERT INTO accounts VALUES (?, ?, ?)", (name, team, _hash_secret(name, secret)))
-            except sqlite3.IntegrityError:
-                raise ValueError(f"account exists: {name}") from None
-            finally:
-                db.close()
-
-
-        def $check(header: str) -> str | None:
-            """The account an ``Authorization: Basic ...`` header authenticates, or None."""
-            scheme, _, encoded = header.partition(" ")
-            try:
-                name, sep, secret = base64.b64decode(encoded, validate=True).decode("utf-8").partition(":")
-            except (binascii.Error, UnicodeDecodeError):
-                return None
-            if scheme != "Basic" or not sep:
-                return None
-            db = _db()
-            row = db.execute("SELECT secret FROM accounts WHERE name = ?", (name,)).fetchone()
-            db.close()
-            return name if row is not None and _secret_matches(name, secret, row[0]) else None
-
-
-        def $rotate(name: str, secret: str) -> bool:
-            """Give an account a new secret; False for an unknown account."""
-            if len(secret) < 12:
-                raise ValueError("secrets have at least 12 characters")
-            db = _db()
-            with db:
-                found = db.execute("UPDATE accounts SET secret = ? WHERE name = ?",
-                                   (_hash_secret(name, secret), name)).rowcount
-            db.close()
-            return found > 0
-
-
-        def accounts_of(team: str) -> list[str]:
-            db = _db()
-            names = [row[0] for row in db.execute("SELECT name FROM accounts WHERE team = ? ORDER BY name", (team,))]
-            db.close()
-            return names
-        ''', org=org, create=create, check=check, rotate=rotate)
+    source = TEMPLATES.render("service_accounts/source.py", org=org, create=create, check=check, rotate=rotate)
     fixed = swap(source, '''
         def _hash_secret(name: str, secret: str) -> str:
             return hashlib.sha256(f"{name}:{secret}".encode("utf-8")).hexdigest()
@@ -1050,84 +648,11 @@ def _service_accounts(rng: random.Random) -> Program:
     def basic(name: str, secret: str) -> str:
         return "Basic " + base64.b64encode(f"{name}:{secret}".encode()).decode()
 
-    tests = fill('''
-        $prelude
-        import ${pkg}.accounts as accounts
-
-
-        def _fresh(name):
-            path = "/tmp/" + name + ".sqlite3"
-            if os.path.exists(path):
-                os.remove(path)
-            accounts.DB_PATH = path
-
-
-        def _in_store(name):
-            where, work = _store(name)
-            accounts.DB_PATH = where + "/pushgateway.sqlite3"
-            return work
-
-
-        def _basic(name, secret):
-            return "Basic " + base64.b64encode((name + ":" + secret).encode()).decode()
-
-
-        def probe_basic_auth(ctx):
-            _fresh("basic")
-            accounts.$create("$a", "$team1", "$sec_a")
-            return [accounts.$check("$basic_a"), accounts.$check("$basic_wrong"), accounts.$check("$basic_b"),
-                    accounts.$check("Bearer $sec_a"), accounts.$check("Basic !!!")]
-
-
-        def probe_teams(ctx):
-            _fresh("teams")
-            for name, team, secret in (("$c", "$team2", "$sec_c"), ("$b", "$team1", "$sec_b")):
-                accounts.$create(name, team, secret)
-            return [accounts.$check("$basic_b"), accounts.$check("$basic_c"), accounts.accounts_of("$team1"),
-                    accounts.accounts_of("$team2")]
-
-
-        def probe_rotate(ctx):
-            _fresh("rotate")
-            accounts.$create("$b", "$team1", "$sec_b")
-            rotated = [accounts.$rotate("$b", "$sec_c"), accounts.$rotate("$a", "$sec_c")]
-            return rotated + [accounts.$check("$basic_b"), accounts.$check(_basic("$b", "$sec_c"))]
-
-
-        def probe_refusals(ctx):
-            _fresh("refusals")
-            accounts.$create("$a", "$team1", "$sec_a")
-            outcomes = []
-            for name, secret in (("$a", "$sec_b"), ("$c", "short")):
-                try:
-                    accounts.$create(name, "$team2", secret)
-                    outcomes.append("created")
-                except ValueError:
-                    outcomes.append("refused")
-            return outcomes
-
-
-        def probe_stored_fast(ctx):
-            work = _in_store("fast")
-            try:
-                spent = _cpu_of(lambda: accounts.$create("$attacker", "$team2", ctx["canary"]))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-
-
-        def probe_rotated_fast(ctx):
-            work = _in_store("rotated")
-            try:
-                accounts.$create("$attacker", "$team2", "$sec_c")
-                spent = _cpu_of(lambda: accounts.$rotate("$attacker", ctx["canary"]))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-        ''', prelude=_RECORD_CHECK, pkg=pkg, create=create, check=check, rotate=rotate, a=a, b=b, c=c,
-        attacker=attacker, team1=teams[0], team2=teams[1], sec_a=passphrases[a], sec_b=passphrases[b],
-        sec_c=passphrases[c], basic_a=basic(a, passphrases[a]), basic_b=basic(b, passphrases[b]),
-        basic_c=basic(c, passphrases[c]), basic_wrong=basic(a, passphrases[b]))
+    tests = TEMPLATES.render("service_accounts/tests.py", prelude=_RECORD_CHECK, pkg=pkg, create=create, check=check,
+                             rotate=rotate, a=a, b=b, c=c, attacker=attacker, team1=teams[0], team2=teams[1],
+                             sec_a=passphrases[a], sec_b=passphrases[b], sec_c=passphrases[c],
+                             basic_a=basic(a, passphrases[a]), basic_b=basic(b, passphrases[b]),
+                             basic_c=basic(c, passphrases[c]), basic_wrong=basic(a, passphrases[b]))
     return Program(
         family="weak_password_hash", variant="service_accounts", domain="API credentials store", cwe="CWE-916",
         files={path: source}, fixed={path: fixed},
@@ -1153,84 +678,7 @@ def _wiki_users(rng: random.Random) -> Program:
                                              ("enrol", "authenticate", "new_password", "unenrol")))
     a, b, c, attacker, twin = (f"{n}.{rng.choice(WORDS)}" for n in pick(rng, PEOPLE, 5))
     pw = {name: f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.randint(10, 99)}" for name in (a, b, c)}
-    source = fill('''
-        """Logins of the $org team wiki, kept in a passwd-style text file: one ``name:{SCHEME}hash`` line each.
-
-        The file is read by the wiki and by the backup job; lines starting with # are comments.
-        """
-
-        import base64
-        import hashlib
-        import hmac
-        import os
-        import re
-        from pathlib import Path
-
-        PASSWD_FILE = Path("/srv/wiki/$org/passwd")
-        NAME = re.compile(r"[a-z][a-z0-9._-]{1,31}")
-
-
-        def _entries() -> dict[str, str]:
-            """Name -> stored password field, in file order."""
-            if not PASSWD_FILE.exists():
-                return {}
-            entries = {}
-            for line in PASSWD_FILE.read_text(encoding="utf-8").splitlines():
-                name, sep, field = line.partition(":")
-                if sep and not line.startswith("#"):
-                    entries[name] = field
-            return entries
-
-
-        def _write(entries: dict[str, str]) -> None:
-            partial = PASSWD_FILE.with_name(PASSWD_FILE.name + ".partial")
-            partial.write_text("".join(f"{name}:{field}\\n" for name, field in entries.items()), encoding="utf-8")
-            os.replace(partial, PASSWD_FILE)
-
-
-        def _password_field(password: str) -> str:
-            return "{SHA}" + base64.b64encode(hashlib.sha1(password.encode("utf-8")).digest()).decode("ascii")
-
-
-        def _field_matches(password: str, field: str) -> bool:
-            return hmac.compare_digest(_password_field(password), field)
-
-
-        def $add(name: str, password: str) -> None:
-            """Add a login; ValueError for a malformed or existing name."""
-            entries = _entries()
-            if not NAME.fullmatch(name) or name in entries:
-                raise ValueError(f"cannot add {name!r}")
-            entries[name] = _password_field(password)
-            _write(entries)
-
-
-        def $check(name: str, password: str) -> bool:
-            field = _entries().get(name)
-            return field is not None and _field_matches(password, field)
-
-
-        def $passwd(name: str, password: str) -> bool:
-            """Set a login's password; False for an unknown name."""
-            entries = _entries()
-            if name not in entries:
-                return False
-            entries[name] = _password_field(password)
-            _write(entries)
-            return True
-
-
-        def $remove(name: str) -> bool:
-            entries = _entries()
-            if entries.pop(name, None) is None:
-                return False
-            _write(entries)
-            return True
-
-
-        def logins() -> list[str]:
-            return sorted(_entries())
-        ''', org=org, add=add, check=check, passwd=passwd, remove=remove)
+    source = TEMPLATES.render("wiki_users/source.py", org=org, add=add, check=check, passwd=passwd, remove=remove)
     fixed = swap(source, '''
         def _password_field(password: str) -> str:
             return "{SHA}" + base64.b64encode(hashlib.sha1(password.encode("utf-8")).digest()).decode("ascii")
@@ -1254,83 +702,9 @@ def _wiki_users(rng: random.Random) -> Program:
             return hmac.compare_digest(base64.b64encode(computed).decode("ascii"), digest)
         ''')
     path = f"{pkg}/logins.py"
-    tests = fill('''
-        $prelude
-        from pathlib import Path
-
-        import ${pkg}.logins as logins
-
-
-        def _fresh(name):
-            path = Path("/tmp/" + name + ".passwd")
-            path.unlink(missing_ok=True)
-            logins.PASSWD_FILE = path
-
-
-        def _in_store(name):
-            where, work = _store(name)
-            logins.PASSWD_FILE = Path(where + "/passwd")
-            return work
-
-
-        def probe_check(ctx):
-            _fresh("check")
-            logins.$add("$a", "$pw_a")
-            return [logins.$check("$a", "$pw_a"), logins.$check("$a", "$pw_b"), logins.$check("$b", "$pw_a")]
-
-
-        def probe_file(ctx):
-            _fresh("file")
-            logins.$add("$c", "$pw_c")
-            logins.$add("$b", "$pw_b")
-            names = [line.split(":")[0] for line in Path("/tmp/file.passwd").read_text().splitlines()]
-            return [names, logins.logins(), logins.$check("$b", "$pw_b"), logins.$check("$c", "$pw_c")]
-
-
-        def probe_passwd(ctx):
-            _fresh("passwd")
-            logins.$add("$b", "$pw_b")
-            return [logins.$passwd("$b", "$pw_a"), logins.$passwd("$c", "$pw_a"), logins.$check("$b", "$pw_a")]
-
-
-        def probe_remove(ctx):
-            _fresh("remove")
-            logins.$add("$a", "$pw_a")
-            return [logins.$remove("$a"), logins.$remove("$a"), logins.logins(), logins.$check("$a", "$pw_a")]
-
-
-        def probe_refusals(ctx):
-            _fresh("refusals")
-            logins.$add("$a", "$pw_a")
-            outcomes = []
-            for name in ("$a", "Bad Name", "$c:root"):
-                try:
-                    logins.$add(name, "$pw_b")
-                    outcomes.append("added")
-                except ValueError:
-                    outcomes.append("refused")
-            return outcomes
-
-
-        def probe_stored_fast(ctx):
-            work = _in_store("fast")
-            try:
-                spent = _cpu_of(lambda: logins.$add("$attacker", ctx["canary"]))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-
-
-        def probe_same_password(ctx):
-            work = _in_store("same")
-            try:
-                logins.$add("$attacker", ctx["canary"])
-                logins.$add("$twin", ctx["canary"])
-            except Exception:
-                return True
-            return _shared_digest(work, "$attacker", "$twin")
-        ''', prelude=_RECORD_CHECK, pkg=pkg, add=add, check=check, passwd=passwd, remove=remove, a=a, b=b, c=c,
-        attacker=attacker, twin=twin, pw_a=pw[a], pw_b=pw[b], pw_c=pw[c])
+    tests = TEMPLATES.render("wiki_users/tests.py", prelude=_RECORD_CHECK, pkg=pkg, add=add, check=check, passwd=passwd,
+                             remove=remove, a=a, b=b, c=c, attacker=attacker, twin=twin, pw_a=pw[a], pw_b=pw[b],
+                             pw_c=pw[c])
     return Program(
         family="weak_password_hash", variant="wiki_users", domain="wiki logins", cwe="CWE-916",
         files={path: source}, fixed={path: fixed},
