@@ -32,17 +32,7 @@ import random
 import textwrap
 
 from security_verifiers.envs.code_repair.families import Family
-from security_verifiers.envs.code_repair.families.kit import (
-    NOUNS,
-    ORGS,
-    PEOPLE,
-    WORDS,
-    Templates,
-    fill,
-    location,
-    pick,
-    swap,
-)
+from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
@@ -86,32 +76,10 @@ def _webhook_signature(rng: random.Random) -> Program:
          "expected = sign(body)\nif not hmac.compare_digest(signature.encode(), expected.encode()):\n"
          "    return False\nreturn True")))
     kinds = pick(rng, ("invoice.paid", "invoice.failed", "customer.created", "refund.issued", "payout.sent"), 2)
-    source = fill('''
-        """Signatures of the $vendor webhooks the $org billing service receives.
-
-        $vendor signs every delivery with our shared secret: the $header header holds an HMAC-SHA256 of
-        the raw request body.
-        """
-
-        ${base64}import hashlib
-        import hmac
-        import os
-
-        WEBHOOK_SECRET = os.environ.get("${upper}_WEBHOOK_SECRET", "").encode()
-        SIGNATURE_HEADER = "$header"
-
-
-        def sign(body: bytes) -> str:
-            """The signature $vendor sends with ``body``."""
-            mac = hmac.new(WEBHOOK_SECRET, body, hashlib.sha256)
-            return $expr
-
-
-        def $verify(body: bytes, signature: str) -> bool:
-            """Whether ``signature`` is the one our secret gives for ``body``."""
-            $compare
-        ''', vendor=vendor, org=org, upper=org.upper(), header=header, expr=expr, verify=verify,
-        compare=compare.replace("\n", "\n    "), base64="import base64\n" if style == "base64" else "")
+    source = TEMPLATES.render("webhook_signature/source.py", vendor=vendor, org=org, upper=org.upper(), header=header,
+                              expr=expr, verify=verify, compare=compare.replace("\n", "\n    "))
+    if style == "base64":  # the module then imports base64 too, first of its imports
+        source = source.replace("\nimport hashlib\n", "\nimport base64\nimport hashlib\n", 1)
     hooks_src = TEMPLATES.render("webhook_signature/hooks_src.py", vendor=vendor, org=org, pkg=pkg, receive=receive,
                                  verify=verify)
     fixed = swap(source, compare, fixed_compare)
