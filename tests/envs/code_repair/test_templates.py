@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from security_verifiers.envs.code_repair.families import MODULES, families
-from security_verifiers.envs.code_repair.families.kit import TEMPLATE_DIR, placeholders
+from security_verifiers.envs.code_repair.families.kit import TEMPLATE_DIR, Templates, placeholders
 
 FAMILY_DIR = TEMPLATE_DIR.parent
 TEMPLATE_FILES = sorted(path for path in TEMPLATE_DIR.glob("*/*/*.py"))
@@ -59,6 +59,17 @@ def test_each_call_supplies_exactly_the_placeholders_of_its_template() -> None:
         if wanted != values:
             wrong[name] = {"unfilled": sorted(wanted - values), "unused": sorted(values - wanted)}
     assert not wrong
+
+
+def test_render_fills_every_placeholder_and_refuses_a_missing_or_unused_value() -> None:
+    templates = Templates("security_verifiers.envs.code_repair.families.command_injection")
+    name = "checksum/source.py"
+    text = templates.render(name, pkg="acme_uploads")
+    assert "from acme_uploads import ledger" in text and "T_" not in text
+    with pytest.raises(KeyError, match="pkg"):
+        templates.render(name)
+    with pytest.raises(ValueError, match="org"):
+        templates.render(name, pkg="acme_uploads", org="acme")
 
 
 CASES = [(name, variant) for name, family in families().items() for variant in family.all_variants]

@@ -5,8 +5,10 @@ never seen in train, dev or test) and ``build(rng, variant)``, which writes one 
 stream: the vulnerable modules, the reference fix, the hidden test module with its probes and fixtures, and
 where the weakness is. Names, data and details vary with ``rng`` so that no two items of a variant read alike.
 
-Adding a family: write a module here with a ``FAMILY`` and list it in :data:`MODULES`; its test in
-``tests/envs/code_repair/test_families.py`` runs the generator's self-check on every variant.
+Adding a family: write a module here with a ``FAMILY`` and list it in :data:`MODULES`, and its programs as template
+files under ``templates/<family>/<variant>/`` (``kit.Templates``: real Python with ``T_name_T`` placeholders); its
+test in ``tests/envs/code_repair/test_families.py`` runs the generator's self-check on every variant, and
+``test_templates.py`` checks its templates parse and get exactly the values they name.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ placeholder left unfilled or a value no placeholder asks for is an error, never 
 ``tests/envs/code_repair/test_templates.py`` checks every template parses and that each family's calls supply
 exactly the placeholders of the file they name.
 
-:func:`fill` is the older form, a ``string.Template`` (``$name``) in a string literal, kept for the few
-templates that are not whole Python modules.
+Where a template cannot hold a choice as a name (an import only one style needs), the family edits the rendered
+text (:func:`swap`, ``str.replace``) rather than put a placeholder inside a line; the reference fix is such an edit.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import re
 import textwrap
 from functools import cache
 from pathlib import Path
-from string import Template
 
 from security_verifiers.envs.code_repair.program import Location
 
@@ -33,11 +32,6 @@ NOUNS = ("invoice", "report", "ticket", "order", "note", "receipt", "backup", "u
          "schedule", "payslip", "statement", "contract", "memo", "survey")
 WORDS = ("alpha", "bravo", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kelp",
          "lumen", "meadow", "nectar", "onyx", "prairie", "quartz", "ridge", "sierra", "tundra")
-
-
-def fill(template: str, **values: object) -> str:
-    """``template`` dedented, with every ``$name`` replaced (a missing value raises KeyError)."""
-    return Template(textwrap.dedent(template).lstrip("\n")).substitute({k: str(v) for k, v in values.items()})
 
 
 #: The template files of every family: ``templates/<family>/<variant>/<file>.py`` (package data).
