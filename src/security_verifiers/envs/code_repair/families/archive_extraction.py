@@ -30,20 +30,7 @@ MARKER = Detect(kind="marker")
 
 #: What the tar-building test modules share: ``_tar(path, members)`` writes a (gzipped) tarball of
 #: ``(name, text)`` files and ``(name, None, link)`` symlinks.
-_TAR_HELPER = r'''
-def _tar(path, members):
-    with tarfile.open(path, "w:gz" if path.endswith("gz") else "w") as archive:
-        for name, text, *link in members:
-            info = tarfile.TarInfo(name)
-            if link:
-                info.type, info.linkname = tarfile.SYMTYPE, link[0]
-                archive.addfile(info)
-            else:
-                data = text.encode()
-                info.size = len(data)
-                archive.addfile(info, io.BytesIO(data))
-    return path
-'''
+_TAR_HELPER = TEMPLATES.render("shared/tar_helper.py")
 
 
 def _csv(rng: random.Random, rows: int) -> str:

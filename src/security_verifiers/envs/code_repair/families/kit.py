@@ -7,7 +7,9 @@ shape ``T_name_T`` (lower-case ``name``), so it may stand wherever a name may: `
 inside a longer name (``T_upper_T_LOG_DIR``). :class:`Templates` fills them with the values the family drew; a
 placeholder left unfilled or a value no placeholder asks for is an error, never a silent mistake in a program.
 ``tests/envs/code_repair/test_templates.py`` checks every template parses and that each family's calls supply
-exactly the placeholders of the file they name.
+exactly the placeholders of the file they name. Code a family's test modules share (a prelude of probe helpers, the
+spy that reads a store, the exploit payloads) is a template too, ``templates/<family>/shared/<file>.py``, rendered
+once and filled in where a test module's placeholder stands for it.
 
 Where a template cannot hold a choice as a name (an import only one style needs), the family edits the rendered
 text (:func:`swap`, ``str.replace``) rather than put a placeholder inside a line; the reference fix is such an edit.

@@ -50,20 +50,7 @@ def _secrets_for_random(text: str) -> str:
 #: its three runs (``verdict._entropy_exploited``); a run whose tokens already show a pattern by themselves (two equal
 #: tokens, or two that agree in most places, as ``uuid1`` ids do) returns a constant instead, which the host counts
 #: as exploited (the same in every run, so never "different bytes, different tokens").
-_PRELUDE = '''
-PREDICTABLE = "predictable"
-
-
-def _issued(tokens):
-    """The tokens one program issued in a row, or [PREDICTABLE] when they repeat or agree in most places."""
-    tokens = [str(token) for token in tokens]
-    for i, first in enumerate(tokens):
-        for second in tokens[i + 1:]:
-            alike = sum(x == y for x, y in zip(first, second))
-            if first == second or alike >= max(8, len(first) // 2):
-                return [PREDICTABLE]
-    return tokens
-'''.lstrip("\n")
+_PRELUDE = TEMPLATES.render("shared/prelude.py")
 
 
 def _reset_tokens(rng: random.Random) -> Program:

@@ -32,13 +32,7 @@ HANG = Detect(kind="hang", seconds=1.0)
 _ACCENTED = (("Café", "cafe"), ("Résumé", "resume"), ("Naïve", "naive"), ("Über", "uber"), ("Señor", "senor"))
 
 
-_ATTEMPT = '''
-def _attempt(call, *args):
-    try:
-        return call(*args)
-    except Exception as error:
-        return type(error).__name__
-'''
+_ATTEMPT = TEMPLATES.render("shared/attempt.py")
 
 
 # ---------------------------------------------------------------------------------------------------- slug

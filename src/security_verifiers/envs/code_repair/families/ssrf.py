@@ -59,24 +59,7 @@ PRIVATE_IPS = ("10.0.3.7", "10.12.0.40", "172.20.1.9", "192.168.10.23", "127.0.0
 
 #: The head of every hidden test module of this family: what reached the world since the test's last reset, and the
 #: run's canary as a path segment (whatever its alphabet).
-_PRELUDE = '''
-from urllib.parse import quote as _quote
-
-
-def _path(ctx):
-    """The run's canary, quoted for a URL's path."""
-    return _quote(ctx["canary"], safe="")
-
-
-def _urls():
-    """The URLs the program requested (scheme, Host header and target), in order."""
-    return [request["url"] for request in world.requests()]
-
-
-def _reached():
-    """Whether anything of the program reached an internal address (a request, or a bare connection)."""
-    return bool(world.internal())
-'''
+_PRELUDE = TEMPLATES.render("shared/prelude.py")
 
 
 def _world(names: dict[str, str], pages: dict[str, tuple[str, str]], ports: tuple[int, ...] = ()) -> dict:
@@ -98,15 +81,7 @@ def _tests(body: str) -> str:
 
 
 #: The helper the reference fixes of ``webhook`` and ``link_preview`` add (resolve, then every address public).
-_PUBLIC_HELPER = '''
-def _public(host: str) -> bool:
-    """Whether ``host`` resolves, and only to public addresses."""
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    return all(ipaddress.ip_address(info[4][0]).is_global for info in infos)
-'''
+_PUBLIC_HELPER = TEMPLATES.render("shared/public_helper.py")
 
 
 def _webhook(rng: random.Random) -> Program:

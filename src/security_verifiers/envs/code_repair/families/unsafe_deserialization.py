@@ -35,41 +35,7 @@ MARKER = Detect(kind="marker")
 #: (posix.system), ``_exec``, ``_eval`` and ``_chain``: builtins.getattr on builtins.__import__("os"), then called).
 #: They are pickled by the test module, in the judge, and sent to the program as bytes. ``builtins.__import__`` is
 #: named whole: the test module's own ``__import__`` is the judge's, which imports the program's modules as proxies.
-_PAYLOADS = r'''
-import builtins
-
-
-class _Reduce:
-    def __init__(self, function, *args):
-        self.function, self.args = function, args
-
-    def __reduce__(self):
-        return self.function, self.args
-
-    def __call__(self, *args):
-        return None
-
-
-def _open(path):
-    return pickle.dumps(_Reduce(open, path, "w"))
-
-
-def _system(path):
-    return pickle.dumps(_Reduce(os.system, "touch " + path))
-
-
-def _exec(path):
-    return pickle.dumps(_Reduce(exec, "open(%r, 'w').close()" % path))
-
-
-def _eval(path):
-    return pickle.dumps(_Reduce(eval, "open(%r, 'w').close()" % path))
-
-
-def _chain(path):
-    system = _Reduce(getattr, _Reduce(builtins.__import__, "os"), "system")
-    return pickle.dumps(_Reduce(system, "touch " + path))
-'''
+_PAYLOADS = TEMPLATES.render("shared/payloads.py")
 
 
 def _session_cookie(rng: random.Random) -> Program:
