@@ -20,11 +20,12 @@ from __future__ import annotations
 import hashlib
 import random
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 MARKER = Detect(kind="marker")
 
@@ -37,6 +38,7 @@ def _csv(rng: random.Random, rows: int) -> str:
     return "id,name,amount\n" + "".join(f"{k},{rng.choice(PEOPLE)},{rng.randint(1, 500)}\n" for k in range(rows))
 
 
+@VARIANTS.add()
 def _dataset_bundle(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_analytics", rng.choice(("imports", "bundles", "ingest"))
@@ -72,6 +74,7 @@ def _dataset_bundle(rng: random.Random) -> Program:
         static_ids=["B202"])
 
 
+@VARIANTS.add()
 def _photo_album(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_photos", rng.choice(("album_import", "albums", "zip_import"))
@@ -116,6 +119,7 @@ def _photo_album(rng: random.Random) -> Program:
         static_ids=[])
 
 
+@VARIANTS.add()
 def _theme_install(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_sites", rng.choice(("themes", "theme_install", "installer"))
@@ -153,6 +157,7 @@ def _theme_install(rng: random.Random) -> Program:
         static_ids=["B202"])
 
 
+@VARIANTS.add(ood=True)
 def _notes_restore(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_notes", rng.choice(("backup", "restore", "archive"))
@@ -183,14 +188,5 @@ def _notes_restore(rng: random.Random) -> Program:
         static_ids=[])
 
 
-_BUILDERS = {"dataset_bundle": _dataset_bundle, "photo_album": _photo_album, "theme_install": _theme_install,
-             "notes_restore": _notes_restore}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="archive_extraction", cwe="CWE-22", title="Archive extraction outside the target (zip slip)",
-                variants=("dataset_bundle", "photo_album", "theme_install"), ood_variants=("notes_restore",),
-                build=build)
+FAMILY = VARIANTS.family(name="archive_extraction", cwe="CWE-22",
+                         title="Archive extraction outside the target (zip slip)")

@@ -21,11 +21,12 @@ import hashlib
 import random
 from typing import Any
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 MARKER = Detect(kind="marker")
 LEAK = Detect(kind="contains", text="{canary}")
@@ -46,6 +47,7 @@ def _amount(rng: random.Random) -> float:
 
 # ----------------------------------------------------------------------------------------------- calculator
 
+@VARIANTS.add()
 def _calculator(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_billing"
@@ -129,6 +131,7 @@ def _calculator(rng: random.Random) -> Program:
 _CONDITION_EVALUATOR = TEMPLATES.render("shared/condition_evaluator.py")
 
 
+@VARIANTS.add()
 def _alert_rules(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_monitor"
@@ -179,6 +182,7 @@ def _alert_rules(rng: random.Random) -> Program:
 
 # -------------------------------------------------------------------------------------------- config_values
 
+@VARIANTS.add()
 def _config_values(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_tenants"
@@ -245,6 +249,7 @@ def _config_values(rng: random.Random) -> Program:
 _FORMULA_EVALUATOR = TEMPLATES.render("shared/formula_evaluator.py")
 
 
+@VARIANTS.add(ood=True)
 def _column_formula(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     noun = rng.choice(NOUNS)
@@ -300,14 +305,4 @@ def _column_formula(rng: random.Random) -> Program:
         fixtures={relative: "{canary}"}, static_ids=["B102"])
 
 
-_BUILDERS = {"calculator": _calculator, "alert_rules": _alert_rules, "config_values": _config_values,
-             "column_formula": _column_formula}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="code_injection", cwe="CWE-94", title="Code injection (eval/exec of user input)",
-                variants=("calculator", "alert_rules", "config_values"), ood_variants=("column_formula",),
-                build=build)
+FAMILY = VARIANTS.family(name="code_injection", cwe="CWE-94", title="Code injection (eval/exec of user input)")

@@ -16,11 +16,12 @@ from __future__ import annotations
 import hashlib
 import random
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 MARKER = Detect(kind="marker")
 _HELLO = hashlib.sha256(b"hello").hexdigest()
@@ -38,6 +39,7 @@ def _log_lines(rng: random.Random, term: str, n: int) -> tuple[str, int]:
     return "\n".join(lines) + "\n", hits
 
 
+@VARIANTS.add()
 def _log_search(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_logs"
@@ -71,6 +73,7 @@ def _log_search(rng: random.Random) -> Program:
         static_ids=["B602"])
 
 
+@VARIANTS.add()
 def _line_report(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     noun = rng.choice(NOUNS)
@@ -113,6 +116,7 @@ def _line_report(rng: random.Random) -> Program:
         fixtures=fixtures, static_ids=["B605"])
 
 
+@VARIANTS.add()
 def _checksum(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_uploads"
@@ -143,6 +147,7 @@ def _checksum(rng: random.Random) -> Program:
         fixtures={f"data/uploads/{name}": text for name, text in files.items()}, static_ids=["B602"])
 
 
+@VARIANTS.add(ood=True)
 def _archive_list(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_archives"
@@ -171,13 +176,4 @@ def _archive_list(rng: random.Random) -> Program:
         static_ids=["B602"])
 
 
-_BUILDERS = {"log_search": _log_search, "line_report": _line_report, "checksum": _checksum,
-             "archive_list": _archive_list}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="command_injection", cwe="CWE-78", title="OS command injection",
-                variants=("log_search", "line_report", "checksum"), ood_variants=("archive_list",), build=build)
+FAMILY = VARIANTS.family(name="command_injection", cwe="CWE-78", title="OS command injection")

@@ -28,12 +28,13 @@ import json
 import random
 import string
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, line_of, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Location, Probe, Program
 from security_verifiers.envs.code_repair.world_spec import Page, Service, WorldSpec, https
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 HARDCODED = Detect(kind="equals", value="hardcoded")
 
@@ -59,6 +60,7 @@ def _at(source: str, path: str, needle: str, extra: int = 0) -> Location:
     return Location(file=path, start=start, end=start + extra)
 
 
+@VARIANTS.add()
 def _smtp_alerts(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     prefix = rng.choice(("ALERTS", "MONITOR", "PAGER")) + "_SMTP"
@@ -105,6 +107,7 @@ def _smtp_alerts(rng: random.Random) -> Program:
         static_ids=["B106"], world=world)
 
 
+@VARIANTS.add()
 def _shipping_api(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     vendor = rng.choice(("shipfast", "parcelly", "boxroute", "sendwise"))
@@ -167,6 +170,7 @@ def _mail(sender: str, subject: str, text: str) -> str:
             f"Content-Type: text/plain; charset=utf-8\r\n\r\n{text}\r\n")
 
 
+@VARIANTS.add()
 def _imap_poller(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_support", rng.choice(("inbox", "mail_intake", "poller"))
@@ -210,6 +214,7 @@ def _imap_poller(rng: random.Random) -> Program:
         static_ids=["B106"], world=world)
 
 
+@VARIANTS.add(ood=True)
 def _search_indexer(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     noun = rng.choice(NOUNS)
@@ -261,14 +266,5 @@ def _search_indexer(rng: random.Random) -> Program:
         world=world)
 
 
-_BUILDERS = {"smtp_alerts": _smtp_alerts, "shipping_api": _shipping_api, "imap_poller": _imap_poller,
-             "search_indexer": _search_indexer}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="hardcoded_credentials", cwe="CWE-798", title="Hard-coded credentials",
-                variants=("smtp_alerts", "shipping_api", "imap_poller"), ood_variants=("search_indexer",), build=build)
+FAMILY = VARIANTS.family(name="hardcoded_credentials", cwe="CWE-798", title="Hard-coded credentials")
 

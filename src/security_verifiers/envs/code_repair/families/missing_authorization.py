@@ -20,11 +20,12 @@ import html
 import json
 import random
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, line_of, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Location, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 LEAK = Detect(kind="contains", text="{canary}")
 
@@ -34,6 +35,7 @@ def _span(source: str, path: str, needle: str, extra: int = 0) -> Location:
     return Location(file=path, start=start, end=start + extra)
 
 
+@VARIANTS.add()
 def _documents(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     noun = rng.choice(("document", "contract", "memo", "report", "statement"))
@@ -81,6 +83,7 @@ def _documents(rng: random.Random) -> Program:
                 Probe(id="enumerate", kind="exploit", detect=LEAK)])
 
 
+@VARIANTS.add()
 def _invoices(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_billing", rng.choice(("invoices", "drafts", "ledger"))
@@ -122,6 +125,7 @@ def _invoices(rng: random.Random) -> Program:
                 Probe(id="tamper", kind="exploit", detect=LEAK)])
 
 
+@VARIANTS.add()
 def _tickets(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_support", rng.choice(("desk", "tickets", "helpdesk"))
@@ -167,6 +171,7 @@ def _tickets(rng: random.Random) -> Program:
                 Probe(id="walk_ids", kind="exploit", detect=LEAK)])
 
 
+@VARIANTS.add(ood=True)
 def _notes_search(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_notes", rng.choice(("notes", "notebook", "journal"))
@@ -210,12 +215,4 @@ def _notes_search(rng: random.Random) -> Program:
                 Probe(id="match_all", kind="exploit", detect=LEAK)])
 
 
-_BUILDERS = {"documents": _documents, "invoices": _invoices, "tickets": _tickets, "notes_search": _notes_search}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="missing_authorization", cwe="CWE-862", title="Missing authorization",
-                variants=("documents", "invoices", "tickets"), ood_variants=("notes_search",), build=build)
+FAMILY = VARIANTS.family(name="missing_authorization", cwe="CWE-862", title="Missing authorization")

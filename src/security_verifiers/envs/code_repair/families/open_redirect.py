@@ -27,11 +27,12 @@ import html
 import random
 from urllib.parse import quote
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, line_of, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Location, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 EVIL = Detect(kind="contains", text="{canary}.evil")
 
@@ -41,6 +42,7 @@ def _at(source: str, path: str, needle: str, extra: int = 0) -> Location:
     return Location(file=path, start=start, end=start + extra)
 
 
+@VARIANTS.add()
 def _login_next(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_portal", rng.choice(("auth", "signin", "magic_link"))
@@ -82,6 +84,7 @@ def _login_next(rng: random.Random) -> Program:
                 Probe(id="tab", kind="exploit", detect=EVIL)])
 
 
+@VARIANTS.add()
 def _logout_return(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_accounts", rng.choice(("logout", "signout", "sessions"))
@@ -117,6 +120,7 @@ def _logout_return(rng: random.Random) -> Program:
                 Probe(id="dashed_suffix", kind="exploit", detect=EVIL)])
 
 
+@VARIANTS.add()
 def _go_links(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_go", rng.choice(("links", "shortlinks", "golinks"))
@@ -157,6 +161,7 @@ def _go_links(rng: random.Random) -> Program:
                 Probe(id="longer_host", kind="exploit", detect=EVIL)])
 
 
+@VARIANTS.add(ood=True)
 def _sso_return(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_sso", rng.choice(("gateway", "return_to", "signin"))
@@ -196,13 +201,4 @@ def _sso_return(rng: random.Random) -> Program:
                 Probe(id="encoded_tab", kind="exploit", detect=EVIL)])
 
 
-_BUILDERS = {"login_next": _login_next, "logout_return": _logout_return, "go_links": _go_links,
-             "sso_return": _sso_return}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="open_redirect", cwe="CWE-601", title="Open redirect",
-                variants=("login_next", "logout_return", "go_links"), ood_variants=("sso_return",), build=build)
+FAMILY = VARIANTS.family(name="open_redirect", cwe="CWE-601", title="Open redirect")

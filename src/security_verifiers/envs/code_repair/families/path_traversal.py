@@ -22,11 +22,12 @@ import html
 import random
 from urllib.parse import quote
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 LEAK = Detect(kind="contains", text="{canary}")
 MARKER = Detect(kind="marker")
@@ -37,6 +38,7 @@ def _text(rng: random.Random, lines: int) -> str:
     return "".join(f"{rng.choice(WORDS).title()} {rng.choice(NOUNS)} {rng.randint(1, 999)}\n" for _ in range(lines))
 
 
+@VARIANTS.add()
 def _downloads(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_portal", rng.choice(("downloads", "files", "delivery"))
@@ -94,6 +96,7 @@ def _downloads(rng: random.Random) -> Program:
         static_ids=[])
 
 
+@VARIANTS.add()
 def _attachments(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_helpdesk", rng.choice(("attachments", "files", "serving"))
@@ -146,6 +149,7 @@ def _attachments(rng: random.Random) -> Program:
         static_ids=[])
 
 
+@VARIANTS.add()
 def _mail_templates(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_notify", rng.choice(("templates", "mail_templates", "render"))
@@ -202,6 +206,7 @@ def _mail_templates(rng: random.Random) -> Program:
 _PNG = b"\x89PNG\r\n\x1a\n"
 
 
+@VARIANTS.add(ood=True)
 def _avatar_upload(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_community", rng.choice(("avatars", "profile_pictures", "uploads"))
@@ -246,13 +251,4 @@ def _avatar_upload(rng: random.Random) -> Program:
         static_ids=[])
 
 
-_BUILDERS = {"downloads": _downloads, "attachments": _attachments, "mail_templates": _mail_templates,
-             "avatar_upload": _avatar_upload}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="path_traversal", cwe="CWE-22", title="Path traversal",
-                variants=("downloads", "attachments", "mail_templates"), ood_variants=("avatar_upload",), build=build)
+FAMILY = VARIANTS.family(name="path_traversal", cwe="CWE-22", title="Path traversal")

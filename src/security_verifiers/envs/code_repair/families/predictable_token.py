@@ -28,11 +28,12 @@ import random
 import re
 import string
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 FRESH = Detect(kind="entropy")
 
@@ -53,6 +54,7 @@ def _secrets_for_random(text: str) -> str:
 _PRELUDE = TEMPLATES.render("shared/prelude.py")
 
 
+@VARIANTS.add()
 def _reset_tokens(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_portal"
@@ -98,6 +100,7 @@ _SESSION_FORMS = (
 )
 
 
+@VARIANTS.add()
 def _session_ids(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_admin"
@@ -145,6 +148,7 @@ def _phone(rng: random.Random) -> tuple[str, str]:
     return f"+1 ({area}) {mid}-{end}", f"+1{area}{mid}{end}"
 
 
+@VARIANTS.add()
 def _otp_codes(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_signin"
@@ -194,6 +198,7 @@ _SEED_FORMS = (
 )
 
 
+@VARIANTS.add(ood=True)
 def _partner_api_keys(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_partners"
@@ -240,14 +245,4 @@ def _partner_api_keys(rng: random.Random) -> Program:
         static_ids=["B311"])
 
 
-_BUILDERS = {"reset_tokens": _reset_tokens, "session_ids": _session_ids, "otp_codes": _otp_codes,
-             "partner_api_keys": _partner_api_keys}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="predictable_token", cwe="CWE-330", title="Predictable security tokens",
-                variants=("reset_tokens", "session_ids", "otp_codes"), ood_variants=("partner_api_keys",),
-                build=build)
+FAMILY = VARIANTS.family(name="predictable_token", cwe="CWE-330", title="Predictable security tokens")

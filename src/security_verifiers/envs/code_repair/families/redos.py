@@ -22,11 +22,12 @@ import random
 from collections import Counter
 from typing import Any
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 HANG = Detect(kind="hang", seconds=1.0)
 _ACCENTED = (("Café", "cafe"), ("Résumé", "resume"), ("Naïve", "naive"), ("Über", "uber"), ("Señor", "senor"))
@@ -37,6 +38,7 @@ _ATTEMPT = TEMPLATES.render("shared/attempt.py")
 
 # ---------------------------------------------------------------------------------------------------- slug
 
+@VARIANTS.add()
 def _slug(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_cms"
@@ -77,6 +79,7 @@ def _slug(rng: random.Random) -> Program:
 
 # --------------------------------------------------------------------------------------------------- email
 
+@VARIANTS.add()
 def _email(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_newsletter"
@@ -119,6 +122,7 @@ def _email(rng: random.Random) -> Program:
 
 # ------------------------------------------------------------------------------------------------- version
 
+@VARIANTS.add()
 def _version(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_plugins"
@@ -180,6 +184,7 @@ def _version(rng: random.Random) -> Program:
 
 # ------------------------------------------------------------------------------------------ log_line (OOD)
 
+@VARIANTS.add(ood=True)
 def _log_line(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_ingest"
@@ -227,12 +232,4 @@ def _log_line(rng: random.Random) -> Program:
                 Probe(id="tabs", kind="exploit", detect=HANG)])
 
 
-_BUILDERS = {"slug": _slug, "email": _email, "version": _version, "log_line": _log_line}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="redos", cwe="CWE-1333", title="Inefficient regular expression (ReDoS)",
-                variants=("slug", "email", "version"), ood_variants=("log_line",), build=build)
+FAMILY = VARIANTS.family(name="redos", cwe="CWE-1333", title="Inefficient regular expression (ReDoS)")

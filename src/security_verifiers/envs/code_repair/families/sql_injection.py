@@ -18,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import random
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 LEAK = Detect(kind="contains", text="{canary}")
 
@@ -31,6 +32,7 @@ def _hex(rng: random.Random, digits: int) -> str:
     return f"{rng.getrandbits(4 * digits):0{digits}x}"
 
 
+@VARIANTS.add()
 def _key_store(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_portal", rng.choice(("keys", "api_keys", "credentials"))
@@ -91,6 +93,7 @@ def _money(cents: int) -> str:
     return f"{cents // 100}.{cents % 100:02d}"
 
 
+@VARIANTS.add()
 def _order_search(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_shop", rng.choice(("orders", "history", "order_history"))
@@ -159,6 +162,7 @@ def _order_search(rng: random.Random) -> Program:
 _TITLES = ("engineer", "analyst", "designer", "manager", "accountant", "recruiter", "technician", "writer")
 
 
+@VARIANTS.add()
 def _staff_export(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_hr", rng.choice(("directory", "staff_export", "people"))
@@ -224,6 +228,7 @@ def _staff_export(rng: random.Random) -> Program:
         static_ids=[])  # bandit flags the f-string of the fix as well: the allowlist is invisible to it
 
 
+@VARIANTS.add(ood=True)
 def _wiki_tags(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_wiki", rng.choice(("tags", "tagging", "labels"))
@@ -265,13 +270,4 @@ def _wiki_tags(rng: random.Random) -> Program:
         static_ids=["B608"])
 
 
-_BUILDERS = {"key_store": _key_store, "order_search": _order_search, "staff_export": _staff_export,
-             "wiki_tags": _wiki_tags}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="sql_injection", cwe="CWE-89", title="SQL injection",
-                variants=("key_store", "order_search", "staff_export"), ood_variants=("wiki_tags",), build=build)
+FAMILY = VARIANTS.family(name="sql_injection", cwe="CWE-89", title="SQL injection")

@@ -33,7 +33,7 @@ import json
 import random
 from urllib.parse import urlsplit
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import (
     NOUNS,
     ORGS,
@@ -49,6 +49,7 @@ from security_verifiers.envs.code_repair.program import Detect, Location, Probe,
 from security_verifiers.envs.code_repair.world_spec import Page, Service, WorldSpec, http, https
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 #: An exploit probe returns whether the program reached an internal address of the world.
 REACHED = Detect(kind="equals", value=True)
@@ -84,6 +85,7 @@ def _tests(body: str) -> str:
 _PUBLIC_HELPER = TEMPLATES.render("shared/public_helper.py")
 
 
+@VARIANTS.add()
 def _webhook(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_hooks", rng.choice(("delivery", "webhooks", "outbound"))
@@ -142,6 +144,7 @@ def _page(title: str) -> str:
     return f"<!doctype html><html><head><meta charset=utf-8><title>\n  {title}\n</title></head><body>...</body></html>"
 
 
+@VARIANTS.add()
 def _link_preview(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_chat", rng.choice(("unfurl", "previews", "links"))
@@ -206,6 +209,7 @@ _PNG = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 _GIF = "GIF89a\x01\x00\x01\x00"
 
 
+@VARIANTS.add()
 def _avatar_import(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_profiles", rng.choice(("avatars", "pictures", "profile_image"))
@@ -255,6 +259,7 @@ def _avatar_import(rng: random.Random) -> Program:
         world=world)
 
 
+@VARIANTS.add(ood=True)
 def _media_proxy(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_storefront", rng.choice(("media", "image_proxy", "assets"))
@@ -312,13 +317,4 @@ def _media_proxy(rng: random.Random) -> Program:
         world=world)
 
 
-_BUILDERS = {"webhook": _webhook, "link_preview": _link_preview, "avatar_import": _avatar_import,
-             "media_proxy": _media_proxy}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="ssrf", cwe="CWE-918", title="Server-side request forgery",
-                variants=("webhook", "link_preview", "avatar_import"), ood_variants=("media_proxy",), build=build)
+FAMILY = VARIANTS.family(name="ssrf", cwe="CWE-918", title="Server-side request forgery")

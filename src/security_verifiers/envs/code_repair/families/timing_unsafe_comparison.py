@@ -31,11 +31,12 @@ import json
 import random
 import textwrap
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 
 def _static(entry: dict[str, object]) -> Detect:
@@ -58,6 +59,7 @@ def _wrong(rng: random.Random, secret: str) -> str:
     return guess if guess != secret else secret[:half] + "".join("b" if c == "a" else "a" for c in tail)
 
 
+@VARIANTS.add()
 def _webhook_signature(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     vendor = rng.choice(VENDORS)
@@ -121,6 +123,7 @@ def _webhook_signature(rng: random.Random) -> Program:
                      "key": header}))])
 
 
+@VARIANTS.add()
 def _service_keys(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_mesh"
@@ -183,6 +186,7 @@ def _service_keys(rng: random.Random) -> Program:
         fixtures={"data/service-keys.json": json.dumps(config, indent=2) + "\n"})
 
 
+@VARIANTS.add()
 def _csrf_tokens(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_web"
@@ -224,6 +228,7 @@ def _csrf_tokens(rng: random.Random) -> Program:
                      "key": "csrf_token"}))])
 
 
+@VARIANTS.add(ood=True)
 def _deploy_tokens(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_ci"
@@ -266,14 +271,4 @@ def _deploy_tokens(rng: random.Random) -> Program:
                      "key": "Authorization"}))])
 
 
-_BUILDERS = {"webhook_signature": _webhook_signature, "service_keys": _service_keys, "csrf_tokens": _csrf_tokens,
-             "deploy_tokens": _deploy_tokens}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="timing_unsafe_comparison", cwe="CWE-208", title="Timing-unsafe comparison of secrets",
-                variants=("webhook_signature", "service_keys", "csrf_tokens"), ood_variants=("deploy_tokens",),
-                build=build)
+FAMILY = VARIANTS.family(name="timing_unsafe_comparison", cwe="CWE-208", title="Timing-unsafe comparison of secrets")

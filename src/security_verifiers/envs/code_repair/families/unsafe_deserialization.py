@@ -23,11 +23,12 @@ import html
 import json
 import random
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 MARKER = Detect(kind="marker")
 
@@ -38,6 +39,7 @@ MARKER = Detect(kind="marker")
 _PAYLOADS = TEMPLATES.render("shared/payloads.py")
 
 
+@VARIANTS.add()
 def _session_cookie(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_shop", rng.choice(("sessions", "session", "cookies"))
@@ -77,6 +79,7 @@ def _session_cookie(rng: random.Random) -> Program:
         static_ids=["B301"])
 
 
+@VARIANTS.add()
 def _job_queue(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_notify", rng.choice(("worker", "jobs", "queue_worker"))
@@ -125,6 +128,7 @@ def _etag(prefs: dict) -> str:
     return hashlib.sha256(json.dumps(prefs, sort_keys=True).encode()).hexdigest()[:16]
 
 
+@VARIANTS.add()
 def _prefs_sync(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_sync", rng.choice(("prefs", "settings_sync", "preferences"))
@@ -162,6 +166,7 @@ def _prefs_sync(rng: random.Random) -> Program:
         static_ids=["B301"])
 
 
+@VARIANTS.add(ood=True)
 def _workspace_snapshot(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_notebooks", rng.choice(("snapshots", "workspace", "restore"))
@@ -202,14 +207,4 @@ def _workspace_snapshot(rng: random.Random) -> Program:
         static_ids=[])
 
 
-_BUILDERS = {"session_cookie": _session_cookie, "job_queue": _job_queue, "prefs_sync": _prefs_sync,
-             "workspace_snapshot": _workspace_snapshot}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="unsafe_deserialization", cwe="CWE-502", title="Deserialization of untrusted data",
-                variants=("session_cookie", "job_queue", "prefs_sync"), ood_variants=("workspace_snapshot",),
-                build=build)
+FAMILY = VARIANTS.family(name="unsafe_deserialization", cwe="CWE-502", title="Deserialization of untrusted data")

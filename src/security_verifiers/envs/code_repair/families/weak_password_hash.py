@@ -39,11 +39,12 @@ from __future__ import annotations
 import base64
 import random
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 SPOTTED = Detect(kind="equals", value=True)
 #: Key derivation is slow on purpose: a run of the reference fix makes about 15 calls of 50-80 ms (1-2.5 s on a
@@ -69,6 +70,7 @@ _SCRYPT_HEX = '''
 '''
 
 
+@VARIANTS.add()
 def _forum_accounts(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_forum"
@@ -115,6 +117,7 @@ def _forum_accounts(rng: random.Random) -> Program:
         static_ids=["B324"], timeout_s=TIMEOUT_S)
 
 
+@VARIANTS.add()
 def _admin_console(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_console"
@@ -175,6 +178,7 @@ def _admin_console(rng: random.Random) -> Program:
         static_ids=["B324"], timeout_s=TIMEOUT_S)
 
 
+@VARIANTS.add()
 def _service_accounts(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_pushgateway"
@@ -232,6 +236,7 @@ def _service_accounts(rng: random.Random) -> Program:
         timeout_s=TIMEOUT_S)
 
 
+@VARIANTS.add(ood=True)
 def _wiki_users(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_wiki"
@@ -285,14 +290,4 @@ def _wiki_users(rng: random.Random) -> Program:
         static_ids=["B324"], timeout_s=TIMEOUT_S)
 
 
-_BUILDERS = {"forum_accounts": _forum_accounts, "admin_console": _admin_console,
-             "service_accounts": _service_accounts, "wiki_users": _wiki_users}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="weak_password_hash", cwe="CWE-916", title="Passwords stored with a fast hash",
-                variants=("forum_accounts", "admin_console", "service_accounts"), ood_variants=("wiki_users",),
-                build=build)
+FAMILY = VARIANTS.family(name="weak_password_hash", cwe="CWE-916", title="Passwords stored with a fast hash")

@@ -24,11 +24,12 @@ import json
 import random
 from typing import Any
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 SCRIPT = Detect(kind="contains", text="script:{canary}")
 
@@ -47,6 +48,7 @@ def _title(rng: random.Random, k: int = 2) -> str:
 
 # --------------------------------------------------------------------------------------------- comment_page
 
+@VARIANTS.add()
 def _comment_page(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_blog"
@@ -93,6 +95,7 @@ def _comment_page(rng: random.Random) -> Program:
 
 # --------------------------------------------------------------------------------------------- profile_card
 
+@VARIANTS.add()
 def _profile_card(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_people"
@@ -151,6 +154,7 @@ def _profile_card(rng: random.Random) -> Program:
 
 # ---------------------------------------------------------------------------------------------- search_page
 
+@VARIANTS.add()
 def _search_page(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_shop"
@@ -200,6 +204,7 @@ def _search_page(rng: random.Random) -> Program:
 
 # -------------------------------------------------------------------------------------- report_state (OOD)
 
+@VARIANTS.add(ood=True)
 def _report_state(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_admin"
@@ -253,13 +258,4 @@ def _report_state(rng: random.Random) -> Program:
                 Probe(id="image", kind="exploit", detect=_handler("onerror"))])
 
 
-_BUILDERS = {"comment_page": _comment_page, "profile_card": _profile_card, "search_page": _search_page,
-             "report_state": _report_state}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="xss", cwe="CWE-79", title="Cross-site scripting",
-                variants=("comment_page", "profile_card", "search_page"), ood_variants=("report_state",), build=build)
+FAMILY = VARIANTS.family(name="xss", cwe="CWE-79", title="Cross-site scripting")

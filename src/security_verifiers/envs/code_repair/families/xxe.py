@@ -25,11 +25,12 @@ import random
 from decimal import Decimal
 from typing import Any
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
 
 TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 LEAK = Detect(kind="contains", text="{canary}")
 _FEATURE_ON = "parser.setFeature(xml.sax.handler.feature_external_ges, True)"
@@ -59,6 +60,7 @@ def _doctype(root: str, entity: str, system: str) -> str:
 
 # -------------------------------------------------------------------------------------------- config_import
 
+@VARIANTS.add()
 def _config_import(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_admin"
@@ -108,6 +110,7 @@ def _config_import(rng: random.Random) -> Program:
 
 # ------------------------------------------------------------------------------------------- invoice_parser
 
+@VARIANTS.add()
 def _invoice_parser(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     supplier = f"{pick(rng, ORGS)[0].capitalize()} {rng.choice(('Supplies', 'Logistics', 'Trading'))}"
@@ -164,6 +167,7 @@ def _invoice_parser(rng: random.Random) -> Program:
 
 # ---------------------------------------------------------------------------------------------- feed_reader
 
+@VARIANTS.add()
 def _feed_reader(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_news"
@@ -220,6 +224,7 @@ def _feed_reader(rng: random.Random) -> Program:
 
 # ---------------------------------------------------------------------------------- metadata_include (OOD)
 
+@VARIANTS.add(ood=True)
 def _metadata_include(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_sso"
@@ -281,14 +286,4 @@ def _metadata_include(rng: random.Random) -> Program:
         fixtures={relative: "{canary}", f"data/fragments/{cert_name}": cert + "\n"})
 
 
-_BUILDERS = {"config_import": _config_import, "invoice_parser": _invoice_parser, "feed_reader": _feed_reader,
-             "metadata_include": _metadata_include}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="xxe", cwe="CWE-611", title="XML external entity expansion",
-                variants=("config_import", "invoice_parser", "feed_reader"), ood_variants=("metadata_include",),
-                build=build)
+FAMILY = VARIANTS.family(name="xxe", cwe="CWE-611", title="XML external entity expansion")
