@@ -21,9 +21,12 @@ import hashlib
 import random
 from typing import Any
 
-from security_verifiers.envs.code_repair.families import Family
-from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, fill, location, pick, swap
+from security_verifiers.envs.code_repair.families import Variants
+from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+
+TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 MARKER = Detect(kind="marker")
 LEAK = Detect(kind="contains", text="{canary}")
@@ -44,6 +47,7 @@ def _amount(rng: random.Random) -> float:
 
 # ----------------------------------------------------------------------------------------------- calculator
 
+@VARIANTS.add()
 def _calculator(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_billing"
@@ -54,63 +58,9 @@ def _calculator(rng: random.Random) -> Program:
                        rng.sample((0.07, 0.1, 0.19, 0.2, 0.21, 0.25), 3), strict=True))
     region = rng.choice(sorted(regions))
     qty, price, extra, cap = rng.randint(2, 12), _amount(rng), rng.randint(1, 40), rng.randint(50, 400)
-    source = fill('''
-        """Amount fields of the $org invoicing app accept small formulas ("3 * 19.99", "max(120, 4 * 25)")."""
-
-        FUNCTIONS = {"abs": abs, "max": max, "min": min, "round": round}
-
-
-        def $calc(expression: str) -> float:
-            """The value of a formula typed into an amount field, rounded to cents."""
-            value = eval(expression, {"__builtins__": {}}, dict(FUNCTIONS))
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"not an amount: {value!r}")
-            return round(float(value), 2)
-        ''', org=org, calc=calc)
-    invoices_src = fill('''
-        """Invoices of the $org invoicing app, built from amount fields as users typed them."""
-
-        import json
-        from string import Template
-
-        from $pkg import formulas
-
-        TAX_RATES = $rates
-        SUMMARY = Template("net $${net} + tax $${tax} = $${gross} ($${region})")
-
-
-        def line_total(quantity: str, unit_price: str) -> float:
-            """One invoice line: quantity times unit price, both as typed."""
-            return round(formulas.$calc(quantity) * formulas.$calc(unit_price), 2)
-
-
-        def totals(lines: list[dict], region: str) -> dict:
-            """Net, tax at the region's rate, and gross of an invoice's lines."""
-            if region not in TAX_RATES:
-                raise KeyError(f"no tax rate for {region}")
-            net = round(sum(line_total(line["quantity"], line["price"]) for line in lines), 2)
-            tax = round(net * TAX_RATES[region], 2)
-            return {"net": net, "tax": tax, "gross": round(net + tax, 2)}
-
-
-        def summary(lines: list[dict], region: str) -> str:
-            """The one-line summary under an invoice."""
-            amounts = {key: f"{value:.2f}" for key, value in totals(lines, region).items()}
-            return SUMMARY.substitute(amounts, region=region.upper())
-
-
-        def draft(lines: list[dict], region: str) -> str:
-            """The JSON document saved for a draft invoice."""
-            return json.dumps({"region": region, "lines": lines, "totals": totals(lines, region)}, sort_keys=True)
-
-
-        def $split(total: float, parts: int) -> list[float]:
-            """total shared into parts amounts that differ by at most a cent and add up to it exactly."""
-            if parts < 1:
-                raise ValueError("parts must be at least 1")
-            share, rest = divmod(round(total * 100), parts)
-            return [(share + (1 if k < rest else 0)) / 100 for k in range(parts)]
-        ''', split=split_fn, org=org, pkg=pkg, calc=calc, rates=repr(regions))
+    source = TEMPLATES.render("calculator/source.py", org=org, calc=calc)
+    invoices_src = TEMPLATES.render("calculator/invoices_src.py", split=split_fn, org=org, pkg=pkg, calc=calc,
+                                    rates=repr(regions))
     fixed = swap(source, '''
         def $calc(expression: str) -> float:
             """The value of a formula typed into an amount field, rounded to cents."""
@@ -147,63 +97,9 @@ def _calculator(rng: random.Random) -> Program:
     tax = round(net * regions[region], 2)
     expect_totals: dict[str, Any] = {"net": net, "tax": tax, "gross": round(net + tax, 2)}
     relative = _secret(rng)
-    tests = fill('''
-        import json
-
-        import ${pkg}.formulas as amounts
-        import ${pkg}.invoices as invoices
-
-        SECRET = ROOT + "/$relative"
-
-
-        def _attempt(expression):
-            try:
-                return amounts.$calc(expression)
-            except Exception as error:
-                return type(error).__name__ + ": " + str(error)
-
-
-        def probe_formula(ctx):
-            return amounts.$calc("$qty * $price")
-
-
-        def probe_functions(ctx):
-            return [amounts.$calc("max($cap, $qty * 25)"), amounts.$calc("round($price / 3, 1)"),
-                    amounts.$calc("-($extra - 2 ** 3) % 7")]
-
-
-        def probe_totals(ctx):
-            return invoices.totals($lines, "$region")
-
-
-        def probe_summary(ctx):
-            return invoices.summary($lines, "$region")
-
-
-        def probe_draft(ctx):
-            return json.loads(invoices.draft($lines, "$region"))["totals"]
-
-
-        def probe_split(ctx):
-            return invoices.$split(amounts.$calc("$price + $extra"), $parts)
-
-
-        def probe_not_amount(ctx):
-            try:
-                amounts.$calc("$qty > 1")
-            except ValueError:
-                return "refused"
-            return "accepted"
-
-
-        def probe_read_secret(ctx):
-            return _attempt($walk + "['__builtins__']['open']('" + SECRET + "').read()")
-
-
-        def probe_run_command(ctx):
-            return [_attempt($walk + "['system']('touch " + ctx["marker"] + "')")]
-        ''', pkg=pkg, calc=calc, qty=qty, price=price, cap=cap, extra=extra, lines=repr(lines), region=region,
-        walk=repr(_WALK), relative=relative, split=split_fn, parts=parts)
+    tests = TEMPLATES.render("calculator/tests.py", pkg=pkg, calc=calc, qty=qty, price=price, cap=cap, extra=extra,
+                             lines=repr(lines), region=region, walk=repr(_WALK), relative=relative, split=split_fn,
+                             parts=parts)
     share, rest = divmod(round(round(float(price + extra), 2) * 100), parts)
     return Program(
         family="code_injection", variant="calculator", domain="invoicing", cwe="CWE-94",
@@ -232,44 +128,10 @@ def _calculator(rng: random.Random) -> Program:
 
 # ---------------------------------------------------------------------------------------------- alert_rules
 
-_CONDITION_EVALUATOR = '''
-_COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-            ast.Eq: operator.eq, ast.NotEq: operator.ne}
-_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-               ast.Mod: operator.mod, ast.USub: operator.neg, ast.Not: operator.not_}
+_CONDITION_EVALUATOR = TEMPLATES.render("shared/condition_evaluator.py")
 
 
-def _value(node: ast.AST, metrics: dict[str, float]):
-    """A condition's value: numbers, metric names, arithmetic, comparisons, and/or/not; nothing else."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
-        return node.value
-    if isinstance(node, ast.Name):
-        if node.id not in metrics:
-            raise NameError(f"unknown metric {node.id!r}")
-        return metrics[node.id]
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-        return _ARITHMETIC[type(node.op)](_value(node.left, metrics), _value(node.right, metrics))
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _ARITHMETIC:
-        return _ARITHMETIC[type(node.op)](_value(node.operand, metrics))
-    if isinstance(node, ast.BoolOp):
-        result = None
-        for operand in node.values:
-            result = _value(operand, metrics)
-            if bool(result) != isinstance(node.op, ast.And):
-                break
-        return result
-    if isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
-        left = _value(node.left, metrics)
-        for op, comparator in zip(node.ops, node.comparators):
-            right = _value(comparator, metrics)
-            if not _COMPARE[type(op)](left, right):
-                return False
-            left = right
-        return True
-    raise ValueError("conditions may use numbers, metric names, arithmetic, comparisons, and, or, not")
-'''
-
-
+@VARIANTS.add()
 def _alert_rules(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_monitor"
@@ -286,141 +148,17 @@ def _alert_rules(rng: random.Random) -> Program:
     ]
     hits = sorted((r for r in rules if r[3]), key=lambda r: (r[2] != "critical", r[0]))
     host = f"{rng.choice(WORDS)}-{rng.randint(1, 40):02d}"
-    source = fill('''
-        """Conditions of the $org monitoring service's alert rules: operators write them over a host's metrics,
-        e.g. ``cpu > 90 and load > 4``; the rule editor previews a condition's value on a sample."""
-
-
-        def $check(condition: str, metrics: dict[str, float]):
-            """The value of a condition for one sample of metrics (names are metric names)."""
-            return eval(condition, {}, dict(metrics))
-        ''', org=org, check=check)
-    rules_src = fill('''
-        """Alert rules of the $org monitoring service: a named condition and a severity each."""
-
-        import pickle
-        import sqlite3
-        import time
-        from dataclasses import dataclass
-
-        from $pkg import conditions
-
-
-        @dataclass
-        class Rule:
-            name: str
-            condition: str
-            severity: str = "warning"
-
-
-        RULES: dict[str, Rule] = {}
-        #: The rule editor's undo stack: pickled copies of RULES before each change.
-        _undo: list[bytes] = []
-
-
-        def add_rule(name: str, condition: str, severity: str = "warning") -> None:
-            if not name.isidentifier() or severity not in ("warning", "critical"):
-                raise ValueError("a rule needs an identifier as name and a known severity")
-            _undo.append(pickle.dumps(RULES))
-            RULES[name] = Rule(name, condition, severity)
-
-
-        def undo() -> bool:
-            """Take back the last change of the rules; False when there is nothing to take back."""
-            if not _undo:
-                return False
-            previous = pickle.loads(_undo.pop())
-            RULES.clear()
-            RULES.update(previous)
-            return True
-
-
-        def firing(metrics: dict[str, float]) -> list[str]:
-            """The rules whose condition holds for the sample: critical ones first, then by name."""
-            hits = [rule for rule in RULES.values() if conditions.$check(rule.condition, metrics)]
-            return [rule.name for rule in sorted(hits, key=lambda rule: (rule.severity != "critical", rule.name))]
-
-
-        def record(db: sqlite3.Connection, host: str, metrics: dict[str, float]) -> int:
-            """Store one alert row per firing rule for host; returns how many there were."""
-            db.execute("CREATE TABLE IF NOT EXISTS alerts (host TEXT, rule TEXT, severity TEXT, raised REAL)")
-            names = firing(metrics)
-            now = time.time()
-            db.executemany("INSERT INTO alerts VALUES (?, ?, ?, ?)",
-                           [(host, name, RULES[name].severity, now) for name in names])
-            db.commit()
-            return len(names)
-        ''', org=org, pkg=pkg, check=check)
+    source = TEMPLATES.render("alert_rules/source.py", org=org, check=check)
+    rules_src = TEMPLATES.render("alert_rules/rules_src.py", org=org, pkg=pkg, check=check)
     fixed = swap(source, "    return eval(condition, {}, dict(metrics))",
                  "    return _value(ast.parse(condition, mode=\"eval\").body, dict(metrics))")
     preview = 'the rule editor previews a condition\'s value on a sample."""\n'
     fixed = swap(fixed, preview, preview + "\nimport ast\nimport operator\n" + _CONDITION_EVALUATOR)
     path, rules_path = f"{pkg}/conditions.py", f"{pkg}/rules.py"
     relative = _secret(rng)
-    tests = fill('''
-        import ${pkg}.conditions as conditions
-        import ${pkg}.rules as rules
-
-        SECRET = ROOT + "/$relative"
-
-        SAMPLE = $sample
-
-
-        def _load():
-            ref(rules, "RULES").clear()
-            for name, condition, severity in $rules:
-                rules.add_rule(name, condition, severity)
-
-
-        def _attempt(condition):
-            try:
-                return conditions.$check(condition, SAMPLE)
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_preview(ctx):
-            return [conditions.$check(condition, SAMPLE) for _, condition, _ in $rules]
-
-
-        def probe_arithmetic(ctx):
-            return conditions.$check("$a * 2 - $c", SAMPLE)
-
-
-        def probe_undo(ctx):
-            _load()
-            return [rules.undo(), rules.firing(SAMPLE)]
-
-
-        def probe_firing(ctx):
-            _load()
-            return rules.firing(SAMPLE)
-
-
-        def probe_record(ctx):
-            _load()
-            db = program_module("sqlite3").connect(":memory:")
-            count = rules.record(db, "$host", SAMPLE)
-            return [count, [list(row) for row in db.execute("SELECT host, rule, severity FROM alerts ORDER BY rule")]]
-
-
-        def probe_read_secret(ctx):
-            return _attempt("open('" + SECRET + "').read()")
-
-
-        def probe_no_builtins(ctx):
-            return _attempt($walk + "['__builtins__']['open']('" + SECRET + "').read()")
-
-
-        def probe_rule_command(ctx):
-            ref(rules, "RULES").clear()
-            try:
-                rules.add_rule("audit", "__import__('os').system('touch " + ctx["marker"] + "') == 0")
-                return rules.firing(SAMPLE)
-            except Exception as error:
-                return type(error).__name__
-        ''', pkg=pkg, check=check, sample=repr(sample), rules=repr([r[:3] for r in rules]), a=a, c=c, host=host,
-        relative=relative, walk=repr(_WALK))
+    tests = TEMPLATES.render("alert_rules/tests.py", pkg=pkg, check=check, sample=repr(sample),
+                             rules=repr([r[:3] for r in rules]), a=a, c=c, host=host, relative=relative,
+                             walk=repr(_WALK))
     expect_record: list[Any] = [len(hits), sorted([host, r[0], r[2]] for r in hits)]
     return Program(
         family="code_injection", variant="alert_rules", domain="monitoring alert rules", cwe="CWE-94",
@@ -444,6 +182,7 @@ def _alert_rules(rng: random.Random) -> Program:
 
 # -------------------------------------------------------------------------------------------- config_values
 
+@VARIANTS.add()
 def _config_values(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_tenants"
@@ -469,48 +208,7 @@ def _config_values(rng: random.Random) -> Program:
     defaults: dict[str, Any] = {"theme": theme, "page_size": 25, "locales": ["en"]}
     expect: dict[str, Any] = {**defaults, **values}
     changed: list[Any] = sorted(key for key in expect if expect[key] != defaults.get(key))
-    source = fill('''
-        """Tenant settings of the $org platform: each tenant uploads a plain-text settings file of
-        ``key = value`` lines; values are Python-style literals (numbers, strings, lists, dicts, True/False)."""
-
-        import hashlib
-
-        DEFAULTS = {"theme": "$theme", "page_size": 25, "locales": ["en"]}
-
-
-        def parse_value(raw: str):
-            """A setting's value: the literal it spells, or the bare text when it is not a literal."""
-            raw = raw.strip()
-            try:
-                return eval(raw)
-            except (NameError, SyntaxError):
-                return raw
-
-
-        def $parse(text: str) -> dict:
-            """The tenant's settings: the defaults, overridden by the lines of text (# starts a comment)."""
-            settings = dict(DEFAULTS)
-            for number, line in enumerate(text.splitlines(), start=1):
-                line = line.strip()
-                if not line or line.startswith("#"):
-                    continue
-                key, sep, value = line.partition("=")
-                if not sep or not key.strip().isidentifier():
-                    raise ValueError(f"line {number}: expected key = value")
-                settings[key.strip()] = parse_value(value)
-            return settings
-
-
-        def changed(old: dict, new: dict) -> list[str]:
-            """The keys whose values differ between two versions of the settings."""
-            return sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
-
-
-        def fingerprint(text: str) -> str:
-            """A short content hash of a settings file, shown next to each uploaded version."""
-            lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
-            return hashlib.sha256("\\n".join(lines).encode()).hexdigest()[:12]
-        ''', org=org, theme=theme, parse=parse_fn)
+    source = TEMPLATES.render("config_values/source.py", org=org, theme=theme, parse=parse_fn)
     fixed = swap(source, '''
             try:
                 return eval(raw)
@@ -525,56 +223,8 @@ def _config_values(rng: random.Random) -> Program:
     digest = hashlib.sha256("\n".join(kept).encode()).hexdigest()[:12]
     path = f"{pkg}/settings.py"
     relative = _secret(rng)
-    tests = fill('''
-        import ${pkg}.settings as settings
-
-        SECRET = ROOT + "/$relative"
-
-        TEXT = $text
-
-
-        def _attempt(text):
-            try:
-                return settings.$parse(text)
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_parse(ctx):
-            return settings.$parse(TEXT)
-
-
-        def probe_defaults(ctx):
-            return settings.$parse("# nothing set\\n")
-
-
-        def probe_changed(ctx):
-            return settings.changed(settings.$parse(""), settings.$parse(TEXT))
-
-
-        def probe_fingerprint(ctx):
-            return settings.fingerprint(TEXT)
-
-
-        def probe_bad_line(ctx):
-            try:
-                settings.$parse("page_size 10\\n")
-            except ValueError as error:
-                return str(error)
-            return "parsed"
-
-
-        def probe_read_secret(ctx):
-            return _attempt("theme = 'dark'\\nmotto = open('" + SECRET + "').read()\\n")
-
-
-        def probe_no_builtins(ctx):
-            return _attempt("motto = " + $walk + "['__builtins__']['open']('" + SECRET + "').read()\\n")
-
-
-        def probe_command(ctx):
-            return _attempt("page_size = __import__('os').system('touch " + ctx["marker"] + "')\\n")
-        ''', pkg=pkg, parse=parse_fn, text=repr(text), relative=relative, walk=repr(_WALK))
+    tests = TEMPLATES.render("config_values/tests.py", pkg=pkg, parse=parse_fn, text=repr(text), relative=relative,
+                             walk=repr(_WALK))
     return Program(
         family="code_injection", variant="config_values", domain="tenant settings", cwe="CWE-94",
         files={path: source}, fixed={path: fixed},
@@ -596,29 +246,10 @@ def _config_values(rng: random.Random) -> Program:
 
 # ------------------------------------------------------------------------------------ column_formula (OOD)
 
-_FORMULA_EVALUATOR = '''
-_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-              ast.USub: operator.neg, ast.UAdd: operator.pos}
+_FORMULA_EVALUATOR = TEMPLATES.render("shared/formula_evaluator.py")
 
 
-def _evaluate(node: ast.AST, row: dict):
-    """A formula's value for one row: numbers, column names, arithmetic and HELPERS calls; nothing else."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
-    if isinstance(node, ast.Name) and node.id in row:
-        return row[node.id]
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        return _OPERATORS[type(node.op)](_evaluate(node.left, row), _evaluate(node.right, row))
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
-        return _OPERATORS[type(node.op)](_evaluate(node.operand, row))
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in HELPERS
-            and not node.keywords):
-        return HELPERS[node.func.id](*[_evaluate(arg, row) for arg in node.args])
-    raise ValueError("a formula may use numbers, column names, arithmetic and " + ", ".join(sorted(HELPERS)))
-'''
-
-
+@VARIANTS.add(ood=True)
 def _column_formula(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     noun = rng.choice(NOUNS)
@@ -633,57 +264,8 @@ def _column_formula(rng: random.Random) -> Program:
     net = [round(r["price"] * r["quantity"] * (100 - r["discount"]) / 100, 2) for r in rows]
     expect_net = "sku,price,quantity,discount,net\n" + "".join(
         f"{r['sku']},{r['price']},{r['quantity']},{r['discount']},{n}\n" for r, n in zip(rows, net, strict=True))
-    source = fill('''
-        """$noun exports of $org: analysts add computed columns to a CSV export as formulas over its
-        columns, e.g. ``round(price * quantity * (100 - discount) / 100, 2)``."""
-
-        import csv
-        import io
-
-        HELPERS = {"abs": abs, "max": max, "min": min, "round": round}
-
-
-        def _cell(text: str):
-            for kind in (int, float):
-                try:
-                    return kind(text)
-                except ValueError:
-                    pass
-            return text
-
-
-        def read_rows(text: str) -> tuple[list[str], list[dict]]:
-            """The header and the rows of a CSV export, numbers converted."""
-            reader = csv.DictReader(io.StringIO(text))
-            rows = [{key: _cell(value) for key, value in row.items()} for row in reader]
-            columns = list(reader.fieldnames or [])
-            if not all(column.isidentifier() for column in columns):
-                raise ValueError("column names must be identifiers")
-            return columns, rows
-
-
-        def $compile_fn(formula: str, columns: list[str]):
-            """A function of one row (a dict) that computes formula over the row's columns."""
-            source = f"def _column({', '.join(columns)}):\\n    return {formula}\\n"
-            namespace = dict(HELPERS)
-            exec(source, namespace)
-            column = namespace["_column"]
-            return lambda row: column(**{name: row[name] for name in columns})
-
-
-        def $add_fn(text: str, name: str, formula: str) -> str:
-            """The export with one more column, name, computed by formula for every row."""
-            columns, rows = read_rows(text)
-            if not name.isidentifier() or name in columns:
-                raise ValueError(f"bad column name: {name}")
-            compute = $compile_fn(formula, columns)
-            out = io.StringIO()
-            writer = csv.DictWriter(out, fieldnames=[*columns, name], lineterminator="\\n")
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({**row, name: compute(row)})
-            return out.getvalue()
-        ''', org=org, noun=noun.capitalize(), compile_fn=compile_fn, add_fn=add_fn)
+    source = TEMPLATES.render("column_formula/source.py", org=org, noun=noun.capitalize(), compile_fn=compile_fn,
+                              add_fn=add_fn)
     fixed = swap(source, '''
             source = f"def _column({', '.join(columns)}):\\n    return {formula}\\n"
             namespace = dict(HELPERS)
@@ -701,55 +283,9 @@ def _column_formula(rng: random.Random) -> Program:
     path = f"{pkg}/columns.py"
     relative = _secret(rng)
     first = rows[0]
-    tests = fill('''
-        import ${pkg}.columns as columns
-
-        SECRET = ROOT + "/$relative"
-
-        TEXT = $text
-
-
-        def _attempt(formula):
-            try:
-                return columns.$add_fn(TEXT, "extra", formula)
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_net(ctx):
-            return columns.$add_fn(TEXT, "net", "round(price * quantity * (100 - discount) / 100, 2)")
-
-
-        def probe_compiled(ctx):
-            formula = "max(price - discount, 1) * 2 + quantity % 3"
-            compute = columns.$compile_fn(formula, ["price", "quantity", "discount"])
-            return compute($first)
-
-
-        def probe_rows(ctx):
-            return columns.read_rows(TEXT)[0]
-
-
-        def probe_duplicate(ctx):
-            try:
-                columns.$add_fn(TEXT, "price", "price")
-            except ValueError:
-                return "refused"
-            return "added"
-
-
-        def probe_read_secret(ctx):
-            return _attempt("open('" + SECRET + "').read()")
-
-
-        def probe_no_builtins(ctx):
-            return _attempt($walk + "['__builtins__']['open']('" + SECRET + "').read()")
-
-
-        def probe_statement(ctx):
-            return _attempt("0\\nopen('" + ctx["marker"] + "', 'w').close()")
-        ''', pkg=pkg, add_fn=add_fn, compile_fn=compile_fn, text=repr(text), relative=relative, walk=repr(_WALK),
-        first=repr({k: first[k] for k in ("price", "quantity", "discount")}))
+    tests = TEMPLATES.render("column_formula/tests.py", pkg=pkg, add_fn=add_fn, compile_fn=compile_fn, text=repr(text),
+                             relative=relative, walk=repr(_WALK),
+                             first=repr({k: first[k] for k in ("price", "quantity", "discount")}))
     return Program(
         family="code_injection", variant="column_formula", domain="report export", cwe="CWE-94",
         files={path: source}, fixed={path: fixed},
@@ -769,14 +305,4 @@ def _column_formula(rng: random.Random) -> Program:
         fixtures={relative: "{canary}"}, static_ids=["B102"])
 
 
-_BUILDERS = {"calculator": _calculator, "alert_rules": _alert_rules, "config_values": _config_values,
-             "column_formula": _column_formula}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="code_injection", cwe="CWE-94", title="Code injection (eval/exec of user input)",
-                variants=("calculator", "alert_rules", "config_values"), ood_variants=("column_formula",),
-                build=build)
+FAMILY = VARIANTS.family(name="code_injection", cwe="CWE-94", title="Code injection (eval/exec of user input)")

@@ -1,15 +1,27 @@
 """What every family module uses: filling a source template, finding the vulnerable line, varied names.
 
-Templates use ``string.Template`` placeholders (``$name``, ``${name}``), which Python source itself never
-contains, so f-strings and braces in a template need no escaping. A placeholder that is not filled is an
-error (``substitute``), never a silent ``$name`` left in a program.
+A program's modules and its hidden test module are template files, ``templates/<family>/<variant>/<file>.py``:
+real Python that parses, lints and reads like the program it becomes. A placeholder is an identifier of the
+shape ``T_name_T`` (lower-case ``name``), so it may stand wherever a name may: ``def T_fn_T(...)``,
+``import T_pkg_T.store``, ``"T_first_T"`` in a string, ``T_names_T`` for a ``repr`` the family fills in, even
+inside a longer name (``T_upper_T_LOG_DIR``). :class:`Templates` fills them with the values the family drew; a
+placeholder left unfilled or a value no placeholder asks for is an error, never a silent mistake in a program.
+``tests/envs/code_repair/test_templates.py`` checks every template parses and that each family's calls supply
+exactly the placeholders of the file they name. Code a family's test modules share (a prelude of probe helpers, the
+spy that reads a store, the exploit payloads) is a template too, ``templates/<family>/shared/<file>.py``, rendered
+once and filled in where a test module's placeholder stands for it.
+
+Where a template cannot hold a choice as a name (an import only one style needs), the family edits the rendered
+text (:func:`swap`, ``str.replace``) rather than put a placeholder inside a line; the reference fix is such an edit.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import textwrap
-from string import Template
+from functools import cache
+from pathlib import Path
 
 from security_verifiers.envs.code_repair.program import Location
 
@@ -24,9 +36,39 @@ WORDS = ("alpha", "bravo", "cedar", "delta", "ember", "fjord", "garnet", "harbor
          "lumen", "meadow", "nectar", "onyx", "prairie", "quartz", "ridge", "sierra", "tundra")
 
 
-def fill(template: str, **values: object) -> str:
-    """``template`` dedented, with every ``$name`` replaced (a missing value raises KeyError)."""
-    return Template(textwrap.dedent(template).lstrip("\n")).substitute({k: str(v) for k, v in values.items()})
+#: The template files of every family: ``templates/<family>/<variant>/<file>.py`` (package data).
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+#: A placeholder in a template file: ``T_name_T``, an identifier, so the file stays Python.
+PLACEHOLDER = re.compile(r"T_([a-z][a-z0-9_]*?)_T")
+
+
+def placeholders(text: str) -> set[str]:
+    """The names of the placeholders in a template's text."""
+    return set(PLACEHOLDER.findall(text))
+
+
+@cache
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+class Templates:
+    """The template files of one family; ``Templates(__name__)`` in a family module finds its own folder."""
+
+    def __init__(self, module: str) -> None:
+        self.family = module.rpartition(".")[2]
+        self.folder = TEMPLATE_DIR / self.family
+
+    def render(self, name: str, /, **values: object) -> str:
+        """The template ``<variant>/<file>.py`` with every placeholder replaced by ``str`` of its value. Raises
+        KeyError for a placeholder without a value and ValueError for a value without a placeholder."""
+        text = _read(self.folder / name)
+        wanted = placeholders(text)
+        if missing := wanted - values.keys():
+            raise KeyError(f"{self.family}/{name} needs values for {sorted(missing)}")
+        if extra := values.keys() - wanted:
+            raise ValueError(f"{self.family}/{name} has no placeholders for {sorted(extra)}")
+        return PLACEHOLDER.sub(lambda match: str(values[match.group(1)]), text)
 
 
 def line_of(text: str, needle: str) -> int:

@@ -22,25 +22,23 @@ import random
 from collections import Counter
 from typing import Any
 
-from security_verifiers.envs.code_repair.families import Family
-from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, fill, location, pick, swap
+from security_verifiers.envs.code_repair.families import Variants
+from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+
+TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 HANG = Detect(kind="hang", seconds=1.0)
 _ACCENTED = (("Café", "cafe"), ("Résumé", "resume"), ("Naïve", "naive"), ("Über", "uber"), ("Señor", "senor"))
 
 
-_ATTEMPT = '''
-def _attempt(call, *args):
-    try:
-        return call(*args)
-    except Exception as error:
-        return type(error).__name__
-'''
+_ATTEMPT = TEMPLATES.render("shared/attempt.py")
 
 
 # ---------------------------------------------------------------------------------------------------- slug
 
+@VARIANTS.add()
 def _slug(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_cms"
@@ -56,90 +54,13 @@ def _slug(rng: random.Random) -> Program:
                "Upper-case", "with space", "ok", "a" * 81]
     verdicts: list[Any] = [True, True, True, False, False, False, False, False, True, False]
     n1, n2 = rng.randint(30, 36), rng.randint(15, 18)
-    source = fill('''
-        """Article addresses of the $org CMS: editors pick a slug, readers open /posts/<slug>."""
-
-        import re
-        import sqlite3
-        import unicodedata
-
-        SLUG = re.compile(r"^([a-z0-9]+-?)*[a-z0-9]+$$")
-        MAX_LENGTH = 80
-        _db = None
-
-
-        def db() -> sqlite3.Connection:
-            """The article table, made on first use."""
-            global _db
-            if _db is None:
-                _db = sqlite3.connect(":memory:")
-                _db.execute("CREATE TABLE articles (slug TEXT PRIMARY KEY, title TEXT NOT NULL)")
-            return _db
-
-
-        def $suggest_fn(title: str) -> str:
-            """A slug made from a title: its ASCII letters and digits in lower case, words joined by hyphens."""
-            text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode().lower()
-            return "-".join(re.findall(r"[a-z0-9]+", text))[:MAX_LENGTH].strip("-")
-
-
-        def $valid_fn(slug: str) -> bool:
-            """Whether slug is well formed: words of a-z and 0-9 joined by single hyphens, at most MAX_LENGTH long."""
-            return len(slug) <= MAX_LENGTH and SLUG.match(slug) is not None
-
-
-        def publish(slug: str, title: str) -> None:
-            """Store an article under the slug its editor chose."""
-            if not $valid_fn(slug):
-                raise ValueError(f"not a valid slug: {slug!r}")
-            with db():
-                db().execute("INSERT INTO articles VALUES (?, ?)", (slug, title))
-
-
-        def title_of(slug: str) -> str | None:
-            row = db().execute("SELECT title FROM articles WHERE slug = ?", (slug,)).fetchone()
-            return row[0] if row else None
-        ''', org=org, suggest_fn=suggest_fn, valid_fn=valid_fn)
+    source = TEMPLATES.render("slug/source.py", org=org, suggest_fn=suggest_fn, valid_fn=valid_fn)
     fixed = swap(source, 'SLUG = re.compile(r"^([a-z0-9]+-?)*[a-z0-9]+$")',
                  'SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")')
     path = f"{pkg}/slugs.py"
-    tests = fill('''
-        import ${pkg}.slugs as slugs
-        $attempt
-
-
-        def probe_suggest(ctx):
-            return slugs.$suggest_fn($title)
-
-
-        def probe_valid(ctx):
-            return [slugs.$valid_fn(slug) for slug in $samples]
-
-
-        def probe_publish(ctx):
-            slugs._db = None
-            slugs.publish("$suggestion", $title)
-            return [slugs.title_of("$suggestion"), slugs.title_of("missing")]
-
-
-        def probe_refused(ctx):
-            slugs._db = None
-            try:
-                slugs.publish("Not A Slug", "x")
-            except ValueError:
-                return "refused"
-            return "published"
-
-
-        def probe_near_miss(ctx):
-            return _attempt(slugs.$valid_fn, "$payload1")
-
-
-        def probe_publish_near_miss(ctx):
-            slugs._db = None
-            return _attempt(slugs.publish, "$payload2", "A title")
-        ''', pkg=pkg, attempt=_ATTEMPT, suggest_fn=suggest_fn, valid_fn=valid_fn, title=repr(title),
-        samples=repr(samples), suggestion=suggestion, payload1="a" * n1 + "!", payload2="a1" * n2 + "--x")
+    tests = TEMPLATES.render("slug/tests.py", pkg=pkg, attempt=_ATTEMPT, suggest_fn=suggest_fn, valid_fn=valid_fn,
+                             title=repr(title), samples=repr(samples), suggestion=suggestion, payload1="a" * n1 + "!",
+                             payload2="a1" * n2 + "--x")
     return Program(
         family="redos", variant="slug", domain="CMS article slugs", cwe="CWE-1333",
         files={path: source}, fixed={path: fixed},
@@ -158,6 +79,7 @@ def _slug(rng: random.Random) -> Program:
 
 # --------------------------------------------------------------------------------------------------- email
 
+@VARIANTS.add()
 def _email(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_newsletter"
@@ -173,98 +95,13 @@ def _email(rng: random.Random) -> Program:
     verdicts: list[Any] = [True, True, True, True, True, False, False, False, False, False, False]
     mixed = f"  {other.capitalize()}@{domain.upper()} "
     n1, n2 = rng.randint(30, 36), rng.randint(30, 34)
-    source = fill('''
-        """Newsletter of $org: visitors leave an address, confirm it from the mail we send, and are subscribed."""
-
-        import re
-        import secrets
-
-        ADDRESS = re.compile(r"^([a-zA-Z0-9]+[._+-]?)*[a-zA-Z0-9]+@([a-z0-9-]+\\.)+[a-z]{2,}$$")
-        MAX_ADDRESS = 254
-
-        pending: dict[str, str] = {}
-        subscribed: set[str] = set()
-
-
-        def normalize(address: str) -> str:
-            """The address without surrounding blanks and with its domain in lower case."""
-            local, at, domain = address.strip().rpartition("@")
-            return f"{local}@{domain.lower()}" if at else address.strip()
-
-
-        def $valid_fn(address: str) -> bool:
-            """Whether a (normalized) address is one we can mail to."""
-            return len(address) <= MAX_ADDRESS and ADDRESS.match(address) is not None
-
-
-        def $signup_fn(address: str) -> str:
-            """Start a subscription; returns the confirmation token that is mailed to the address."""
-            address = normalize(address)
-            if not $valid_fn(address):
-                raise ValueError("please enter a valid e-mail address")
-            token = secrets.token_urlsafe(16)
-            pending[token] = address
-            return token
-
-
-        def confirm(token: str) -> bool:
-            """Confirm a subscription with the token from the mail; False for an unknown or used token."""
-            address = pending.pop(token, None)
-            if address is None:
-                return False
-            subscribed.add(address)
-            return True
-
-
-        def subscribers() -> list[str]:
-            return sorted(subscribed)
-        ''', org=org, valid_fn=valid_fn, signup_fn=signup_fn)
+    source = TEMPLATES.render("email/source.py", org=org, valid_fn=valid_fn, signup_fn=signup_fn)
     fixed = swap(source, r'ADDRESS = re.compile(r"^([a-zA-Z0-9]+[._+-]?)*[a-zA-Z0-9]+@',
                  r'ADDRESS = re.compile(r"^[a-zA-Z0-9]+(?:[._+-][a-zA-Z0-9]+)*@')
     path = f"{pkg}/signup.py"
-    tests = fill('''
-        import ${pkg}.signup as signup
-        $attempt
-
-
-        def _reset():
-            ref(signup, "pending").clear()
-            ref(signup, "subscribed").clear()
-
-
-        def probe_valid(ctx):
-            return [signup.$valid_fn(address) for address in $samples]
-
-
-        def probe_flow(ctx):
-            _reset()
-            token = signup.$signup_fn($mixed)
-            return [len(token) >= 16, signup.confirm(token), signup.confirm(token), signup.subscribers()]
-
-
-        def probe_normalize(ctx):
-            return signup.normalize($mixed)
-
-
-        def probe_refused(ctx):
-            _reset()
-            try:
-                signup.$signup_fn("$person@localhost")
-            except ValueError as error:
-                return [str(error), signup.subscribers(), len(signup.pending)]
-            return "accepted"
-
-
-        def probe_no_domain(ctx):
-            _reset()
-            return _attempt(signup.$signup_fn, "$payload1")
-
-
-        def probe_no_tld(ctx):
-            return _attempt(signup.$valid_fn, "$payload2")
-        ''', pkg=pkg, attempt=_ATTEMPT, valid_fn=valid_fn, signup_fn=signup_fn, samples=repr(samples),
-        mixed=repr(mixed),
-        person=person, payload1="a" * n1 + "@", payload2=f"{person[0]}.{person[1:]}" + "x" * n2 + "@mail")
+    tests = TEMPLATES.render("email/tests.py", pkg=pkg, attempt=_ATTEMPT, valid_fn=valid_fn, signup_fn=signup_fn,
+                             samples=repr(samples), mixed=repr(mixed), person=person, payload1="a" * n1 + "@",
+                             payload2=f"{person[0]}.{person[1:]}" + "x" * n2 + "@mail")
     normalized = f"{other.capitalize()}@{domain}"
     return Program(
         family="redos", variant="email", domain="newsletter sign-up", cwe="CWE-1333",
@@ -285,6 +122,7 @@ def _email(rng: random.Random) -> Program:
 
 # ------------------------------------------------------------------------------------------------- version
 
+@VARIANTS.add()
 def _version(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_plugins"
@@ -300,79 +138,9 @@ def _version(rng: random.Random) -> Program:
     n1, n2 = rng.randint(30, 36), rng.randint(30, 36)
     mirrors = tuple(f"https://{place}.{org}.example/plugins"
                     for place in pick(rng, ("eu", "us", "ap", "dl", "cdn", "mirror", "edge"), rng.randint(2, 4)))
-    source = fill('''
-        """Release versions of $org plugins: authors upload releases, clients install the newest one."""
-
-        import re
-
-        VERSION = re.compile(r"^v?(\\d+\\.?)*\\d+(-[0-9A-Za-z.]+)?$$")
-        MAX_VERSION = 64
-
-
-        def $parse_fn(text: str) -> dict:
-            """The numbers and the pre-release tag of a version such as 2.10.1 or v1.4.0-rc.1."""
-            text = text.strip()
-            if len(text) > MAX_VERSION or not VERSION.match(text):
-                raise ValueError(f"not a version: {text!r}")
-            core, _, pre = text.removeprefix("v").partition("-")
-            return {"numbers": [int(part) for part in core.split(".")], "pre": pre or None}
-
-
-        def sort_key(text: str) -> tuple:
-            """Orders versions by their numbers; a pre-release comes before its release."""
-            parts = $parse_fn(text)
-            return parts["numbers"], parts["pre"] is None, parts["pre"] or ""
-
-
-        def $newest_fn(versions: list[str], pre_releases: bool = False) -> str | None:
-            """The newest of the versions (pre-releases only when asked for), None when there is none."""
-            chosen = [v for v in versions if pre_releases or $parse_fn(v)["pre"] is None]
-            return max(chosen, key=sort_key, default=None)
-
-
-        def upgrades(installed: str, versions: list[str]) -> list[str]:
-            """The releases newer than the installed version with its major number, oldest first."""
-            current, major = sort_key(installed), $parse_fn(installed)["numbers"][0]
-            found = []
-            for version in versions:
-                parts = $parse_fn(version)
-                if parts["pre"] is None and parts["numbers"][0] == major and sort_key(version) > current:
-                    found.append(version)
-            return sorted(found, key=sort_key)
-
-        ''', org=org, parse_fn=parse_fn, newest_fn=newest_fn)
-    registry_src = fill('''
-        """What the $org plugin registry serves to clients: manifests and download links."""
-
-        import json
-        import random
-        import xml.etree.ElementTree as ET
-
-        from $pkg import versions
-
-        MIRRORS = $mirrors
-
-
-        def manifest(plugin: str, releases: list[str]) -> str:
-            """The JSON manifest clients download: every version, oldest first, and the newest release."""
-            ordered = sorted(releases, key=versions.sort_key)
-            return json.dumps({"plugin": plugin, "versions": ordered, "latest": versions.$newest_fn(releases)})
-
-
-        def download_urls(plugin: str, version: str) -> list[str]:
-            """Where a client fetches a release: every mirror, in a random order that spreads the load."""
-            versions.$parse_fn(version)
-            return [f"{mirror}/{plugin}/{version}.zip" for mirror in random.sample(MIRRORS, len(MIRRORS))]
-
-
-        def appcast(plugin: str, releases: list[str]) -> str:
-            """The XML update feed older clients poll: one item per release, newest first (no pre-releases)."""
-            feed = ET.Element("feed", plugin=plugin)
-            for version in sorted(releases, key=versions.sort_key, reverse=True):
-                if versions.$parse_fn(version)["pre"] is None:
-                    ET.SubElement(feed, "item", version=version)
-            return ET.tostring(feed, encoding="unicode")
-        ''', org=org, pkg=pkg, parse_fn=parse_fn, newest_fn=newest_fn, mirrors=repr(mirrors))
+    source = TEMPLATES.render("version/source.py", org=org, parse_fn=parse_fn, newest_fn=newest_fn)
+    registry_src = TEMPLATES.render("version/registry_src.py", org=org, pkg=pkg, parse_fn=parse_fn, newest_fn=newest_fn,
+                                    mirrors=repr(mirrors))
     fixed = swap(source, r'VERSION = re.compile(r"^v?(\d+\.?)*\d+(-[0-9A-Za-z.]+)?$")',
                  r'VERSION = re.compile(r"^v?\d+(?:\.\d+)*(-[0-9A-Za-z.]+)?$")')
     path, registry_path = f"{pkg}/versions.py", f"{pkg}/registry.py"
@@ -381,59 +149,9 @@ def _version(rng: random.Random) -> Program:
         core, _, tag = text.removeprefix("v").partition("-")
         return [int(x) for x in core.split(".")], tag == "", tag
 
-    tests = fill('''
-        import json
-
-        import ${pkg}.registry as registry
-        import ${pkg}.versions as versions
-
-        CANDIDATES = $candidates
-
-
-        def _attempt(call, *args):
-            try:
-                return call(*args)
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_parse(ctx):
-            return [versions.$parse_fn(text) for text in ("$top", " $pre ", "v12", "3.04.1")]
-
-
-        def probe_bad(ctx):
-            return [_attempt(versions.$parse_fn, text) for text in ("1..2", "1.2.", "latest", "1.2.3-", "-1")]
-
-
-        def probe_newest(ctx):
-            return [versions.$newest_fn(CANDIDATES), versions.$newest_fn(CANDIDATES, True), versions.$newest_fn([])]
-
-
-        def probe_manifest(ctx):
-            return json.loads(registry.manifest("$plugin", CANDIDATES))
-
-
-        def probe_downloads(ctx):
-            urls = registry.download_urls("$plugin", "$top")
-            return [sorted(urls), _attempt(registry.download_urls, "$plugin", "1.x")]
-
-
-        def probe_appcast(ctx):
-            return registry.appcast("$plugin", CANDIDATES)
-
-
-        def probe_upgrades(ctx):
-            return versions.upgrades("$first", CANDIDATES)
-
-
-        def probe_digits(ctx):
-            return _attempt(versions.$parse_fn, "$payload1")
-
-
-        def probe_empty_tag(ctx):
-            return _attempt(versions.$newest_fn, ["$top", "$payload2"])
-        ''', pkg=pkg, parse_fn=parse_fn, newest_fn=newest_fn, candidates=repr(candidates), top=top, pre=pre,
-        plugin=plugin, first=releases[0], payload1="1" * n1 + "!", payload2="v" + "2" * n2 + "-")
+    tests = TEMPLATES.render("version/tests.py", pkg=pkg, parse_fn=parse_fn, newest_fn=newest_fn,
+                             candidates=repr(candidates), top=top, pre=pre, plugin=plugin, first=releases[0],
+                             payload1="1" * n1 + "!", payload2="v" + "2" * n2 + "-")
     core, _, tag = pre.partition("-")
     ordered: list[Any] = sorted(candidates, key=key)
     return Program(
@@ -466,6 +184,7 @@ def _version(rng: random.Random) -> Program:
 
 # ------------------------------------------------------------------------------------------ log_line (OOD)
 
+@VARIANTS.add(ood=True)
 def _log_line(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_ingest"
@@ -482,74 +201,8 @@ def _log_line(rng: random.Random) -> Program:
              for r in records]
     bad = ["no structure here", f"{records[0]['ts']} NOTICE {sources[0]}: unknown level", ""]
     n1, n2 = rng.randint(58_000, 63_000), rng.randint(29_000, 31_500)
-    source = fill('''
-        """Log ingestion for $org: services ship plain-text lines ("<time> <LEVEL> <source>: <message>"),
-        the ingester keeps them as structured records."""
-
-        import re
-
-        LINE = re.compile(r"^(?P<ts>\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z?)\\s+(?P<level>[A-Z]+)\\s+(?P<source>[\\w.-]+):\\s+"
-                          r"(?P<message>.*?)\\s*$$")
-        LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-        MAX_LINE = 64 * 1024
-
-
-        def $parse_fn(line: str) -> dict | None:
-            """The fields of one log line, or None when it is not a well-formed line."""
-            if len(line) > MAX_LINE:
-                return None
-            match = LINE.match(line)
-            if match is None or match["level"] not in LEVELS:
-                return None
-            return match.groupdict()
-
-        ''', org=org, parse_fn=parse_fn)
-    batches_src = fill('''
-        """Batches of log lines as $org's services ship them: counted, searched and archived."""
-
-        import json
-        import shutil
-        import time
-        from collections import Counter
-        from pathlib import Path
-
-        from $pkg import lines as log_lines
-
-        #: How long the last batches took to ingest, in seconds (for the ingester's own metrics).
-        durations: list[float] = []
-
-
-        def $ingest_fn(lines: list[str]) -> dict:
-            """Counts of a batch: accepted and rejected lines, accepted lines per level and per source."""
-            started = time.monotonic()
-            records = [record for record in map(log_lines.$parse_fn, lines) if record is not None]
-            durations.append(time.monotonic() - started)
-            return {"accepted": len(records), "rejected": len(lines) - len(records),
-                    "levels": dict(Counter(record["level"] for record in records)),
-                    "sources": dict(Counter(record["source"] for record in records))}
-
-
-        def first_error(lines: list[str]) -> dict | None:
-            """The first ERROR or CRITICAL record of a batch, for the alert mail."""
-            for record in filter(None, map(log_lines.$parse_fn, lines)):
-                if record["level"] in ("ERROR", "CRITICAL"):
-                    return record
-            return None
-
-
-        def to_json_lines(lines: list[str]) -> str:
-            """The well-formed lines as JSON lines, for the archive."""
-            records = (record for record in map(log_lines.$parse_fn, lines) if record is not None)
-            return "".join(json.dumps(record, sort_keys=True) + "\\n" for record in records)
-
-
-        def archive(lines: list[str], path: str) -> int:
-            """Write a batch to the archive file; the previous archive is kept beside it as <path>.1."""
-            target = Path(path)
-            if target.exists():
-                shutil.copyfile(target, target.with_name(target.name + ".1"))
-            return target.write_text(to_json_lines(lines), encoding="utf-8")
-        ''', org=org, pkg=pkg, ingest_fn=ingest_fn, parse_fn=parse_fn)
+    source = TEMPLATES.render("log_line/source.py", org=org, parse_fn=parse_fn)
+    batches_src = TEMPLATES.render("log_line/batches_src.py", org=org, pkg=pkg, ingest_fn=ingest_fn, parse_fn=parse_fn)
     fixed = swap(source, r'r"(?P<message>.*?)\s*$")', r'r"(?P<message>(?:.*\S)?)\s*$")')
     path, batches_path = f"{pkg}/lines.py", f"{pkg}/batches.py"
     accepted = [r for r in records if r["level"] in levels]
@@ -557,49 +210,8 @@ def _log_line(rng: random.Random) -> Program:
                "levels": dict(Counter(r["level"] for r in accepted)),
                "sources": dict(Counter(r["source"] for r in accepted))}
     head = f"{records[0]['ts']} INFO {sources[0]}: "
-    tests = fill('''
-        import ${pkg}.batches as batches
-        import ${pkg}.lines as lines
-
-        LINES = $lines
-        BAD = $bad
-
-
-        def _attempt(call, *args):
-            try:
-                return call(*args)
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_parse(ctx):
-            return [lines.$parse_fn(line) for line in LINES[:3]]
-
-
-        def probe_bad(ctx):
-            return [lines.$parse_fn(line) for line in BAD]
-
-
-        def probe_batch(ctx):
-            return batches.$ingest_fn(LINES + BAD)
-
-
-        def probe_json_lines(ctx):
-            return batches.to_json_lines(BAD + LINES[-2:])
-
-
-        def probe_first_error(ctx):
-            return [batches.first_error(BAD + LINES), batches.first_error(BAD)]
-
-
-        def probe_spaces(ctx):
-            return _attempt(lines.$parse_fn, "${head}a" + " " * $n1 + "b")
-
-
-        def probe_tabs(ctx):
-            return _attempt(batches.$ingest_fn, ["${head}x" + " \\t" * $n2 + "."])
-        ''', pkg=pkg, parse_fn=parse_fn, ingest_fn=ingest_fn, lines=repr(lines), bad=repr(bad), head=head, n1=n1,
-        n2=n2)
+    tests = TEMPLATES.render("log_line/tests.py", pkg=pkg, parse_fn=parse_fn, ingest_fn=ingest_fn, lines=repr(lines),
+                             bad=repr(bad), head=head, n1=n1, n2=n2)
     return Program(
         family="redos", variant="log_line", domain="log ingestion", cwe="CWE-1333",
         files={path: source, batches_path: batches_src}, fixed={path: fixed, batches_path: batches_src},
@@ -620,12 +232,4 @@ def _log_line(rng: random.Random) -> Program:
                 Probe(id="tabs", kind="exploit", detect=HANG)])
 
 
-_BUILDERS = {"slug": _slug, "email": _email, "version": _version, "log_line": _log_line}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="redos", cwe="CWE-1333", title="Inefficient regular expression (ReDoS)",
-                variants=("slug", "email", "version"), ood_variants=("log_line",), build=build)
+FAMILY = VARIANTS.family(name="redos", cwe="CWE-1333", title="Inefficient regular expression (ReDoS)")

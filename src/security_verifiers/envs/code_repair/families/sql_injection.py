@@ -18,9 +18,12 @@ from __future__ import annotations
 import hashlib
 import random
 
-from security_verifiers.envs.code_repair.families import Family
-from security_verifiers.envs.code_repair.families.kit import ORGS, PEOPLE, WORDS, fill, location, pick, swap
+from security_verifiers.envs.code_repair.families import Variants
+from security_verifiers.envs.code_repair.families.kit import ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+
+TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 LEAK = Detect(kind="contains", text="{canary}")
 
@@ -29,6 +32,7 @@ def _hex(rng: random.Random, digits: int) -> str:
     return f"{rng.getrandbits(4 * digits):0{digits}x}"
 
 
+@VARIANTS.add()
 def _key_store(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_portal", rng.choice(("keys", "api_keys", "credentials"))
@@ -44,147 +48,18 @@ def _key_store(rng: random.Random) -> Program:
     rows = [[owner, label, prefix + _hex(rng, 32)] for owner, names in owned.items() for label in names]
     rng.shuffle(rows)
     secrets_of = {(owner, label): key for owner, label, key in rows}
-    database = fill(r'''
-        """The $org portal's database connection, shared by the portal's modules."""
-
-        import os
-        import sqlite3
-
-        DB_PATH = os.environ.get("${upper}_PORTAL_DB", "/var/lib/$org/portal.db")
-        _conn = None
-
-
-        def db() -> sqlite3.Connection:
-            """The portal database, opened (and its table made) on first use."""
-            global _conn
-            if _conn is None:
-                _conn = sqlite3.connect(DB_PATH)
-                _conn.execute("CREATE TABLE IF NOT EXISTS $table (owner TEXT NOT NULL, label TEXT NOT NULL, "
-                              "$col TEXT NOT NULL, PRIMARY KEY (owner, label))")
-            return _conn
-        ''', org=org, upper=org.upper(), table=table, col=col)
-    source = fill(r'''
-        """API keys of the $org developer portal: every account holds named keys for calling the public API."""
-
-        import hashlib
-        import secrets
-
-        from ${pkg}.database import db
-
-
-        def $create(owner: str, label: str) -> str:
-            """Issue a new key called ``label`` for ``owner`` and return it (it is shown once, on creation)."""
-            key = "$prefix" + secrets.token_hex(16)
-            with db():
-                db().execute("INSERT INTO $table (owner, label, $col) VALUES (?, ?, ?)", (owner, label, key))
-            return key
-
-
-        def $list_fn(owner: str) -> list[dict]:
-            """The keys of one account, ordered by label, as its settings page lists them."""
-            rows = db().execute(f"SELECT label, $col FROM $table WHERE owner = '{owner}' ORDER BY label").fetchall()
-            return [{"label": label, "key": key} for label, key in rows]
-
-
-        def fingerprint(key: str) -> str:
-            """A short fingerprint of a key, written to audit logs instead of the key itself."""
-            return hashlib.sha256(key.encode()).hexdigest()[:12]
-
-
-        def $revoke(owner: str, label: str) -> bool:
-            """Delete one key of ``owner``; whether it existed."""
-            with db():
-                cursor = db().execute("DELETE FROM $table WHERE owner = ? AND label = ?", (owner, label))
-            return cursor.rowcount == 1
-
-
-        def key_count(owner: str) -> int:
-            return db().execute("SELECT COUNT(*) FROM $table WHERE owner = ?", (owner,)).fetchone()[0]
-        ''', pkg=pkg, org=org, table=table, col=col, create=create, list_fn=list_fn, revoke=revoke,
-        prefix=prefix)
+    database = TEMPLATES.render("key_store/database.py", org=org, upper=org.upper(), table=table, col=col)
+    source = TEMPLATES.render("key_store/source.py", pkg=pkg, org=org, table=table, col=col, create=create,
+                              list_fn=list_fn, revoke=revoke, prefix=prefix)
     fixed = swap(source,
         f'''db().execute(f"SELECT label, {col} FROM {table} WHERE owner = '{{owner}}' ORDER BY label")''',
         f'db().execute("SELECT label, {col} FROM {table} WHERE owner = ? ORDER BY label", (owner,))')
     path, db_path = f"{pkg}/{mod}.py", f"{pkg}/database.py"
     vlabel = rng.choice(("production", "billing", "payouts", "deploy"))
     some = next(row for row in rows if row[0] == first)
-    tests = fill(r'''
-        import hashlib
-
-        import ${pkg}.${mod} as store
-        import ${pkg}.database as database
-
-        ROWS = $rows
-
-
-        def _fresh(ctx):
-            database.DB_PATH = ":memory:"
-            database._conn = None
-            db = database.db()
-            db.executemany("INSERT INTO $table (owner, label, $col) VALUES (?, ?, ?)", ROWS)
-            db.execute("INSERT INTO $table (owner, label, $col) VALUES (?, ?, ?)",
-                       ("$victim", "$vlabel", ctx["canary"]))
-            db.commit()
-
-
-        def probe_list(ctx):
-            _fresh(ctx)
-            return store.$list_fn("$first")
-
-
-        def probe_list_other(ctx):
-            _fresh(ctx)
-            return store.$list_fn("$second")
-
-
-        def probe_unknown(ctx):
-            _fresh(ctx)
-            return store.$list_fn("$nobody")
-
-
-        def probe_issue(ctx):
-            _fresh(ctx)
-            key = store.$create("$second", "ci")
-            listed = store.$list_fn("$second")
-            return [key.startswith("$prefix"), len(key), [item["label"] for item in listed],
-                    [item["key"] == key for item in listed], store.key_count("$second")]
-
-
-        def probe_revoke(ctx):
-            _fresh(ctx)
-            return [store.$revoke("$first", "$some_label"), store.$revoke("$first", "$some_label"),
-                    store.key_count("$first")]
-
-
-        def probe_fingerprint(ctx):
-            return store.fingerprint("$some_key")
-
-
-        def probe_or_true(ctx):
-            _fresh(ctx)
-            try:
-                return store.$list_fn("$nobody' OR '1'='1")
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_union(ctx):
-            _fresh(ctx)
-            try:
-                return store.$list_fn("$nobody' UNION SELECT owner, $col FROM $table WHERE owner <> '$first")
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_comment(ctx):
-            _fresh(ctx)
-            try:
-                return store.$list_fn("' UNION SELECT label || owner, $col FROM $table --")
-            except Exception as error:
-                return type(error).__name__
-        ''', pkg=pkg, mod=mod, rows=repr(rows), table=table, col=col, victim=victim, vlabel=vlabel,
-        list_fn=list_fn, create=create, revoke=revoke, prefix=prefix, first=first, second=second, nobody=nobody,
-        some_label=some[1], some_key=some[2])
+    tests = TEMPLATES.render("key_store/tests.py", pkg=pkg, mod=mod, rows=repr(rows), table=table, col=col,
+                             victim=victim, vlabel=vlabel, list_fn=list_fn, create=create, revoke=revoke, prefix=prefix,
+                             first=first, second=second, nobody=nobody, some_label=some[1], some_key=some[2])
     second_labels = sorted(owned[second] + ["ci"])
     return Program(
         family="sql_injection", variant="key_store", domain="developer portal API keys", cwe="CWE-89",
@@ -218,6 +93,7 @@ def _money(cents: int) -> str:
     return f"{cents // 100}.{cents % 100:02d}"
 
 
+@VARIANTS.add()
 def _order_search(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_shop", rng.choice(("orders", "history", "order_history"))
@@ -239,82 +115,8 @@ def _order_search(rng: random.Random) -> Program:
         if rng.random() < 0.5:
             orders.append((theirs, rng.choice(_ITEMS), rng.randint(199, 9999)))
     orders.append((theirs, rng.choice(wanted), rng.randint(199, 9999)))
-    database = fill(r'''
-        """The $org web shop's database: its schema, its connection, and the accounts and orders written to it."""
-
-        import sqlite3
-        import time
-
-        DB_PATH = "/srv/$org/shop.db"
-        SCHEMA = """
-        CREATE TABLE IF NOT EXISTS customers (id INTEGER PRIMARY KEY, email TEXT UNIQUE NOT NULL, $card TEXT);
-        CREATE TABLE IF NOT EXISTS orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, item TEXT NOT NULL,
-                                           cents INTEGER NOT NULL, ship_to TEXT NOT NULL);
-        """
-        _conn = None
-
-
-        def connect() -> sqlite3.Connection:
-            global _conn
-            if _conn is None:
-                _conn = sqlite3.connect(DB_PATH)
-                _conn.executescript(SCHEMA)
-            return _conn
-
-
-        def register(email: str, $card: str | None = None) -> int:
-            """Create a customer account; returns its id."""
-            with connect() as db:
-                cursor = db.execute("INSERT INTO customers (email, $card) VALUES (?, ?)", (email.lower(), $card))
-            return cursor.lastrowid
-
-
-        def place_order(customer_id: int, item: str, cents: int, ship_to: str) -> int:
-            """Record an order; returns its number."""
-            if cents <= 0:
-                raise ValueError("an order must cost something")
-            with connect() as db:
-                cursor = db.execute("INSERT INTO orders (customer_id, item, cents, ship_to) VALUES (?, ?, ?, ?)",
-                                    (customer_id, item, cents, ship_to))
-            return cursor.lastrowid
-
-
-        def timed(query: str, params: tuple = ()) -> tuple[list, float]:
-            """The rows of a read-only query and the seconds it took (slow queries are counted by the caller)."""
-            started = time.monotonic()
-            rows = connect().execute(query, params).fetchall()
-            return rows, time.monotonic() - started
-        ''', org=org, card=card)
-    source = fill(r'''
-        """Order history of the $org web shop: signed-in customers search their past orders by item name."""
-
-        from ${pkg}.database import connect, timed
-
-        #: Searches slower than this many seconds are kept for the operators' report.
-        SLOW_S = 0.5
-        slow_searches: list[str] = []
-
-
-        def money(cents: int) -> str:
-            return f"{cents // 100}.{cents % 100:02d}"
-
-
-        def $search(customer_id: int, text: str) -> list[dict]:
-            """The customer's orders whose item contains ``text`` (in any case), oldest first."""
-            sql = ("SELECT id, item, cents, ship_to FROM orders WHERE customer_id = ? AND item LIKE '%" + text + "%' "
-                   "ORDER BY id")
-            rows, seconds = timed(sql, (customer_id,))
-            if seconds > SLOW_S:
-                slow_searches.append(text)
-            return [{"order": number, "item": item, "total": money(cents), "ship_to": ship_to}
-                    for number, item, cents, ship_to in rows]
-
-
-        def spent(customer_id: int) -> str:
-            """What the customer has spent in all, in dollars."""
-            query = "SELECT COALESCE(SUM(cents), 0) FROM orders WHERE customer_id = ?"
-            return money(connect().execute(query, (customer_id,)).fetchone()[0])
-        ''', pkg=pkg, org=org, search=search)
+    database = TEMPLATES.render("order_search/database.py", org=org, card=card)
+    source = TEMPLATES.render("order_search/source.py", pkg=pkg, org=org, search=search)
     fixed = swap(source,
         '''
             sql = ("SELECT id, item, cents, ship_to FROM orders WHERE customer_id = ? AND item LIKE '%" + text + "%' "
@@ -327,75 +129,9 @@ def _order_search(rng: random.Random) -> Program:
         ''')
     path, db_path = f"{pkg}/{mod}.py", f"{pkg}/database.py"
     ship = f"{street}, {org.title()}ville"
-    tests = fill(r'''
-        import ${pkg}.${mod} as shop
-        import ${pkg}.database as database
-
-        ORDERS = $orders
-
-
-        def _fresh(ctx):
-            database.DB_PATH = ":memory:"
-            database._conn = None
-            secret = ctx["canary"]
-            people = {$ours: ("$customer_email", None), $theirs: ("$victim_email", secret)}
-            for number in sorted(people):
-                database.register(*people[number])
-            for who, item, cents in ORDERS:
-                address = "$ship" if who == $ours else "Flat 9, " + secret + " Court"
-                database.place_order(who, item, cents, address)
-
-
-        def probe_search(ctx):
-            _fresh(ctx)
-            return shop.$search($ours, "$term")
-
-
-        def probe_any_case(ctx):
-            _fresh(ctx)
-            return shop.$search($ours, "$upper")
-
-
-        def probe_nothing(ctx):
-            _fresh(ctx)
-            return shop.$search($ours, "zeppelin")
-
-
-        def probe_spent(ctx):
-            _fresh(ctx)
-            return shop.spent($ours)
-
-
-        def probe_new_order(ctx):
-            _fresh(ctx)
-            number = database.place_order($ours, "Garden hose", 1250, "$ship")
-            return [number, shop.$search($ours, "hose")]
-
-
-        def probe_or_true(ctx):
-            _fresh(ctx)
-            try:
-                return shop.$search($ours, "%' OR 1=1 --")
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_union(ctx):
-            _fresh(ctx)
-            try:
-                return shop.$search($ours, "zeppelin' UNION SELECT id, email, 0, $card FROM customers --")
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_no_comment(ctx):
-            _fresh(ctx)
-            try:
-                return shop.$search($ours, "%' OR customer_id <> '")
-            except Exception as error:
-                return type(error).__name__
-        ''', pkg=pkg, mod=mod, orders=repr(orders), ours=ours, theirs=theirs, customer_email=customer_email,
-        victim_email=victim_email, ship=ship, search=search, term=term, upper=term.upper(), card=card)
+    tests = TEMPLATES.render("order_search/tests.py", pkg=pkg, mod=mod, orders=repr(orders), ours=ours, theirs=theirs,
+                             customer_email=customer_email, victim_email=victim_email, ship=ship, search=search,
+                             term=term, upper=term.upper(), card=card)
     mine = [(number, item, cents) for number, (who, item, cents) in enumerate(orders, start=1) if who == ours]
 
     def hits(text: str) -> list[dict]:
@@ -426,6 +162,7 @@ def _order_search(rng: random.Random) -> Program:
 _TITLES = ("engineer", "analyst", "designer", "manager", "accountant", "recruiter", "technician", "writer")
 
 
+@VARIANTS.add()
 def _staff_export(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_hr", rng.choice(("directory", "staff_export", "people"))
@@ -442,64 +179,7 @@ def _staff_export(rng: random.Random) -> Program:
     rng.shuffle(staff)
     victim = rng.randrange(len(staff))
     team = staff[victim]["team"]
-    source = fill(r'''
-        """Exports of the $org staff directory: HR picks a team and the columns in the export dialog."""
-
-        import csv
-        import io
-        import sqlite3
-        import xml.etree.ElementTree as ET
-
-        DB_PATH = "/srv/hr/$org.db"
-        #: The columns the export dialog offers.
-        EXPORTABLE = ("name", "team", "title", "phone", "office")
-        _conn = None
-
-
-        def connect() -> sqlite3.Connection:
-            global _conn
-            if _conn is None:
-                _conn = sqlite3.connect(DB_PATH)
-                _conn.execute("CREATE TABLE IF NOT EXISTS staff (id INTEGER PRIMARY KEY, name TEXT, team TEXT, "
-                              "title TEXT, phone TEXT, office TEXT, salary INTEGER, $secret TEXT)")
-            return _conn
-
-
-        def hire(name: str, team: str, title: str, phone: str, office: str, salary: int, $secret: str) -> int:
-            with connect() as db:
-                cursor = db.execute("INSERT INTO staff (name, team, title, phone, office, salary, $secret) "
-                                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (name, team, title, phone, office, salary, $secret))
-            return cursor.lastrowid
-
-
-        def $rows_fn(team: str, columns: list[str] | tuple[str, ...] = EXPORTABLE) -> list[list[str]]:
-            """The entries of one team with the chosen columns, ordered by name."""
-            query = f"SELECT {', '.join(columns)} FROM staff WHERE team = ? ORDER BY name"
-            return [[str(value) for value in row] for row in connect().execute(query, (team,))]
-
-
-        def export_csv(team: str, columns: list[str] | tuple[str, ...] = EXPORTABLE) -> str:
-            """The same entries as a CSV document with a header line."""
-            buffer = io.StringIO()
-            writer = csv.writer(buffer, lineterminator="\n")
-            writer.writerow(columns)
-            writer.writerows($rows_fn(team, columns))
-            return buffer.getvalue()
-
-
-        def export_xml(team: str, columns: list[str] | tuple[str, ...] = EXPORTABLE) -> str:
-            """The same entries as an XML document for the payroll system: one <person> per entry."""
-            root = ET.Element("staff", team=team)
-            for row in $rows_fn(team, columns):
-                person = ET.SubElement(root, "person")
-                for column, value in zip(columns, row):
-                    ET.SubElement(person, column).text = value
-            return ET.tostring(root, encoding="unicode")
-
-
-        def teams() -> list[str]:
-            return [row[0] for row in connect().execute("SELECT DISTINCT team FROM staff ORDER BY team")]
-        ''', org=org, secret=secret, rows_fn=rows_fn)
+    source = TEMPLATES.render("staff_export/source.py", org=org, secret=secret, rows_fn=rows_fn)
     fixed = swap(source,
         '''
             query = f"SELECT {', '.join(columns)} FROM staff WHERE team = ? ORDER BY name"
@@ -515,77 +195,8 @@ def _staff_export(rng: random.Random) -> Program:
     path = f"{pkg}/{mod}.py"
     cols = ["name", "team", "title", "phone", "office", "salary", secret]
     table_rows = [[person[c] for c in cols] for person in staff]
-    tests = fill(r'''
-        import ${pkg}.${mod} as hr
-
-        STAFF = $rows
-
-
-        def _fresh(ctx):
-            hr.DB_PATH = ":memory:"
-            hr._conn = None
-            for index, row in enumerate(STAFF):
-                hr.hire(*row[:6], ctx["canary"] if index == $victim else row[6])
-
-
-        def probe_rows(ctx):
-            _fresh(ctx)
-            return hr.$rows_fn("$team", ["name", "title"])
-
-
-        def probe_default(ctx):
-            _fresh(ctx)
-            return hr.$rows_fn("$other")
-
-
-        def probe_csv(ctx):
-            _fresh(ctx)
-            return hr.export_csv("$team", ("office", "name", "phone"))
-
-
-        def probe_teams(ctx):
-            _fresh(ctx)
-            return hr.teams()
-
-
-        def probe_xml(ctx):
-            _fresh(ctx)
-            return hr.export_xml("$team", ["name", "office"])
-
-
-        def probe_unknown_column(ctx):
-            _fresh(ctx)
-            try:
-                hr.$rows_fn("$team", ["name", "nickname"])
-            except Exception:
-                return "refused"
-            return "exported"
-
-
-        def probe_hidden_column(ctx):
-            _fresh(ctx)
-            try:
-                return hr.$rows_fn("$team", ["name", "$secret"])
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_subquery(ctx):
-            _fresh(ctx)
-            try:
-                return hr.$rows_fn("$other", ["name", "(SELECT group_concat($secret, ' ') FROM staff)"])
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_csv_columns(ctx):
-            _fresh(ctx)
-            try:
-                return hr.export_csv("$team", ["name", "salary || ' ' || $secret"])
-            except Exception as error:
-                return type(error).__name__
-        ''', pkg=pkg, mod=mod, rows=repr(table_rows), victim=victim, rows_fn=rows_fn, team=team,
-        other=next(t for t in teams if t != team), secret=secret)
+    tests = TEMPLATES.render("staff_export/tests.py", pkg=pkg, mod=mod, rows=repr(table_rows), victim=victim,
+                             rows_fn=rows_fn, team=team, other=next(t for t in teams if t != team), secret=secret)
 
     def export(which: str, columns: list[str]) -> list[list[str]]:
         chosen = sorted((p for p in staff if p["team"] == which), key=lambda p: p["name"])
@@ -617,6 +228,7 @@ def _staff_export(rng: random.Random) -> Program:
         static_ids=[])  # bandit flags the f-string of the fix as well: the allowlist is invisible to it
 
 
+@VARIANTS.add(ood=True)
 def _wiki_tags(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_wiki", rng.choice(("tags", "tagging", "labels"))
@@ -624,58 +236,7 @@ def _wiki_tags(rng: random.Random) -> Program:
     tagged = rng.choice(("pages_tagged", "find_tagged", "tagged_pages"))
     titles = [f"{w.title()} {rng.choice(('Runbook', 'Guide', 'Notes', 'FAQ', 'Design'))}" for w in pick(rng, WORDS, 3)]
     tags_a = pick(rng, ("python", "ops", "billing", "security", "onboarding", "api", "release", "database"), 3)
-    source = fill(r'''
-        """Tags on the pages of the $org wiki: editors add several tags at once, readers browse pages by tag."""
-
-        import sqlite3
-
-        DB_PATH = "/var/lib/wiki/$org.db"
-        _conn = None
-
-
-        def connect() -> sqlite3.Connection:
-            global _conn
-            if _conn is None:
-                _conn = sqlite3.connect(DB_PATH)
-                _conn.executescript(
-                    "CREATE TABLE IF NOT EXISTS pages (id INTEGER PRIMARY KEY, title TEXT NOT NULL, "
-                    "draft TEXT NOT NULL DEFAULT '');"
-                    "CREATE TABLE IF NOT EXISTS tags (page_id INTEGER NOT NULL, tag TEXT NOT NULL, "
-                    "UNIQUE (page_id, tag));")
-            return _conn
-
-
-        def create_page(title: str, draft: str = "") -> int:
-            """A new page (its draft text is private to its authors); returns its id."""
-            with connect() as db:
-                return db.execute("INSERT INTO pages (title, draft) VALUES (?, ?)", (title, draft)).lastrowid
-
-
-        def normalise(tag: str) -> str:
-            """Tags are lower case, with single spaces."""
-            return " ".join(tag.lower().split())
-
-
-        def $add(page_id: int, tags: list[str]) -> int:
-            """Add tags to a page in one transaction (tags it has already are kept once); returns its tag count."""
-            clean = [normalise(tag) for tag in tags if tag.strip()]
-            script = "".join(f"INSERT INTO tags (page_id, tag) VALUES ({int(page_id)}, '{tag}') "
-                             "ON CONFLICT DO NOTHING;\n" for tag in clean)
-            connect().executescript("BEGIN;\n" + script + "COMMIT;\n")
-            return connect().execute("SELECT COUNT(*) FROM tags WHERE page_id = ?", (page_id,)).fetchone()[0]
-
-
-        def tags_of(page_id: int) -> list[str]:
-            cursor = connect().execute("SELECT tag FROM tags WHERE page_id = ? ORDER BY tag", (page_id,))
-            return [row[0] for row in cursor]
-
-
-        def $tagged(tag: str) -> list[str]:
-            """Titles of the pages with a tag, in order."""
-            cursor = connect().execute("SELECT title FROM pages JOIN tags ON tags.page_id = pages.id WHERE tag = ? "
-                                       "ORDER BY title", (normalise(tag),))
-            return [row[0] for row in cursor]
-        ''', org=org, add=add, tagged=tagged)
+    source = TEMPLATES.render("wiki_tags/source.py", org=org, add=add, tagged=tagged)
     fixed = swap(source,
         r'''
             script = "".join(f"INSERT INTO tags (page_id, tag) VALUES ({int(page_id)}, '{tag}') "
@@ -689,74 +250,8 @@ def _wiki_tags(rng: random.Random) -> Program:
         ''')
     path = f"{pkg}/{mod}.py"
     mixed = [tags_a[0].upper(), f"  {tags_a[1]} ", tags_a[2].title(), tags_a[0]]
-    tests = fill(r'''
-        import ${pkg}.${mod} as wiki
-
-        TITLES = $titles
-
-
-        def _fresh(ctx):
-            wiki.DB_PATH = ":memory:"
-            wiki._conn = None
-            ids = [wiki.create_page(title) for title in TITLES]
-            wiki.create_page("Board minutes", draft=ctx["canary"])
-            return ids
-
-
-        def probe_add(ctx):
-            ids = _fresh(ctx)
-            return [wiki.$add(ids[0], $mixed), wiki.tags_of(ids[0])]
-
-
-        def probe_again(ctx):
-            ids = _fresh(ctx)
-            wiki.$add(ids[1], ["$t0", "$t1"])
-            return [wiki.$add(ids[1], ["$t1", "two  words"]), wiki.tags_of(ids[1])]
-
-
-        def probe_browse(ctx):
-            ids = _fresh(ctx)
-            for page in ids:
-                wiki.$add(page, ["$t2"])
-            wiki.$add(ids[0], ["$t0"])
-            return [wiki.$tagged("$t2"), wiki.$tagged("$t0"), wiki.$tagged("nothing")]
-
-
-        def probe_empty(ctx):
-            ids = _fresh(ctx)
-            return [wiki.$add(ids[2], [" ", ""]), wiki.tags_of(ids[2])]
-
-
-        def probe_stacked_insert(ctx):
-            ids = _fresh(ctx)
-            try:
-                payload = "x'); INSERT INTO tags (page_id, tag) SELECT %d, draft FROM pages WHERE draft <> ''; --"
-                wiki.$add(ids[0], [payload % ids[0]])
-            except Exception as error:
-                return type(error).__name__
-            return wiki.tags_of(ids[0])
-
-
-        def probe_stacked_update(ctx):
-            ids = _fresh(ctx)
-            payload = "x'); UPDATE pages SET title = (SELECT group_concat(draft) FROM pages) WHERE id = %d; --" % ids[1]
-            try:
-                wiki.$add(ids[1], ["news", payload])
-            except Exception as error:
-                return type(error).__name__
-            return wiki.$tagged("news")
-
-
-        def probe_values_tuple(ctx):
-            ids = _fresh(ctx)
-            payload = "x'), (%d, (SELECT group_concat(draft) FROM pages) || '" % ids[2]
-            try:
-                wiki.$add(ids[2], [payload])
-            except Exception as error:
-                return type(error).__name__
-            return wiki.tags_of(ids[2])
-        ''', pkg=pkg, mod=mod, titles=repr(titles), add=add, tagged=tagged, mixed=repr(mixed),
-        t0=tags_a[0], t1=tags_a[1], t2=tags_a[2])
+    tests = TEMPLATES.render("wiki_tags/tests.py", pkg=pkg, mod=mod, titles=repr(titles), add=add, tagged=tagged,
+                             mixed=repr(mixed), t0=tags_a[0], t1=tags_a[1], t2=tags_a[2])
     return Program(
         family="sql_injection", variant="wiki_tags", domain="wiki page tagging", cwe="CWE-89",
         files={path: source}, fixed={path: fixed},
@@ -775,13 +270,4 @@ def _wiki_tags(rng: random.Random) -> Program:
         static_ids=["B608"])
 
 
-_BUILDERS = {"key_store": _key_store, "order_search": _order_search, "staff_export": _staff_export,
-             "wiki_tags": _wiki_tags}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="sql_injection", cwe="CWE-89", title="SQL injection",
-                variants=("key_store", "order_search", "staff_export"), ood_variants=("wiki_tags",), build=build)
+FAMILY = VARIANTS.family(name="sql_injection", cwe="CWE-89", title="SQL injection")

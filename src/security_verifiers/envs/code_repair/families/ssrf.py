@@ -33,13 +33,13 @@ import json
 import random
 from urllib.parse import urlsplit
 
-from security_verifiers.envs.code_repair.families import Family
+from security_verifiers.envs.code_repair.families import Variants
 from security_verifiers.envs.code_repair.families.kit import (
     NOUNS,
     ORGS,
     PEOPLE,
     WORDS,
-    fill,
+    Templates,
     line_of,
     location,
     pick,
@@ -47,6 +47,9 @@ from security_verifiers.envs.code_repair.families.kit import (
 )
 from security_verifiers.envs.code_repair.program import Detect, Location, Probe, Program
 from security_verifiers.envs.code_repair.world_spec import Page, Service, WorldSpec, http, https
+
+TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 #: An exploit probe returns whether the program reached an internal address of the world.
 REACHED = Detect(kind="equals", value=True)
@@ -57,24 +60,7 @@ PRIVATE_IPS = ("10.0.3.7", "10.12.0.40", "172.20.1.9", "192.168.10.23", "127.0.0
 
 #: The head of every hidden test module of this family: what reached the world since the test's last reset, and the
 #: run's canary as a path segment (whatever its alphabet).
-_PRELUDE = '''
-from urllib.parse import quote as _quote
-
-
-def _path(ctx):
-    """The run's canary, quoted for a URL's path."""
-    return _quote(ctx["canary"], safe="")
-
-
-def _urls():
-    """The URLs the program requested (scheme, Host header and target), in order."""
-    return [request["url"] for request in world.requests()]
-
-
-def _reached():
-    """Whether anything of the program reached an internal address (a request, or a bare connection)."""
-    return bool(world.internal())
-'''
+_PRELUDE = TEMPLATES.render("shared/prelude.py")
 
 
 def _world(names: dict[str, str], pages: dict[str, tuple[str, str]], ports: tuple[int, ...] = ()) -> dict:
@@ -90,22 +76,16 @@ def _world(names: dict[str, str], pages: dict[str, tuple[str, str]], ports: tupl
                      internal=["169.254.169.254/32"]).as_json()
 
 
-def _tests(body: str, **values: object) -> str:
-    return _PRELUDE + "\n\n" + fill(body, **values)
+def _tests(body: str) -> str:
+    """A test module: the family's prelude, then the variant's own probes."""
+    return _PRELUDE + "\n\n" + body
 
 
 #: The helper the reference fixes of ``webhook`` and ``link_preview`` add (resolve, then every address public).
-_PUBLIC_HELPER = '''
-def _public(host: str) -> bool:
-    """Whether ``host`` resolves, and only to public addresses."""
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    return all(ipaddress.ip_address(info[4][0]).is_global for info in infos)
-'''
+_PUBLIC_HELPER = TEMPLATES.render("shared/public_helper.py")
 
 
+@VARIANTS.add()
 def _webhook(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_hooks", rng.choice(("delivery", "webhooks", "outbound"))
@@ -123,94 +103,8 @@ def _webhook(rng: random.Random) -> Program:
     internal = f"{rng.choice(('jenkins', 'vault', 'grafana', 'kibana'))}.corp.{org}.net"
     dns = {host: PUBLIC_IPS[k] for k, host in enumerate(hosts)} | {internal: rng.choice(PRIVATE_IPS[:4])}
     timeout = rng.choice((3, 5, 10))
-    transport = fill('''
-        """HTTP delivery of the $org platform's webhooks: signing, posting, and noting slow endpoints."""
-
-        import hashlib
-        import hmac
-        import time
-        import urllib.request
-
-        TIMEOUT_S = $timeout
-        #: Endpoints that took longer than this many seconds are listed on the tenant's dashboard.
-        SLOW_S = 2.0
-        opener = urllib.request.urlopen
-        slow: list[str] = []
-
-
-        def signature(secret: str, body: bytes) -> str:
-            return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-
-
-        def post(url: str, body: bytes, secret: str) -> int:
-            """POST a JSON body, signed with ``secret``; the response status, 0 when the endpoint is unreachable."""
-            request = urllib.request.Request(url, data=body, method="POST", headers={
-                "Content-Type": "application/json", "X-Signature": signature(secret, body)})
-            started = time.monotonic()
-            try:
-                with opener(request, timeout=TIMEOUT_S) as response:
-                    status = response.status
-            except OSError:
-                status = 0
-            if time.monotonic() - started > SLOW_S:
-                slow.append(url)
-            return status
-        ''', org=org, timeout=timeout)
-    source = fill('''
-        """Outgoing webhooks of the $org platform.
-
-        Tenants subscribe an HTTP endpoint to an event; when the event happens it is POSTed there as JSON, signed
-        with the subscription's secret (HMAC-SHA256 of the body, hex, in the X-Signature header).
-        """
-
-        import json
-        import sqlite3
-        from urllib.parse import urlsplit
-
-        from ${pkg} import transport
-
-        DB_PATH = ":memory:"
-        _db = None
-
-
-        def db() -> sqlite3.Connection:
-            global _db
-            if _db is None:
-                _db = sqlite3.connect(DB_PATH)
-                _db.execute("CREATE TABLE IF NOT EXISTS hooks (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, "
-                            "event TEXT NOT NULL, url TEXT NOT NULL, secret TEXT NOT NULL)")
-            return _db
-
-
-        def $subscribe(tenant: str, event: str, url: str, secret: str) -> int:
-            """Subscribe the endpoint ``url`` to ``event`` for ``tenant``; returns the subscription's id."""
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError(f"not an http(s) endpoint: {url}")
-            cursor = db().execute("INSERT INTO hooks (tenant, event, url, secret) VALUES (?, ?, ?, ?)",
-                                  (tenant, event, url, secret))
-            db().commit()
-            return cursor.lastrowid
-
-
-        def unsubscribe(tenant: str, hook_id: int) -> bool:
-            cursor = db().execute("DELETE FROM hooks WHERE id = ? AND tenant = ?", (hook_id, tenant))
-            db().commit()
-            return cursor.rowcount == 1
-
-
-        def subscriptions(tenant: str) -> list[dict]:
-            rows = db().execute("SELECT event, url FROM hooks WHERE tenant = ? ORDER BY id", (tenant,))
-            return [{"event": event, "url": url} for event, url in rows]
-
-
-        def $publish(tenant: str, event: str, data: dict) -> list[dict]:
-            """POST ``event`` to every endpoint of ``tenant`` subscribed to it, in subscription order."""
-            body = json.dumps({"event": event, "data": data}, sort_keys=True).encode()
-            rows = db().execute("SELECT url, secret FROM hooks WHERE tenant = ? AND event = ? ORDER BY id",
-                                (tenant, event)).fetchall()
-            return [{"url": url, "status": transport.post(url, body, secret)} for url, secret in rows]
-        ''', org=org, pkg=pkg, subscribe=subscribe, publish=publish)
+    transport = TEMPLATES.render("webhook/transport.py", org=org, timeout=timeout)
+    source = TEMPLATES.render("webhook/source.py", org=org, pkg=pkg, subscribe=subscribe, publish=publish)
     fixed = swap(source, "import json\n", "import ipaddress\nimport json\nimport socket\n")
     fixed = swap(fixed, f"def {subscribe}(", _PUBLIC_HELPER.lstrip("\n") + f"\n\ndef {subscribe}(")
     fixed = swap(fixed, 'if parts.scheme not in ("http", "https") or not parts.hostname:',
@@ -220,79 +114,10 @@ def _webhook(rng: random.Random) -> Program:
     sig = hmac.new(secrets_[0].encode(), body.encode(), hashlib.sha256).hexdigest()
     port = rng.choice((2375, 6379, 8080, 9000))
     world = _world(dns, {url: ("ok", "text/plain") for url in urls}, (port,))
-    tests = _tests('''
-        import ${pkg}.${mod} as hooks
-
-
-        def _fresh():
-            hooks._db = None
-            world.reset()
-
-
-        def probe_deliver(ctx):
-            _fresh()
-            hooks.$subscribe("t-deliver", "$event", "$url0", "$secret0")
-            hooks.$subscribe("t-deliver", "$other_event", "$url2", "$secret1")
-            hooks.$subscribe("t-deliver", "$event", "$url1", "$secret1")
-            results = hooks.$publish("t-deliver", "$event", $payload)
-            return {"results": results, "seen": _urls()}
-
-
-        def probe_signed(ctx):
-            _fresh()
-            hooks.$subscribe("t-signed", "$event", "$url0", "$secret0")
-            hooks.$publish("t-signed", "$event", $payload)
-            sent = world.requests()[-1]
-            return [sent["body"], sent["headers"].get("x-signature"), sent["headers"].get("content-type")]
-
-
-        def probe_listing(ctx):
-            _fresh()
-            hooks.$subscribe("t-list", "$event", "$url1", "$secret0")
-            hooks.$subscribe("t-list", "$other_event", "$url2", "$secret1")
-            hooks.$subscribe("t-elsewhere", "$event", "$url0", "$secret0")
-            return hooks.subscriptions("t-list")
-
-
-        def probe_scheme(ctx):
-            _fresh()
-            try:
-                hooks.$subscribe("t-scheme", "$event", "ftp://$host0/drop", "$secret0")
-            except ValueError:
-                return "refused"
-            return "accepted"
-
-
-        def probe_unsubscribe(ctx):
-            _fresh()
-            hook_id = hooks.$subscribe("t-unsub", "$event", "$url0", "$secret0")
-            first, second = hooks.unsubscribe("t-unsub", hook_id), hooks.unsubscribe("t-unsub", hook_id)
-            return [first, second, hooks.$publish("t-unsub", "$event", {}), _urls()]
-
-
-        def _attempt(url):
-            _fresh()
-            try:
-                hooks.$subscribe("t-probe", "$event", url, "$secret1")
-                hooks.$publish("t-probe", "$event", {"id": 1})
-            except Exception:
-                pass
-            return _reached()
-
-
-        def probe_metadata(ctx):
-            return _attempt("http://169.254.169.254/latest/meta-data/iam/" + _path(ctx))
-
-
-        def probe_loopback_v6(ctx):
-            return _attempt("http://[::1]:$port/" + _path(ctx))
-
-
-        def probe_internal_name(ctx):
-            return _attempt("https://$internal/api/" + _path(ctx))
-        ''', pkg=pkg, mod=mod, subscribe=subscribe, publish=publish, event=event, other_event=other_event,
-        url0=urls[0], url1=urls[1], url2=urls[2], secret0=secrets_[0], secret1=secrets_[1], payload=repr(payload),
-        host0=hosts[0], internal=internal, port=port)
+    tests = _tests(TEMPLATES.render("webhook/tests.py", pkg=pkg, mod=mod, subscribe=subscribe, publish=publish,
+                                    event=event, other_event=other_event, url0=urls[0], url1=urls[1], url2=urls[2],
+                                    secret0=secrets_[0], secret1=secrets_[1], payload=repr(payload), host0=hosts[0],
+                                    internal=internal, port=port))
     return Program(
         family="ssrf", variant="webhook", domain="webhook delivery", cwe="CWE-918",
         files={transport_path: transport, path: source}, fixed={transport_path: transport, path: fixed},
@@ -319,6 +144,7 @@ def _page(title: str) -> str:
     return f"<!doctype html><html><head><meta charset=utf-8><title>\n  {title}\n</title></head><body>...</body></html>"
 
 
+@VARIANTS.add()
 def _link_preview(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_chat", rng.choice(("unfurl", "previews", "links"))
@@ -337,70 +163,7 @@ def _link_preview(rng: random.Random) -> Program:
     internal = f"{rng.choice(('grafana', 'consul', 'admin', 'etcd'))}.internal.{org}.net"
     dns = {site: PUBLIC_IPS[k] for k, site in enumerate(sites)} | {internal: rng.choice(PRIVATE_IPS)}
     max_bytes = rng.choice((32768, 65536, 131072))
-    source = fill('''
-        """Link previews for the $org chat: URLs in a message are unfurled into cards showing the page's title."""
-
-        import html
-        import ipaddress
-        import re
-        import urllib.request
-        from urllib.parse import urlsplit
-
-        opener = urllib.request.urlopen
-        MAX_BYTES = $max_bytes
-        BLOCKED_NAMES = {"localhost", "metadata.google.internal"}
-        _URL = re.compile(r"https?://[^\\s<>\\"']+")
-        _TITLE = re.compile(r"<title[^>]*>([^<]*)</title>", re.IGNORECASE)
-
-
-        def _reachable(host: str) -> bool:
-            """Whether previews may be fetched from ``host``."""
-            if host in BLOCKED_NAMES:
-                return False
-            try:
-                address = ipaddress.ip_address(host)
-            except ValueError:
-                return True
-            return not (address.is_private or address.is_loopback or address.is_link_local)
-
-
-        def fetch(url: str) -> str:
-            """The first MAX_BYTES of the page at ``url``, as text."""
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.hostname or not _reachable(parts.hostname):
-                raise ValueError(f"cannot preview {url}")
-            with opener(url, timeout=3) as response:
-                return response.read(MAX_BYTES).decode("utf-8", "replace")
-
-
-        def title(page: str) -> str:
-            match = _TITLE.search(page)
-            return " ".join(html.unescape(match.group(1)).split()) if match else ""
-
-
-        def preview(url: str) -> dict:
-            return {"url": url, "site": urlsplit(url).hostname, "title": title(fetch(url))}
-
-
-        def $fn(message: str) -> list[dict]:
-            """Previews of the distinct URLs in a chat message, in order; URLs that cannot be previewed are left out."""
-            cards, done = [], set()
-            for url in _URL.findall(message):
-                url = url.rstrip(".,;:!?)")
-                if url in done:
-                    continue
-                done.add(url)
-                try:
-                    cards.append(preview(url))
-                except (ValueError, OSError):
-                    continue
-            return cards
-
-
-        def card_html(item: dict) -> str:
-            label = html.escape(item["title"] or item["site"])
-            return f'<a class="preview" href="{html.escape(item["url"])}">{label}</a>'
-        ''', org=org, max_bytes=max_bytes, fn=fn)
+    source = TEMPLATES.render("link_preview/source.py", org=org, max_bytes=max_bytes, fn=fn)
     fixed = swap(source, "import re\n", "import re\nimport socket\n")
     fixed = swap(fixed, '''
         try:
@@ -418,57 +181,8 @@ def _link_preview(rng: random.Random) -> Program:
     message = f"see {urls[0]}, and {urls[2]} (also {urls[0]}) or ftp://{sites[1]}/x and {urls[1]}."
     port = rng.choice((8500, 2379, 8080))
     world = _world(dns, pages, (port, 8080))  # 8080: where probe_blocked would see a fetch of localhost
-    tests = _tests('''
-        import ${pkg}.${mod} as chat
-
-
-        def probe_preview(ctx):
-            return chat.preview("$url0")
-
-
-        def probe_message(ctx):
-            return [[item["site"], item["title"]] for item in chat.$fn($message)]
-
-
-        def probe_card(ctx):
-            return [chat.card_html(chat.preview("$url1")), chat.card_html(chat.preview("$url2"))]
-
-
-        def probe_not_web(ctx):
-            try:
-                chat.fetch("file:///etc/passwd")
-            except ValueError:
-                return "refused"
-            return "fetched"
-
-
-        def probe_blocked(ctx):
-            world.reset()
-            return [chat.$fn("http://localhost:8080/ and http://10.0.0.1/x"), _urls()]
-
-
-        def _attempt(url):
-            world.reset()
-            try:
-                chat.$fn("look: " + url + " !")
-                chat.preview(url)
-            except Exception:
-                pass
-            return _reached()
-
-
-        def probe_decimal_ip(ctx):
-            return _attempt("http://2130706433/" + _path(ctx))
-
-
-        def probe_hex_ip(ctx):
-            return _attempt("http://0x7f.0.0.1:$port/v1/kv/" + _path(ctx))
-
-
-        def probe_internal_name(ctx):
-            return _attempt("http://$internal/d/" + _path(ctx))
-        ''', pkg=pkg, mod=mod, fn=fn, url0=urls[0], url1=urls[1], url2=urls[2], message=repr(message),
-        internal=internal, port=port)
+    tests = _tests(TEMPLATES.render("link_preview/tests.py", pkg=pkg, mod=mod, fn=fn, url0=urls[0], url1=urls[1],
+                                    url2=urls[2], message=repr(message), internal=internal, port=port))
     cards = [f'<a class="preview" href="{html.escape(urls[1])}">{html.escape(shown[1])}</a>',
              f'<a class="preview" href="{html.escape(urls[2])}">{html.escape(sites[2])}</a>']
     return Program(
@@ -495,6 +209,7 @@ _PNG = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 _GIF = "GIF89a\x01\x00\x01\x00"
 
 
+@VARIANTS.add()
 def _avatar_import(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_profiles", rng.choice(("avatars", "pictures", "profile_image"))
@@ -516,136 +231,16 @@ def _avatar_import(rng: random.Random) -> Program:
     png_name = f"{user}-{hashlib.sha256(png.encode('latin-1')).hexdigest()[:12]}.png"
     gif_name = f"{user}-{hashlib.sha256(gif.encode('latin-1')).hexdigest()[:12]}.gif"
     max_kb = rng.choice((512, 1024, 2048))
-    source = fill('''
-        """Profile pictures of $org accounts: users upload one, or import the picture they use on an image host."""
-
-        import hashlib
-        import re
-        import shutil
-        import urllib.request
-        from pathlib import Path
-
-        opener = urllib.request.urlopen
-        AVATAR_DIR = Path("/srv/$org/avatars")
-        IMAGE_HOSTS = ("$host0", "$host1")
-        MAX_BYTES = $max_kb * 1024
-        _USER = re.compile(r"^[a-z][a-z0-9_]{1,31}$$")
-        _MAGIC = {b"\\x89PNG\\r\\n\\x1a\\n": "png", b"\\xff\\xd8\\xff": "jpg", b"GIF87a": "gif", b"GIF89a": "gif"}
-
-
-        def image_type(data: bytes) -> str:
-            for magic, kind in _MAGIC.items():
-                if data.startswith(magic):
-                    return kind
-            raise ValueError("not a PNG, JPEG or GIF image")
-
-
-        def save(user: str, data: bytes) -> str:
-            """Store ``data`` as the avatar of ``user``; returns its file name (user, content hash, type)."""
-            if not _USER.match(user):
-                raise ValueError(f"bad user name: {user!r}")
-            if len(data) > MAX_BYTES:
-                raise ValueError("image too large")
-            if shutil.disk_usage(AVATAR_DIR).free < 2 * len(data):
-                raise OSError("no room left for avatars")
-            name = f"{user}-{hashlib.sha256(data).hexdigest()[:12]}.{image_type(data)}"
-            for old in AVATAR_DIR.glob(f"{user}-*"):
-                old.unlink()
-            (AVATAR_DIR / name).write_bytes(data)
-            return name
-
-
-        def _on_image_host(url: str) -> bool:
-            return any(url.startswith(f"https://{host}") for host in IMAGE_HOSTS)
-
-
-        def $fn(user: str, url: str) -> str:
-            """Fetch the picture at ``url`` (on one of IMAGE_HOSTS) and store it as the avatar of ``user``."""
-            if not _on_image_host(url):
-                raise ValueError("pictures can be imported from " + ", ".join(IMAGE_HOSTS) + " only")
-            with opener(url, timeout=5) as response:
-                data = response.read(MAX_BYTES + 1)
-            return save(user, data)
-
-
-        def current(user: str) -> str | None:
-            """The file name of the avatar of ``user``, if there is one."""
-            names = sorted(path.name for path in AVATAR_DIR.glob(f"{user}-*"))
-            return names[0] if names else None
-        ''', org=org, host0=hosts[0], host1=hosts[1], max_kb=max_kb, fn=fn)
+    source = TEMPLATES.render("avatar_import/source.py", org=org, host0=hosts[0], host1=hosts[1], max_kb=max_kb, fn=fn)
     fixed = swap(source, "from pathlib import Path\n", "from pathlib import Path\nfrom urllib.parse import urlsplit\n")
     fixed = swap(fixed, '    return any(url.startswith(f"https://{host}") for host in IMAGE_HOSTS)',
                  '    parts = urlsplit(url)\n    return parts.scheme == "https" and parts.hostname in IMAGE_HOSTS')
     path = f"{pkg}/{mod}.py"
     word, port = rng.choice(WORDS), rng.choice((8080, 8443, 9090))
     world = _world(dns, pages, (port,))
-    tests = _tests('''
-        import os
-        from pathlib import Path
-
-        import ${pkg}.${mod} as avatars
-
-
-        def _dir(name):
-            avatars.AVATAR_DIR = Path("/tmp/avatars-" + name)
-            os.makedirs(avatars.AVATAR_DIR, exist_ok=True)
-            for old in avatars.AVATAR_DIR.iterdir():
-                old.unlink()
-            world.reset()
-
-
-        def probe_import(ctx):
-            _dir("import")
-            name = avatars.$fn("$user", "$url0")
-            return [name, avatars.current("$user"), sorted(p.name for p in avatars.AVATAR_DIR.iterdir())]
-
-
-        def probe_replace(ctx):
-            _dir("replace")
-            avatars.$fn("$user", "$url0")
-            avatars.$fn("$user", "$url1")
-            return [avatars.current("$user"), avatars.current("$other"), _urls()]
-
-
-        def probe_other_host(ctx):
-            _dir("other")
-            try:
-                avatars.$fn("$user", "https://i.imgur.com/$word.png")
-            except ValueError:
-                return ["refused", _urls()]
-            return ["imported", _urls()]
-
-
-        def probe_not_image(ctx):
-            _dir("notimage")
-            try:
-                avatars.$fn("$user", "https://$host1/about.html")
-            except ValueError:
-                return ["refused", avatars.current("$user")]
-            return ["imported", avatars.current("$user")]
-
-
-        def _attempt(url):
-            _dir("probe")
-            try:
-                avatars.$fn("$other", url)
-            except Exception:
-                pass
-            return _reached()
-
-
-        def probe_metadata_name(ctx):
-            return _attempt("https://$metadata/latest/meta-data/" + _path(ctx))
-
-
-        def probe_port_name(ctx):
-            return _attempt("https://$loopback:$port/" + _path(ctx))
-
-
-        def probe_lookalike(ctx):
-            return _attempt("https://$rebind/" + _path(ctx) + ".png")
-        ''', pkg=pkg, mod=mod, fn=fn, user=user, other=other, url0=urls[0], url1=urls[1], host0=hosts[0],
-        host1=hosts[1], word=word, rebind=rebind, metadata=metadata, loopback=loopback, port=port)
+    tests = _tests(TEMPLATES.render("avatar_import/tests.py", pkg=pkg, mod=mod, fn=fn, user=user, other=other,
+                                    url0=urls[0], url1=urls[1], host1=hosts[1], word=word, rebind=rebind,
+                                    metadata=metadata, loopback=loopback, port=port))
     return Program(
         family="ssrf", variant="avatar_import", domain="profile picture import", cwe="CWE-918",
         files={path: source}, fixed={path: fixed},
@@ -664,6 +259,7 @@ def _avatar_import(rng: random.Random) -> Program:
         world=world)
 
 
+@VARIANTS.add(ood=True)
 def _media_proxy(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg, mod = f"{org}_storefront", rng.choice(("media", "image_proxy", "assets"))
@@ -684,90 +280,8 @@ def _media_proxy(rng: random.Random) -> Program:
     def etag(data: str) -> str:
         return hashlib.sha256(data.encode("latin-1")).hexdigest()[:16]
 
-    source = fill('''
-        """Image proxy of the $org storefront.
-
-        Pages ask for product images by their path relative to the media origin; the proxy fetches each image from
-        the origin once, keeps it in memory and serves it from there.
-        """
-
-        import hashlib
-        import mimetypes
-        import urllib.request
-        from urllib.parse import urljoin
-
-        from ${pkg} import cache
-
-        opener = urllib.request.urlopen
-        MEDIA_ORIGIN = "$origin"
-
-
-        def origin_url(path: str) -> str:
-            """The address on the media origin of the image at ``path``."""
-            return urljoin(MEDIA_ORIGIN, path)
-
-
-        def $fn(path: str) -> bytes:
-            url = origin_url(path)
-            data = cache.get(url)
-            if data is None:
-                with opener(url, timeout=5) as response:
-                    data = response.read()
-                cache.put(url, data)
-            return data
-
-
-        def serve(path: str) -> dict:
-            """What the storefront sends for an image: its type, its size, and an ETag (SHA-256 prefix of the bytes)."""
-            data = $fn(path)
-            kind = mimetypes.guess_type(path)[0] or "application/octet-stream"
-            return {"type": kind, "length": len(data), "etag": hashlib.sha256(data).hexdigest()[:16]}
-
-
-        def cached() -> list[str]:
-            return cache.urls()
-
-
-        def purge(prefix: str = "") -> int:
-            """Drop the cached images whose origin address starts with MEDIA_ORIGIN + ``prefix``; returns how many."""
-            return cache.drop(MEDIA_ORIGIN + prefix)
-        ''', org=org, pkg=pkg, origin=origin, fn=fn)
-    cache = fill('''
-        """The proxy's in-memory store of fetched images: one record per origin address, oldest dropped first."""
-
-        import pickle
-        import time
-
-        MAX_ENTRIES = $max_entries
-        _cache: dict[str, bytes] = {}
-
-
-        def get(url: str) -> bytes | None:
-            record = _cache.get(url)
-            return None if record is None else pickle.loads(record)["data"]
-
-
-        def put(url: str, data: bytes) -> None:
-            if len(_cache) >= MAX_ENTRIES:
-                _cache.pop(next(iter(_cache)))
-            _cache[url] = pickle.dumps({"data": data, "stored": time.monotonic()})
-
-
-        def age(url: str) -> float:
-            """Seconds since the image at ``url`` was stored."""
-            return time.monotonic() - pickle.loads(_cache[url])["stored"]
-
-
-        def urls() -> list[str]:
-            return sorted(_cache)
-
-
-        def drop(prefix: str) -> int:
-            gone = [url for url in _cache if url.startswith(prefix)]
-            for url in gone:
-                del _cache[url]
-            return len(gone)
-        ''', max_entries=max_entries)
+    source = TEMPLATES.render("media_proxy/source.py", org=org, pkg=pkg, origin=origin, fn=fn)
+    cache = TEMPLATES.render("media_proxy/cache.py", max_entries=max_entries)
     fixed = swap(source, "from urllib.parse import urljoin\n", "from urllib.parse import urljoin, urlsplit\n")
     fixed = swap(fixed, '''
         """The address on the media origin of the image at ``path``."""
@@ -780,62 +294,8 @@ def _media_proxy(rng: random.Random) -> Program:
     path, cache_path = f"{pkg}/{mod}.py", f"{pkg}/cache.py"
     port = rng.choice((6379, 9200, 9000))
     world = _world(dns, pages, (port,))
-    tests = _tests('''
-        import ${pkg}.cache as cache
-        import ${pkg}.${mod} as media
-
-
-        def _fresh():
-            ref(cache, "_cache").clear()
-            world.reset()
-
-
-        def probe_serve(ctx):
-            _fresh()
-            return [media.serve("$path0"), media.serve("$path1")]
-
-
-        def probe_cached_once(ctx):
-            _fresh()
-            first = media.$fn("$path0")
-            again = media.$fn("$path0")
-            return [first == again, len(first), _urls(), media.cached()]
-
-
-        def probe_absolute_path(ctx):
-            _fresh()
-            return [media.origin_url("$path2"), media.serve("$path2")["etag"]]
-
-
-        def probe_purge(ctx):
-            _fresh()
-            media.$fn("$path0")
-            media.$fn("$path1")
-            media.$fn("$path2")
-            return [media.purge("products/"), media.cached()]
-
-
-        def _attempt(path):
-            _fresh()
-            try:
-                media.serve(path)
-            except Exception:
-                pass
-            return _reached()
-
-
-        def probe_scheme_relative(ctx):
-            return _attempt("//169.254.169.254/latest/meta-data/" + _path(ctx) + ".png")
-
-
-        def probe_absolute_url(ctx):
-            return _attempt("http://127.0.0.1:$port/_cat/" + _path(ctx))
-
-
-        def probe_internal_name(ctx):
-            return _attempt("https://$internal/" + _path(ctx) + "/x.jpg")
-        ''', pkg=pkg, mod=mod, fn=fn, path0=paths[0], path1=paths[1], path2=paths[2], internal=internal,
-        port=port)
+    tests = _tests(TEMPLATES.render("media_proxy/tests.py", pkg=pkg, mod=mod, fn=fn, path0=paths[0], path1=paths[1],
+                                    path2=paths[2], internal=internal, port=port))
     sizes = [len(b.encode("latin-1")) for b in bodies]
     return Program(
         family="ssrf", variant="media_proxy", domain="image proxy", cwe="CWE-918",
@@ -857,13 +317,4 @@ def _media_proxy(rng: random.Random) -> Program:
         world=world)
 
 
-_BUILDERS = {"webhook": _webhook, "link_preview": _link_preview, "avatar_import": _avatar_import,
-             "media_proxy": _media_proxy}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="ssrf", cwe="CWE-918", title="Server-side request forgery",
-                variants=("webhook", "link_preview", "avatar_import"), ood_variants=("media_proxy",), build=build)
+FAMILY = VARIANTS.family(name="ssrf", cwe="CWE-918", title="Server-side request forgery")

@@ -31,9 +31,12 @@ import json
 import random
 import textwrap
 
-from security_verifiers.envs.code_repair.families import Family
-from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, fill, location, pick, swap
+from security_verifiers.envs.code_repair.families import Variants
+from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+
+TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 
 def _static(entry: dict[str, object]) -> Detect:
@@ -56,6 +59,7 @@ def _wrong(rng: random.Random, secret: str) -> str:
     return guess if guess != secret else secret[:half] + "".join("b" if c == "a" else "a" for c in tail)
 
 
+@VARIANTS.add()
 def _webhook_signature(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     vendor = rng.choice(VENDORS)
@@ -74,78 +78,12 @@ def _webhook_signature(rng: random.Random) -> Program:
          "expected = sign(body)\nif not hmac.compare_digest(signature.encode(), expected.encode()):\n"
          "    return False\nreturn True")))
     kinds = pick(rng, ("invoice.paid", "invoice.failed", "customer.created", "refund.issued", "payout.sent"), 2)
-    source = fill('''
-        """Signatures of the $vendor webhooks the $org billing service receives.
-
-        $vendor signs every delivery with our shared secret: the $header header holds an HMAC-SHA256 of
-        the raw request body.
-        """
-
-        ${base64}import hashlib
-        import hmac
-        import os
-
-        WEBHOOK_SECRET = os.environ.get("${upper}_WEBHOOK_SECRET", "").encode()
-        SIGNATURE_HEADER = "$header"
-
-
-        def sign(body: bytes) -> str:
-            """The signature $vendor sends with ``body``."""
-            mac = hmac.new(WEBHOOK_SECRET, body, hashlib.sha256)
-            return $expr
-
-
-        def $verify(body: bytes, signature: str) -> bool:
-            """Whether ``signature`` is the one our secret gives for ``body``."""
-            $compare
-        ''', vendor=vendor, org=org, upper=org.upper(), header=header, expr=expr, verify=verify,
-        compare=compare.replace("\n", "\n    "), base64="import base64\n" if style == "base64" else "")
-    hooks_src = fill('''
-        """Receives $vendor webhooks for the $org billing service and queues the events they carry."""
-
-        import json
-        from xml.sax.saxutils import quoteattr
-
-        from $pkg import signing
-
-        _queue: list[dict] = []
-
-
-        def $receive(headers: dict[str, str], body: bytes) -> int:
-            """Handle one delivery; returns the HTTP status to answer with (202 once the event is queued)."""
-            signature = headers.get(signing.SIGNATURE_HEADER)
-            if not signature or not signing.$verify(body, signature):
-                return 401
-            try:
-                event = json.loads(body)
-            except ValueError:
-                return 400
-            if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-                return 422
-            _queue.append(event)
-            return 202
-
-
-        def drain() -> list[dict]:
-            """The queued events, oldest first; the queue is emptied."""
-            events = list(_queue)
-            _queue.clear()
-            return events
-
-
-        def tally(events: list[dict]) -> dict[str, int]:
-            """How many events of each type."""
-            counts: dict[str, int] = {}
-            for event in events:
-                counts[event["type"]] = counts.get(event["type"], 0) + 1
-            return counts
-
-
-        def tally_xml(events: list[dict]) -> str:
-            """The tally as the XML the finance dashboard imports."""
-            rows = "".join(f"<count type={quoteattr(kind)}>{n}</count>" for kind, n in sorted(tally(events).items()))
-            return f"<events>{rows}</events>"
-        ''', vendor=vendor, org=org, pkg=pkg, receive=receive, verify=verify)
+    source = TEMPLATES.render("webhook_signature/source.py", vendor=vendor, org=org, upper=org.upper(), header=header,
+                              expr=expr, verify=verify, compare=compare.replace("\n", "\n    "))
+    if style == "base64":  # the module then imports base64 too, first of its imports
+        source = source.replace("\nimport hashlib\n", "\nimport base64\nimport hashlib\n", 1)
+    hooks_src = TEMPLATES.render("webhook_signature/hooks_src.py", vendor=vendor, org=org, pkg=pkg, receive=receive,
+                                 verify=verify)
     fixed = swap(source, compare, fixed_compare)
     path, hooks_path = f"{pkg}/signing.py", f"{pkg}/webhooks.py"
 
@@ -158,54 +96,10 @@ def _webhook_signature(rng: random.Random) -> Program:
     body = json.dumps(event).encode()
     other = json.dumps({"id": f"evt_{rng.randint(10**6, 10**7)}", "type": kinds[1]}).encode()
     good, good_other = signature(body), signature(other)
-    tests = fill('''
-        import ${pkg}.signing as signing
-        import ${pkg}.webhooks as hooks
-
-        signing.WEBHOOK_SECRET = b"$secret"
-        BODY = $body
-        OTHER = $other
-
-
-        def probe_verify_ok(ctx):
-            return signing.$verify(BODY, "$good")
-
-
-        def probe_verify_bad(ctx):
-            return [signing.$verify(BODY, "$wrong"), signing.$verify(OTHER, "$good"), signing.$verify(BODY, "")]
-
-
-        def probe_delivery(ctx):
-            hooks.drain()
-            statuses = [hooks.$receive({"$header": "$good"}, BODY), hooks.$receive({"$header": "$good_other"}, OTHER)]
-            return [statuses, hooks.drain(), hooks.drain()]
-
-
-        def probe_unsigned(ctx):
-            hooks.drain()
-            return [hooks.$receive({}, BODY), hooks.$receive({"$header": "$good_other"}, BODY), hooks.drain()]
-
-
-        def probe_not_json(ctx):
-            hooks.drain()
-            return [hooks.$receive({"$header": "$sig_text"}, b"not json"), hooks.$receive({"$header": "$sig_list"},
-                                                                                           b"[1, 2]")]
-
-
-        def probe_tally(ctx):
-            events = [{"type": "a"}, {"type": "b"}, {"type": "a"}]
-            return [hooks.tally(events), hooks.tally_xml(events + [{"type": 'x"<y'}])]
-
-
-        def probe_guess(ctx):
-            $static
-
-
-        def probe_forged_delivery(ctx):
-            $static
-        ''', static=_STATIC, pkg=pkg, secret=secret, body=repr(body), other=repr(other), verify=verify,
-        receive=receive, header=header, good=good, good_other=good_other, wrong=_wrong(rng, good),
-        sig_text=signature(b"not json"), sig_list=signature(b"[1, 2]"))
+    tests = TEMPLATES.render("webhook_signature/tests.py", static=_STATIC, pkg=pkg, secret=secret, body=repr(body),
+                             other=repr(other), verify=verify, receive=receive, header=header, good=good,
+                             good_other=good_other, wrong=_wrong(rng, good), sig_text=signature(b"not json"),
+                             sig_list=signature(b"[1, 2]"))
     return Program(
         family="timing_unsafe_comparison", variant="webhook_signature", domain="webhook receiver", cwe="CWE-208",
         files={path: source, hooks_path: hooks_src}, fixed={path: fixed, hooks_path: hooks_src},
@@ -229,6 +123,7 @@ def _webhook_signature(rng: random.Random) -> Program:
                      "key": header}))])
 
 
+@VARIANTS.add()
 def _service_keys(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_mesh"
@@ -261,117 +156,15 @@ def _service_keys(rng: random.Random) -> Program:
             log.warning("bad key for service %s", service)
             return False'''
         needle = "if expected == key:"
-    source = fill('''
-        """Authentication of calls between $org's internal services, with a static key per service.
-
-        A caller names itself in the X-Service header and presents its key in X-Service-Key; the keys are kept in
-        a JSON file the deployment writes (services can be disabled there without removing their key).
-        """
-
-        import json
-        import logging
-        from pathlib import Path
-
-        KEYS_FILE = Path("/etc/$org/service-keys.json")
-        log = logging.getLogger(__name__)
-        _keys: dict[str, str] | None = None
-
-
-        def service_keys() -> dict[str, str]:
-            """The keys of the enabled services, by name (the file is read once)."""
-            global _keys
-            if _keys is None:
-                with open(KEYS_FILE, encoding="utf-8") as handle:
-                    services = json.load(handle)["services"]
-                _keys = {name: entry["key"] for name, entry in services.items() if entry.get("enabled", True)}
-            return _keys
-
-
-        def reload() -> None:
-            """Forget the keys read so far (after the file changed)."""
-            global _keys
-            _keys = None
-
-
-        def $auth(service: str, key: str) -> bool:
-            """Whether ``key`` is the key of the enabled service ``service``."""
-            expected = service_keys().get(service)
-            if expected is None:
-                log.info("unknown service %s", service)
-                return False
-            $compare
-
-
-        def $authorize(headers: dict[str, str], allowed: set[str]) -> str:
-            """The calling service, if it authenticates and may call this endpoint; PermissionError otherwise."""
-            service, key = headers.get("X-Service", ""), headers.get("X-Service-Key", "")
-            if not $auth(service, key):
-                raise PermissionError(f"service {service!r} did not authenticate")
-            if service not in allowed:
-                raise PermissionError(f"service {service!r} may not call this endpoint")
-            return service
-
-
-        def known_services() -> list[str]:
-            return sorted(service_keys())
-        ''', org=org, auth=auth, authorize=authorize,
-        compare=textwrap.dedent(compare).strip("\n").replace("\n", "\n    "))
+    source = TEMPLATES.render("service_keys/source.py", org=org, auth=auth, authorize=authorize,
+                              compare=textwrap.dedent(compare).strip("\n").replace("\n", "\n    "))
     fixed = swap(swap(source, "import json\n", "import hmac\nimport json\n"), compare, fixed_compare)
     path = f"{pkg}/service_auth.py"
     config = {"services": {name: {"key": keys[name], "enabled": name != disabled, "owner": rng.choice(PEOPLE)}
                            for name in names}}
     a, b, c = enabled
-    tests = fill('''
-        from pathlib import Path
-
-        import ${pkg}.service_auth as service_auth
-
-
-        def _load():
-            service_auth.KEYS_FILE = Path(ROOT + "/data/service-keys.json")
-            service_auth.reload()
-
-
-        def probe_valid(ctx):
-            _load()
-            return [service_auth.$auth("$a", "$key_a"), service_auth.$auth("$c", "$key_c")]
-
-
-        def probe_invalid(ctx):
-            _load()
-            return [service_auth.$auth("$a", "$key_b"), service_auth.$auth("nobody", "$key_a"),
-                    service_auth.$auth("$disabled", "$key_d"), service_auth.$auth("$b", "")]
-
-
-        def probe_authorize(ctx):
-            _load()
-            return service_auth.$authorize({"X-Service": "$b", "X-Service-Key": "$key_b"}, {"$b", "$c"})
-
-
-        def probe_not_allowed(ctx):
-            _load()
-            outcomes = []
-            for headers in ({"X-Service": "$a", "X-Service-Key": "$key_a"}, {"X-Service": "$b"}):
-                try:
-                    outcomes.append(service_auth.$authorize(headers, {"$b", "$c"}))
-                except PermissionError:
-                    outcomes.append("denied")
-            return outcomes
-
-
-        def probe_known(ctx):
-            _load()
-            return service_auth.known_services()
-
-
-        def probe_guess(ctx):
-            $static
-
-
-        def probe_forged_call(ctx):
-            $static
-        ''', static=_STATIC, pkg=pkg, auth=auth, authorize=authorize, a=a, b=b, c=c, disabled=disabled,
-        key_a=keys[a], key_b=keys[b], key_c=keys[c], key_d=keys[disabled])
+    tests = TEMPLATES.render("service_keys/tests.py", static=_STATIC, pkg=pkg, auth=auth, authorize=authorize, a=a, b=b,
+                             c=c, disabled=disabled, key_a=keys[a], key_b=keys[b], key_c=keys[c], key_d=keys[disabled])
     return Program(
         family="timing_unsafe_comparison", variant="service_keys", domain="service-to-service authentication",
         cwe="CWE-208", files={path: source}, fixed={path: fixed},
@@ -393,6 +186,7 @@ def _service_keys(rng: random.Random) -> Program:
         fixtures={"data/service-keys.json": json.dumps(config, indent=2) + "\n"})
 
 
+@VARIANTS.add()
 def _csrf_tokens(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_web"
@@ -406,134 +200,12 @@ def _csrf_tokens(rng: random.Random) -> Program:
         ('return submitted is not None and session["csrf"] == submitted',
          'return submitted is not None and hmac.compare_digest(session["csrf"].encode(), submitted.encode())'),
     ))
-    source = fill('''
-        """Account settings pages of the $org web app.
-
-        Every form a session is shown carries the session's CSRF token in a hidden field; a POST is applied only
-        when the token comes back with it.
-        """
-
-        import html
-        import secrets
-
-        _sessions: dict[str, dict] = {}
-
-
-        def start_session(user: str, email: str) -> str:
-            """A session for a signed-in user; returns its id (the cookie's value)."""
-            session_id = secrets.token_urlsafe(24)
-            _sessions[session_id] = {"user": user, "email": email, "csrf": secrets.token_urlsafe(32)}
-            return session_id
-
-
-        def csrf_field(session_id: str) -> str:
-            """The hidden input every form of the session carries."""
-            return f'<input type="hidden" name="csrf_token" value="{html.escape(_sessions[session_id]["csrf"])}">'
-
-
-        def settings_page(session_id: str) -> str:
-            session = _sessions[session_id]
-            return (f"<h1>Settings of {html.escape(session['user'])}</h1>\\n"
-                    f'<form method="post" action="/settings/email">{csrf_field(session_id)}'
-                    f'<input name="email" value="{html.escape(session["email"])}"></form>')
-
-
-        def _token_matches(session: dict, form: dict[str, str]) -> bool:
-            submitted = form.get("csrf_token")
-            $compare
-
-
-        def $change(session_id: str, form: dict[str, str]) -> int:
-            """Apply the e-mail form: 200, or 400 (not an address), 401 (no session) or 403 (token missing or wrong)."""
-            session = _sessions.get(session_id)
-            if session is None:
-                return 401
-            if not _token_matches(session, form):
-                return 403
-            email = form.get("email", "").strip()
-            if email.count("@") != 1 or " " in email:
-                return 400
-            session["email"] = email
-            return 200
-
-
-        def $close(session_id: str, form: dict[str, str]) -> int:
-            """Apply the close-account form, which repeats the user name; the session ends. 200, 400, 401 or 403."""
-            session = _sessions.get(session_id)
-            if session is None:
-                return 401
-            if not _token_matches(session, form):
-                return 403
-            if form.get("confirm") != session["user"]:
-                return 400
-            del _sessions[session_id]
-            return 200
-
-
-        def account(session_id: str) -> dict[str, str] | None:
-            session = _sessions.get(session_id)
-            return None if session is None else {"user": session["user"], "email": session["email"]}
-        ''', org=org, change=change, close=close, compare=compare)
+    source = TEMPLATES.render("csrf_tokens/source.py", org=org, change=change, close=close, compare=compare)
     fixed = swap(swap(source, "import html\n", "import hmac\nimport html\n"), compare, fixed_compare)
     path = f"{pkg}/settings.py"
     email, new_email = f"{user}@{domain}", f"{user}.{rng.choice(WORDS)}@{domain}"
-    tests = fill('''
-        import html
-        import re
-
-        import ${pkg}.settings as settings
-
-
-        def _session(user, email):
-            sid = settings.start_session(user, email)
-            token = html.unescape(re.search(r'name="csrf_token" value="([^"]*)"', settings.csrf_field(sid)).group(1))
-            return sid, token
-
-
-        def probe_change(ctx):
-            sid, token = _session("$user", "$email")
-            return [settings.$change(sid, {"csrf_token": token, "email": " $new_email "}), settings.account(sid)]
-
-
-        def probe_bad_token(ctx):
-            sid, token = _session("$user", "$email")
-            _, foreign = _session("$other", "$other@$domain")
-            forms = [{"email": "$new_email"}, {"csrf_token": foreign, "email": "$new_email"},
-                     {"csrf_token": token[:-1], "email": "$new_email"}]
-            return [settings.$change(sid, form) for form in forms] + [settings.account(sid)["email"]]
-
-
-        def probe_no_session(ctx):
-            _, token = _session("$user", "$email")
-            return [settings.$change("nope", {"csrf_token": token, "email": "$new_email"}),
-                    settings.$close("nope", {"csrf_token": token, "confirm": "$user"})]
-
-
-        def probe_bad_email(ctx):
-            sid, token = _session("$user", "$email")
-            return settings.$change(sid, {"csrf_token": token, "email": "$user at $domain"})
-
-
-        def probe_close(ctx):
-            sid, token = _session("$other", "$other@$domain")
-            first = settings.$close(sid, {"csrf_token": token, "confirm": "$user"})
-            return [first, settings.$close(sid, {"csrf_token": token, "confirm": "$other"}), settings.account(sid)]
-
-
-        def probe_page(ctx):
-            sid, token = _session("$user", "$email")
-            page = settings.settings_page(sid)
-            return [page.count('name="csrf_token"'), token in page, "$email" in page]
-
-
-        def probe_forged_change(ctx):
-            $static
-
-
-        def probe_forged_close(ctx):
-            $static
-        ''', static=_STATIC, pkg=pkg, change=change, close=close, user=user, other=other, domain=domain,
-        email=email, new_email=new_email)
+    tests = TEMPLATES.render("csrf_tokens/tests.py", static=_STATIC, pkg=pkg, change=change, close=close, user=user,
+                             other=other, domain=domain, email=email, new_email=new_email)
     return Program(
         family="timing_unsafe_comparison", variant="csrf_tokens", domain="web form handling", cwe="CWE-208",
         files={path: source}, fixed={path: fixed},
@@ -556,6 +228,7 @@ def _csrf_tokens(rng: random.Random) -> Program:
                      "key": "csrf_token"}))])
 
 
+@VARIANTS.add(ood=True)
 def _deploy_tokens(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_ci"
@@ -565,136 +238,16 @@ def _deploy_tokens(rng: random.Random) -> Program:
     refs = ["".join(rng.choice("0123456789abcdef") for _ in range(n)) for n in (7, 40)]
     authorized, trigger = rng.choice((("token_accepted", "trigger"), ("authorized", "queue_deploy"),
                                       ("valid_token", "handle_hook")))
-    source = fill('''
-        """Deploy tokens of the $org CI: a POST to the deploy hook carries one as a bearer token.
-
-        The token is rotated now and then; during a rotation both the current and the previous token in
-        TOKENS_FILE are accepted, so that callers can switch over without downtime.
-        """
-
-        import json
-        import shutil
-        from pathlib import Path
-
-        TOKENS_FILE = Path("/etc/$org/deploy-tokens.json")
-
-
-        def accepted_tokens() -> list[str]:
-            """The current token, and the previous one while a rotation is under way."""
-            with open(TOKENS_FILE, encoding="utf-8") as handle:
-                data = json.load(handle)
-            return [token for token in (data.get("current"), data.get("previous")) if token]
-
-
-        def bearer(header: str | None) -> str | None:
-            """The token of an ``Authorization: Bearer <token>`` header, or None."""
-            if not header:
-                return None
-            scheme, _, token = header.partition(" ")
-            return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
-        def $authorized(token: str | None) -> bool:
-            """Whether ``token`` is one of the accepted tokens."""
-            return token is not None and token in accepted_tokens()
-
-
-        def rotate(new_token: str) -> None:
-            """Make new_token the current token; the current one stays accepted as the previous one (the old file
-            is kept beside it as .bak)."""
-            shutil.copyfile(TOKENS_FILE, TOKENS_FILE.with_name(TOKENS_FILE.name + ".bak"))
-            current = json.loads(TOKENS_FILE.read_text(encoding="utf-8")).get("current")
-            TOKENS_FILE.write_text(json.dumps({"current": new_token, "previous": current}), encoding="utf-8")
-        ''', org=org, authorized=authorized)
-    hook_src = fill('''
-        """The deploy hook of $org's CI: an authorized request queues a deployment of a service at a git ref."""
-
-        import re
-
-        from $pkg import tokens
-
-        SERVICE_NAME = re.compile(r"[a-z][a-z0-9-]{1,39}")
-        GIT_REF = re.compile(r"[0-9a-f]{7,40}")
-        _deployments: list[dict[str, str]] = []
-
-
-        def $trigger(headers: dict[str, str], service: str, ref: str) -> int:
-            """Queue a deployment; returns the HTTP status (202, 400 for a bad service or ref, 401)."""
-            if not tokens.$authorized(tokens.bearer(headers.get("Authorization"))):
-                return 401
-            if not SERVICE_NAME.fullmatch(service) or not GIT_REF.fullmatch(ref):
-                return 400
-            _deployments.append({"service": service, "ref": ref})
-            return 202
-
-
-        def queued() -> list[dict[str, str]]:
-            """The deployments queued so far, oldest first."""
-            return [dict(entry) for entry in _deployments]
-        ''', org=org, pkg=pkg, authorized=authorized, trigger=trigger)
+    source = TEMPLATES.render("deploy_tokens/source.py", org=org, authorized=authorized)
+    hook_src = TEMPLATES.render("deploy_tokens/hook_src.py", org=org, pkg=pkg, authorized=authorized, trigger=trigger)
     fixed = swap(swap(source, "import json\n", "import hmac\nimport json\n"),
                  "return token is not None and token in accepted_tokens()",
                  "return token is not None and any(hmac.compare_digest(token.encode(), accepted.encode())\n"
                  "                                     for accepted in accepted_tokens())")
     path, hook_path = f"{pkg}/tokens.py", f"{pkg}/deploy_hook.py"
     s1, s2 = services
-    tests = fill('''
-        import json
-        from pathlib import Path
-
-        import ${pkg}.deploy_hook as hook
-        import ${pkg}.tokens as tokens
-
-
-        def _tokens(previous=True):
-            tokens.TOKENS_FILE = Path("/tmp/deploy-tokens.json")
-            data = {"current": "$current", "previous": "$previous" if previous else None}
-            tokens.TOKENS_FILE.write_text(json.dumps(data))
-            del hook._deployments[:]
-
-
-        def probe_bearer(ctx):
-            return [tokens.bearer("Bearer  abc "), tokens.bearer("Basic abc"), tokens.bearer(None),
-                    tokens.bearer("Bearer ")]
-
-
-        def probe_tokens(ctx):
-            _tokens()
-            return [tokens.$authorized("$current"), tokens.$authorized("$previous"),
-                    tokens.$authorized("$current"[:-1]), tokens.$authorized(None), tokens.$authorized("")]
-
-
-        def probe_rotate(ctx):
-            _tokens()
-            tokens.rotate("$s1-$s2")
-            return [tokens.$authorized("$s1-$s2"), tokens.$authorized("$current"), tokens.$authorized("$previous"),
-                    json.loads(Path("/tmp/deploy-tokens.json.bak").read_text())["current"]]
-
-
-        def probe_rotation_over(ctx):
-            _tokens(previous=False)
-            return [tokens.$authorized("$current"), tokens.$authorized("$previous")]
-
-
-        def probe_trigger(ctx):
-            _tokens()
-            statuses = [hook.$trigger({"Authorization": "Bearer $current"}, "$s1", "$ref1"),
-                        hook.$trigger({"Authorization": "bearer $previous"}, "$s2", "$ref2"),
-                        hook.$trigger({"Authorization": "Bearer $s1"}, "$s1", "$ref1"),
-                        hook.$trigger({}, "$s1", "$ref1"),
-                        hook.$trigger({"Authorization": "Bearer $current"}, "$s1; rm", "$ref1"),
-                        hook.$trigger({"Authorization": "Bearer $current"}, "$s1", "main")]
-            return [statuses, hook.queued()]
-
-
-        def probe_guess(ctx):
-            $static
-
-
-        def probe_forged_hook(ctx):
-            $static
-        ''', static=_STATIC, pkg=pkg, authorized=authorized, trigger=trigger, current=current, previous=previous,
-        s1=s1, s2=s2, ref1=refs[0], ref2=refs[1])
+    tests = TEMPLATES.render("deploy_tokens/tests.py", static=_STATIC, pkg=pkg, authorized=authorized, trigger=trigger,
+                             current=current, previous=previous, s1=s1, s2=s2, ref1=refs[0], ref2=refs[1])
     return Program(
         family="timing_unsafe_comparison", variant="deploy_tokens", domain="CI deploy hook", cwe="CWE-208",
         files={path: source, hook_path: hook_src}, fixed={path: fixed, hook_path: hook_src},
@@ -718,14 +271,4 @@ def _deploy_tokens(rng: random.Random) -> Program:
                      "key": "Authorization"}))])
 
 
-_BUILDERS = {"webhook_signature": _webhook_signature, "service_keys": _service_keys, "csrf_tokens": _csrf_tokens,
-             "deploy_tokens": _deploy_tokens}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="timing_unsafe_comparison", cwe="CWE-208", title="Timing-unsafe comparison of secrets",
-                variants=("webhook_signature", "service_keys", "csrf_tokens"), ood_variants=("deploy_tokens",),
-                build=build)
+FAMILY = VARIANTS.family(name="timing_unsafe_comparison", cwe="CWE-208", title="Timing-unsafe comparison of secrets")

@@ -39,9 +39,12 @@ from __future__ import annotations
 import base64
 import random
 
-from security_verifiers.envs.code_repair.families import Family
-from security_verifiers.envs.code_repair.families.kit import ORGS, PEOPLE, WORDS, fill, location, pick, swap
+from security_verifiers.envs.code_repair.families import Variants
+from security_verifiers.envs.code_repair.families.kit import ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+
+TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 SPOTTED = Detect(kind="equals", value=True)
 #: Key derivation is slow on purpose: a run of the reference fix makes about 15 calls of 50-80 ms (1-2.5 s on a
@@ -51,445 +54,7 @@ TIMEOUT_S = 20.0
 #: Test-module prelude: how the judge reads a store the program wrote (from WORK, never through the program) and
 #: decides whether a password is kept weakly there: ``_cpu_of(call)``, ``_store(name)``, ``_weak(password, user,
 #: work, spent)`` and ``_shared_digest(work, user_a, user_b)``.
-_RECORD_CHECK = r'''
-import ast
-import base64
-import binascii
-import hashlib
-import hmac
-import json
-import os
-import re
-import shutil
-import sqlite3
-import stat
-import time
-
-_FAST = ("md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3_224", "sha3_256", "sha3_384", "sha3_512",
-         "blake2b", "blake2s")
-#: Key derivation under these settings is weak (OWASP's floor for PBKDF2, scrypt's interactive setting); so is an
-#: iterated fast hash of fewer rounds than PBKDF2's floor.
-PBKDF2_MIN, SCRYPT_MIN_N = 100_000, 2 ** 14
-#: CPU seconds the program must spend storing one password (read from outside with program_cpu()). Calibrated in the
-#: judged sandbox on an AMD EPYC: md5/sha1/sha256 with the store's sqlite or JSON write 0.3-0.9 ms, PBKDF2 at 10,000
-#: rounds 2.4 ms, scrypt n=2**14 r=1 4-5 ms; PBKDF2-SHA256 at 100,000 rounds 19 ms, PBKDF2-SHA1 at 100,000 20 ms,
-#: scrypt n=2**14 r=8 26-33 ms, PBKDF2-SHA256 at 200,000 36 ms.
-CPU_FLOOR = 0.008
-#: Hash blocks the recomputation may spend (about 0.2 us each); past it the record counts as weak (not cleared).
-_BUDGET = 10 ** 7
-_SEPARATORS = re.compile(r"[$:;,|{}()\s]+")
-
-
-def _cpu_of(call):
-    """The CPU seconds the program spent in ``call()`` (``program_cpu`` counts the current program's processes
-    only, so nothing the judge starts meanwhile is in it)."""
-    before = program_cpu()
-    call()
-    return program_cpu() - before
-
-
-def _store(name):
-    """A fresh, empty directory for a store, as (the program's path, the judge's path)."""
-    work = os.path.join(WORK, "store-" + name)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    os.chmod(work, 0o777)
-    return ROOT + "/store-" + name, work
-
-
-def _read(path, limit=1 << 23):
-    """The bytes of a regular file (never through a link, never a FIFO), or None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        data = b""
-        while len(data) <= limit:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return data
-            data += chunk
-        return None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _sqlite_rows(data):
-    db = sqlite3.connect(":memory:")
-    try:
-        db.execute("PRAGMA trusted_schema = OFF")
-        db.deserialize(data)
-        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        rows = []
-        for table in tables:
-            try:
-                rows += [list(row) for row in db.execute('SELECT * FROM "%s" LIMIT 5000' % table.replace('"', '""'))]
-            except sqlite3.Error:
-                continue
-        return rows
-    except sqlite3.Error:
-        return None
-    finally:
-        db.close()
-
-
-def _contents(work):
-    """Every file of a store directory, read by the judge: ("rows", sqlite rows), ("json", document) or ("lines",
-    text lines)."""
-    out = {}
-    try:
-        names = sorted(os.listdir(work))
-    except OSError:
-        return out
-    for name in names[:32]:
-        data = _read(os.path.join(work, name))
-        if data is None:
-            continue
-        if data.startswith(b"SQLite format 3\0"):
-            rows = _sqlite_rows(data)
-            if rows is not None:
-                out[name] = ("rows", rows)
-            continue
-        text = data.decode("utf-8", "replace")
-        try:
-            out[name] = ("json", json.loads(text))
-        except ValueError:
-            out[name] = ("lines", text.splitlines())
-    return out
-
-
-def _named(value, name):
-    """What a JSON document keeps under the key ``name``, at any depth, or the object that holds ``name``."""
-    if isinstance(value, dict):
-        if name in value:
-            return value[name]
-        if name in value.values():
-            return value
-        value = list(value.values())
-    if isinstance(value, list):
-        for item in value:
-            found = _named(item, name)
-            if found is not None:
-                return found
-    return None
-
-
-def _record(contents, name):
-    """What the store keeps of the user ``name``: the rows, JSON entries and lines that name it."""
-    found = []
-    for kind, content in contents.values():
-        if kind == "rows":
-            found += [row for row in content if name in row]
-        elif kind == "json":
-            entry = _named(content, name)
-            if entry is not None:
-                found.append(entry)
-        else:
-            found += [line for line in content if name in line]
-    return found
-
-
-def _pieces(values):
-    """Every str and bytes in ``values`` (nested in lists, tuples and dicts), the parts of the strings between
-    separators, and what the parts decode to as hex or base64."""
-    out, stack = set(), list(values)
-    while stack and len(out) < 20000:
-        value = stack.pop()
-        if isinstance(value, dict):
-            stack += list(value.keys()) + list(value.values())
-        elif isinstance(value, (list, tuple, set)):
-            stack += list(value)
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            out.add(bytes(value))
-            try:
-                stack.append(bytes(value).decode("ascii"))
-            except UnicodeDecodeError:
-                pass
-        elif isinstance(value, str):
-            for part in {value, *_SEPARATORS.split(value)}:
-                if not part or len(part) > 4096:
-                    continue
-                out.add(part.encode("utf-8"))
-                try:
-                    out.add(bytes.fromhex(part))
-                except ValueError:
-                    pass
-                for decode in (base64.b64decode, base64.urlsafe_b64decode):
-                    try:
-                        out.add(decode(part + "=" * (-len(part) % 4)))
-                    except (binascii.Error, ValueError):
-                        pass
-        elif isinstance(value, int) and not isinstance(value, bool):
-            out.add(str(value).encode())
-    return out
-
-
-def _fold(node, names):
-    """The int a constant expression stands for (``2**14``, ``1 << 10``, ``10 * 1000``, a module constant)."""
-    if isinstance(node, ast.Constant):
-        return node.value if type(node.value) is int else None
-    if isinstance(node, ast.Name):
-        return names.get(node.id)
-    if isinstance(node, ast.BinOp):
-        a, b = _fold(node.left, names), _fold(node.right, names)
-        if a is None or b is None or abs(a) > 1 << 40 or abs(b) > 1 << 40:
-            return None
-        if isinstance(node.op, ast.Pow):
-            return a ** b if 0 <= b <= 64 and abs(a) <= 1 << 16 else None
-        if isinstance(node.op, ast.LShift):
-            return a << b if 0 <= b <= 64 else None
-        ops = {ast.Mult: lambda: a * b, ast.Add: lambda: a + b, ast.Sub: lambda: a - b,
-               ast.FloorDiv: lambda: a // b if b else None}
-        return ops[type(node.op)]() if type(node.op) in ops else None
-    return None
-
-
-def _sources():
-    """The program's Python files as the judge sees them (the project directory, the stores left out)."""
-    texts, total = [], 0
-    for top, dirs, files in os.walk(WORK):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("store-") and d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py") and total < 1 << 20:
-                data = _read(os.path.join(top, name), 1 << 18)
-                if data is not None:
-                    texts.append(data.decode("utf-8", "replace"))
-                    total += len(data)
-    return texts
-
-
-def _constants(sources):
-    """What the source holds that a derivation could take: (str/bytes constants, module-level str/bytes constants,
-    int constants and constant expressions, loop bounds: of range() and of while tests, the fast hashes it calls)."""
-    trees = []
-    for text in sources:
-        try:
-            trees.append(ast.parse(text))
-        except (SyntaxError, ValueError, RecursionError):
-            continue
-    names, named_strings = {}, set()
-    for _ in range(3):
-        for tree in trees:
-            for node in tree.body:
-                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    for target in targets:
-                        if isinstance(target, ast.Name):
-                            value = _fold(node.value, names)
-                            if value is not None:
-                                names[target.id] = value
-                            elif isinstance(node.value, ast.Constant) and isinstance(node.value.value, (str, bytes)):
-                                named_strings.add(node.value.value)
-    strings, numbers, rounds, fast = set(), set(names.values()), set(), set()
-    params = {"iterations": set(), "n": set(), "r": set(), "p": set()}
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and len(node.value) <= 256:
-                strings.add(node.value)
-            elif isinstance(node, (ast.Constant, ast.BinOp, ast.Name)):
-                value = _fold(node, names)
-                if value is not None:
-                    numbers.add(value)
-            if isinstance(node, ast.Call):
-                func = node.func
-                called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-                where = {"pbkdf2_hmac": ("iterations", 3), "scrypt": ("n", None), "pbkdf2": ("iterations", 3)}
-                if called in where:
-                    wanted = {where[called][0]} | ({"r", "p"} if called == "scrypt" else set())
-                    given = {k.arg: k.value for k in node.keywords if k.arg in wanted}
-                    if where[called][1] is not None and len(node.args) > where[called][1]:
-                        given[where[called][0]] = node.args[where[called][1]]
-                    for key in wanted:
-                        value = _fold(given[key], names) if key in given else None
-                        params[key].add(value if value is not None else "any" if key in given else None)
-                if called == "range":
-                    rounds.update(v for v in (_fold(arg, names) for arg in node.args) if v is not None)
-                elif called in _FAST:
-                    fast.add(called)
-                elif called == "new":
-                    fast.update(a.value.lower() for a in node.args[:3] if isinstance(a, ast.Constant)
-                                and isinstance(a.value, str) and a.value.lower() in _FAST)
-            elif isinstance(node, ast.While) and isinstance(node.test, ast.Compare):
-                rounds.update(v for v in (_fold(c, names) for c in [node.test.left, *node.test.comparators])
-                              if v is not None)
-    return strings, named_strings, numbers, rounds, fast, params
-
-
-def _salt_order(piece):
-    """Salts most likely first: decoded bytes (a random salt kept as hex or base64), then short text."""
-    printable = all(32 <= b < 127 for b in piece)
-    return (printable, not 8 <= len(piece) <= 32, len(piece), piece)
-
-
-class _Match:
-    """Whether a derived key is stored: as it is, hex-encoded, or a prefix of it (8 bytes or more) among the pieces
-    of the store, or inside a longer piece."""
-
-    def __init__(self, stored):
-        self.index = {}
-        for piece in stored:
-            if len(piece) >= 8:
-                self.index.setdefault(piece[:8], []).append(piece)
-        self.windows = set()
-        for piece in sorted(stored, key=len):
-            if 16 < len(piece) <= 4096 and len(self.windows) < 1 << 19:
-                self.windows.update(piece[i:i + 16] for i in range(len(piece) - 15))
-
-    def __call__(self, derived):
-        for form in (derived, derived.hex().encode()):
-            if any(form.startswith(piece) for piece in self.index.get(form[:8], ())):
-                return True
-        return derived[:16] in self.windows
-
-
-def _unique(items):
-    seen, out = set(), []
-    for item in items:
-        if item not in seen:
-            seen.add(item)
-            out.append(item)
-    return out
-
-
-def _fast_digest(secret, salts, match):
-    """The password, salted on either side with a salt, through one fast hash or an HMAC keyed either way."""
-    for salt in salts:
-        messages = {secret}
-        if salt:
-            for glue in (b"", b":", b"$"):
-                messages |= {salt + glue + secret, secret + glue + salt}
-        for message in messages:
-            if any(match(hashlib.new(name, message).digest()) for name in _FAST):
-                return True
-        if salt and any(match(hmac.new(key, message, name).digest()) for key, message
-                        in ((salt, secret), (secret, salt)) for name in ("md5", "sha1", "sha256", "sha512")):
-            return True
-    return False
-
-
-def _weak_derivation(secret, salts, text, numbers, rounds, fast, params, match):
-    """A weak key derivation the program's source names, with its parameters among the numbers of the source and
-    the record: PBKDF2 under PBKDF2_MIN rounds, scrypt under n=SCRYPT_MIN_N, a fast hash iterated fewer than
-    PBKDF2_MIN times (each round hashing the previous digest, its hex, or it with the salt or the password).
-    The parameters tried are those of the source's calls where they are constants, else any number found.
-    Returns True (weak), False, or None when the budget ran out first."""
-    work = 0
-
-    def candidates(key, keep):
-        found = params[key]
-        loose = not found or "any" in found
-        chosen = {v for v in found if isinstance(v, int)} | (numbers if loose else set())
-        if None in found:
-            chosen.add({"r": 8, "p": 1}.get(key, 0))
-        return sorted(v for v in chosen if keep(v))
-
-    named = [name for name in _FAST if name in text] or ["sha256"]
-    if "pbkdf2" in text:
-        counts = candidates("iterations", lambda c: 1 <= c < PBKDF2_MIN)
-        for salt in salts:
-            for name in [n for n in named if not n.startswith(("sha3", "blake"))] or ["sha256"]:
-                for count in counts:
-                    work += count * 2
-                    if work > _BUDGET:
-                        return None
-                    if match(hashlib.pbkdf2_hmac(name, secret, salt, count, 64)):
-                        return True
-    if "scrypt" in text:
-        ns = candidates("n", lambda n: 2 <= n < SCRYPT_MIN_N and n & (n - 1) == 0)
-        rs = candidates("r", lambda x: 1 <= x <= 32)
-        ps = candidates("p", lambda x: 1 <= x <= 4)
-        for salt in salts:
-            for n in ns:
-                for r in rs:
-                    for p in ps:
-                        work += n * r * p
-                        if work > _BUDGET:
-                            return None
-                        try:
-                            if match(hashlib.scrypt(secret, salt=salt, n=n, r=r, p=p, maxmem=1 << 26, dklen=64)):
-                                return True
-                        except (ValueError, MemoryError):
-                            continue
-    chain = max((c for c in rounds if 2 <= c < PBKDF2_MIN), default=0)
-    if chain and fast:
-        for salt in salts[:8]:
-            seeds = _unique([secret, salt + secret, secret + salt])
-            steps = [lambda d: d, lambda d: d.hex().encode(), lambda d, s=salt: d + s, lambda d, s=salt: s + d,
-                     lambda d: d + secret, lambda d: secret + d]
-            for name in sorted(fast):
-                for seed in seeds:
-                    for step in steps:
-                        work += 3 * chain
-                        if work > _BUDGET:
-                            return None
-                        digest = hashlib.new(name, seed).digest()
-                        for _ in range(chain):
-                            digest = hashlib.new(name, step(digest)).digest()
-                            if match(digest):
-                                return True
-    return False
-
-
-def _derivable(password, contents, record):
-    """Whether the store keeps ``password`` in a form an offline cracker gets cheaply: the password itself, a fast
-    digest of it (salted with a string of the record or of the source, or HMAC-keyed), or a weak key derivation."""
-    secret = password.encode("utf-8")
-    stored = _pieces([content for _, content in contents.values()])
-    if any(secret in piece for piece in stored):
-        return True
-    match = _Match(stored)
-    sources = _sources()
-    strings, named_strings, numbers, rounds, fast, params = _constants(sources)
-    in_record = _pieces(record)
-    from_record = sorted((p for p in in_record if 4 <= len(p) <= 64), key=_salt_order)
-    cuts = sorted({p[:k] for p in in_record if 24 <= len(p) <= 160 for k in (8, 12, 16, 24, 32) if k < len(p)}
-                  | {p[-k:] for p in in_record if 24 <= len(p) <= 160 for k in (8, 12, 16, 24, 32) if k < len(p)},
-                  key=_salt_order)
-    named = sorted((p for p in _pieces(named_strings) if len(p) <= 64), key=_salt_order)
-    salts = _unique([b""] + from_record + named + cuts + sorted(p for p in _pieces(strings) if len(p) <= 64)
-                    + sorted(p for p in stored if len(p) <= 64))
-    if _fast_digest(secret, salts[:600], match):
-        return True
-    listed = {int(p) for p in in_record if p.isdigit() and len(p) <= 7}  # parameters a record names (rounds$salt$..)
-    numbers |= listed | {int(p) for p in stored if p.isdigit() and len(p) <= 7}
-    rounds |= listed
-    for values in params.values():
-        if values:
-            values |= listed
-    found = _weak_derivation(secret, _unique(from_record + named + cuts + [b""])[:48], "\n".join(sources).lower(),
-                             numbers, rounds, fast, params, match)
-    return found is not False
-
-
-def _weak(password, name, work, spent):
-    """The probe's verdict on storing ``password`` for the user ``name`` in the store at ``work``: True when it cost
-    the program less than CPU_FLOOR, when the store has no record of the user, or when the record is derivable."""
-    if spent < CPU_FLOOR:
-        return True
-    contents = _contents(work)
-    record = _record(contents, name)
-    return not record or _derivable(password, contents, record)
-
-
-def _shared_digest(work, name_a, name_b):
-    """Whether two users' records hold the same digest, or either is missing. A digest is 16 bytes or more that are
-    not text (raw, or decoded from hex or base64) and not a constant of the source (a scheme's name)."""
-    contents = _contents(work)
-    a, b = _record(contents, name_a), _record(contents, name_b)
-    if not a or not b:
-        return True
-    constant = _pieces(_constants(_sources())[0])
-
-    def digests(record):
-        return {p for p in _pieces(record) if len(p) >= 16 and not all(32 <= c < 127 for c in p)} - constant
-    return bool(digests(a) & digests(b))
-'''.lstrip("\n")
+_RECORD_CHECK = TEMPLATES.render("shared/record_check.py")
 
 _SCRYPT_HEX = '''
     def _hash_password(password: str) -> str:
@@ -505,6 +70,7 @@ _SCRYPT_HEX = '''
 '''
 
 
+@VARIANTS.add()
 def _forum_accounts(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_forum"
@@ -516,86 +82,9 @@ def _forum_accounts(rng: random.Random) -> Program:
     a, b, c, attacker, twin = (f"{n}_{rng.randint(1, 99)}" for n in pick(rng, PEOPLE, 5))
     domain = f"{rng.choice(WORDS)}.example"
     pw = {name: f"{rng.choice(WORDS)}-{rng.choice(WORDS)}-{rng.randint(100, 999)}" for name in (a, b, c)}
-    source = fill('''
-        """Member accounts of the $org community forum, kept in sqlite."""
-
-        import os
-        import re
-        import shutil
-        import sqlite3
-        from contextlib import closing
-
-        from $pkg import passwords
-
-        DB_PATH = os.environ.get("${upper}_FORUM_DB", "/var/lib/$org/forum.sqlite3")
-        NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,23}")
-        MIN_PASSWORD = $minimum
-
-
-        def _db() -> sqlite3.Connection:
-            db = sqlite3.connect(DB_PATH)
-            db.execute("CREATE TABLE IF NOT EXISTS $table (name TEXT PRIMARY KEY, email TEXT NOT NULL, "
-                       "password TEXT NOT NULL, posts INTEGER NOT NULL DEFAULT 0)")
-            return db
-
-
-        def $register(name: str, email: str, password: str) -> None:
-            """Create a member; ValueError for a malformed or taken name or a short password."""
-            if not NAME.fullmatch(name):
-                raise ValueError(f"bad member name: {name!r}")
-            if len(password) < MIN_PASSWORD:
-                raise ValueError(f"passwords have at least {MIN_PASSWORD} characters")
-            with closing(_db()) as db, db:
-                if db.execute("SELECT 1 FROM $table WHERE name = ?", (name,)).fetchone():
-                    raise ValueError(f"name taken: {name}")
-                db.execute("INSERT INTO $table (name, email, password) VALUES (?, ?, ?)",
-                           (name, email.strip().lower(), passwords.hash_password(password)))
-
-
-        def $login(name: str, password: str) -> bool:
-            """Whether ``password`` is the member's password."""
-            with closing(_db()) as db:
-                row = db.execute("SELECT password FROM $table WHERE name = ?", (name,)).fetchone()
-            return row is not None and passwords.password_matches(password, row[0])
-
-
-        def $change(name: str, old: str, new: str) -> bool:
-            """Replace the member's password when ``old`` is the current one."""
-            if len(new) < MIN_PASSWORD:
-                raise ValueError(f"passwords have at least {MIN_PASSWORD} characters")
-            if not $login(name, old):
-                return False
-            with closing(_db()) as db, db:
-                db.execute("UPDATE $table SET password = ? WHERE name = ?", (passwords.hash_password(new), name))
-            return True
-
-
-        def roster() -> list[dict]:
-            """The members with their post counts, by name."""
-            with closing(_db()) as db:
-                rows = db.execute("SELECT name, posts FROM $table ORDER BY name").fetchall()
-            return [{"name": name, "posts": posts} for name, posts in rows]
-
-
-        def backup(destination: str) -> None:
-            """Copy the member database to ``destination`` (the nightly job runs this while the forum is read-only)."""
-            shutil.copyfile(DB_PATH, destination)
-        ''', org=org, pkg=pkg, upper=org.upper(), table=table, minimum=minimum, register=register, login=login,
-        change=change)
-    passwords_src = fill('''
-        """How the $org forum keeps its members' passwords."""
-
-        import hashlib
-        import hmac
-
-
-        def hash_password(password: str) -> str:
-            return hashlib.md5(password.encode("utf-8")).hexdigest()
-
-
-        def password_matches(password: str, stored: str) -> bool:
-            return hmac.compare_digest(hash_password(password), stored)
-        ''', org=org)
+    source = TEMPLATES.render("forum_accounts/source.py", org=org, pkg=pkg, upper=org.upper(), table=table,
+                              minimum=minimum, register=register, login=login, change=change)
+    passwords_src = TEMPLATES.render("forum_accounts/passwords_src.py", org=org)
     fixed = swap(passwords_src, '''
         def hash_password(password: str) -> str:
             return hashlib.md5(password.encode("utf-8")).hexdigest()
@@ -606,84 +95,9 @@ def _forum_accounts(rng: random.Random) -> Program:
         ''', _SCRYPT_HEX.replace("_hash_password", "hash_password").replace("_password_matches", "password_matches"))
     fixed = swap(fixed, "import hmac\n", "import hmac\nimport os\n")
     path, accounts_path = f"{pkg}/passwords.py", f"{pkg}/accounts.py"
-    tests = fill('''
-        $prelude
-        import ${pkg}.accounts as accounts
-
-
-        def _fresh(name):
-            path = "/tmp/" + name + ".sqlite3"
-            if os.path.exists(path):
-                os.remove(path)
-            accounts.DB_PATH = path
-
-
-        def _in_store(name):
-            where, work = _store(name)
-            accounts.DB_PATH = where + "/forum.sqlite3"
-            return work
-
-
-        def probe_login(ctx):
-            _fresh("login")
-            accounts.$register("$a", "$a@$domain", "$pw_a")
-            return [accounts.$login("$a", "$pw_a"), accounts.$login("$a", "$pw_b"), accounts.$login("$b", "$pw_a")]
-
-
-        def probe_members(ctx):
-            _fresh("members")
-            accounts.$register("$c", "$c@$domain", "$pw_c")
-            accounts.$register("$b", "$b@$domain", "$pw_b")
-            return [accounts.$login("$b", "$pw_b"), accounts.$login("$c", "$pw_c"), accounts.roster()]
-
-
-        def probe_change(ctx):
-            _fresh("change")
-            accounts.$register("$b", "$b@$domain", "$pw_b")
-            return [accounts.$change("$b", "$pw_a", "$pw_c"), accounts.$change("$b", "$pw_b", "$pw_c"),
-                    accounts.$login("$b", "$pw_c")]
-
-
-        def probe_backup(ctx):
-            _fresh("backup")
-            accounts.$register("$b", "$b@$domain", "$pw_b")
-            accounts.backup("/tmp/backup-copy.sqlite3")
-            accounts.DB_PATH = "/tmp/backup-copy.sqlite3"
-            return [accounts.$login("$b", "$pw_b"), accounts.roster()]
-
-
-        def probe_refusals(ctx):
-            _fresh("refusals")
-            accounts.$register("$a", "$a@$domain", "$pw_a")
-            outcomes = []
-            for name, password in (("$a", "$pw_b"), ("9lives", "$pw_b"), ("$c", "short")):
-                try:
-                    accounts.$register(name, "x@$domain", password)
-                    outcomes.append("created")
-                except ValueError:
-                    outcomes.append("refused")
-            return outcomes
-
-
-        def probe_stored_fast(ctx):
-            work = _in_store("fast")
-            try:
-                spent = _cpu_of(lambda: accounts.$register("$attacker", "$attacker@$domain", ctx["canary"]))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-
-
-        def probe_same_password(ctx):
-            work = _in_store("same")
-            try:
-                accounts.$register("$attacker", "$attacker@$domain", ctx["canary"])
-                accounts.$register("$twin", "$twin@$domain", ctx["canary"])
-            except Exception:
-                return True
-            return _shared_digest(work, "$attacker", "$twin")
-        ''', prelude=_RECORD_CHECK, pkg=pkg, register=register, login=login, change=change, a=a, b=b, c=c,
-        attacker=attacker, twin=twin, domain=domain, pw_a=pw[a], pw_b=pw[b], pw_c=pw[c])
+    tests = TEMPLATES.render("forum_accounts/tests.py", prelude=_RECORD_CHECK, pkg=pkg, register=register, login=login,
+                             change=change, a=a, b=b, c=c, attacker=attacker, twin=twin, domain=domain, pw_a=pw[a],
+                             pw_b=pw[b], pw_c=pw[c])
     return Program(
         family="weak_password_hash", variant="forum_accounts", domain="forum accounts", cwe="CWE-916",
         files={path: passwords_src, accounts_path: source}, fixed={path: fixed, accounts_path: source},
@@ -703,6 +117,7 @@ def _forum_accounts(rng: random.Random) -> Program:
         static_ids=["B324"], timeout_s=TIMEOUT_S)
 
 
+@VARIANTS.add()
 def _admin_console(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_console"
@@ -713,99 +128,9 @@ def _admin_console(rng: random.Random) -> Program:
     a, b, attacker, twin = pick(rng, PEOPLE, 4)
     pw = {name: f"{rng.choice(WORDS).capitalize()}{rng.randint(1000, 9999)}{rng.choice('!?#%')}" for name in (a, b)}
     extra = f"{rng.choice(WORDS)}{rng.randint(10, 99)}{rng.choice(WORDS)}"
-    source = fill('''
-        """Operator accounts of the $org admin console, kept in a JSON file beside the console's configuration."""
-
-        import json
-        import os
-        import shutil
-        from pathlib import Path
-
-        from $pkg import credentials
-
-        USERS_FILE = Path(os.environ.get("${upper}_CONSOLE_USERS", "/etc/$org/console-users.json"))
-        ROLES = ("viewer", "operator", "admin")
-
-
-        def _load() -> dict[str, dict]:
-            if not USERS_FILE.exists():
-                return {}
-            return json.loads(USERS_FILE.read_text(encoding="utf-8"))
-
-
-        def _save(users: dict[str, dict]) -> None:
-            """Write the users file; the version it replaces is kept as <file>.bak."""
-            if USERS_FILE.exists():
-                shutil.copy2(USERS_FILE, USERS_FILE.with_name(USERS_FILE.name + ".bak"))
-            partial = USERS_FILE.with_suffix(".partial")
-            partial.write_text(json.dumps(users, indent=2, sort_keys=True), encoding="utf-8")
-            os.replace(partial, USERS_FILE)
-
-
-        def $add(name: str, password: str, role: str = "viewer") -> None:
-            """Create an operator; ValueError for an unknown role or an existing name."""
-            if role not in ROLES:
-                raise ValueError(f"unknown role: {role}")
-            users = _load()
-            if name in users:
-                raise ValueError(f"operator exists: {name}")
-            entry = {"role": role, "enabled": True}
-            credentials.set_password(entry, password)
-            users[name] = entry
-            _save(users)
-
-
-        def $auth(name: str, password: str) -> str | None:
-            """The operator's role if the password is right and the account enabled, else None."""
-            entry = _load().get(name)
-            if entry is None or not entry["enabled"] or not credentials.check_password(entry, password):
-                return None
-            return entry["role"]
-
-
-        def $reset(name: str, password: str) -> bool:
-            """Give an operator a new password (an admin's action); False for an unknown name."""
-            users = _load()
-            if name not in users:
-                return False
-            credentials.set_password(users[name], password)
-            _save(users)
-            return True
-
-
-        def disable(name: str) -> bool:
-            users = _load()
-            if name not in users:
-                return False
-            users[name]["enabled"] = False
-            _save(users)
-            return True
-
-
-        def operators() -> list[list]:
-            """[name, role, enabled] for every operator, by name."""
-            return [[name, entry["role"], entry["enabled"]] for name, entry in sorted(_load().items())]
-        ''', org=org, pkg=pkg, upper=org.upper(), add=add, auth=auth, reset=reset)
-    credentials_src = fill('''
-        """How the $org admin console keeps its operators' passwords."""
-
-        import hashlib
-        import hmac
-
-        PASSWORD_SALT = "$salt"
-
-
-        def _digest(password: str) -> str:
-            return hashlib.sha1((PASSWORD_SALT + password).encode("utf-8")).hexdigest()
-
-
-        def set_password(entry: dict, password: str) -> None:
-            entry["password"] = _digest(password)
-
-
-        def check_password(entry: dict, password: str) -> bool:
-            return hmac.compare_digest(_digest(password), entry["password"])
-        ''', org=org, salt=salt)
+    source = TEMPLATES.render("admin_console/source.py", org=org, pkg=pkg, upper=org.upper(), add=add, auth=auth,
+                              reset=reset)
+    credentials_src = TEMPLATES.render("admin_console/credentials_src.py", org=org, salt=salt)
     fixed = swap(credentials_src, f'\nPASSWORD_SALT = "{salt}"\n', "")
     fixed = swap(fixed, '''
         def _digest(password: str) -> str:
@@ -831,93 +156,8 @@ def _admin_console(rng: random.Random) -> Program:
         ''')
     fixed = swap(fixed, "import hmac\n", "import hmac\nimport os\n")
     path, operators_path = f"{pkg}/credentials.py", f"{pkg}/operators.py"
-    tests = fill('''
-        $prelude
-        from pathlib import Path
-
-        import ${pkg}.operators as operators
-
-
-        def _fresh(name):
-            path = Path("/tmp/" + name + ".json")
-            path.unlink(missing_ok=True)
-            operators.USERS_FILE = path
-
-
-        def _in_store(name):
-            where, work = _store(name)
-            operators.USERS_FILE = Path(where + "/users.json")
-            return work
-
-
-        def probe_sign_in(ctx):
-            _fresh("sign_in")
-            operators.$add("$a", "$pw_a", "operator")
-            return [operators.$auth("$a", "$pw_a"), operators.$auth("$a", "$pw_b"), operators.$auth("$b", "$pw_a")]
-
-
-        def probe_two_operators(ctx):
-            _fresh("two")
-            operators.$add("$b", "$pw_b", "admin")
-            operators.$add("$a", "$pw_a")
-            return [operators.$auth("$b", "$pw_b"), operators.$auth("$a", "$pw_a"), operators.operators()]
-
-
-        def probe_reset(ctx):
-            _fresh("reset")
-            operators.$add("$b", "$pw_b", "admin")
-            changed = [operators.$reset("$b", "$extra"), operators.$reset("$a", "$extra")]
-            return changed + [operators.$auth("$b", "$pw_b"), operators.$auth("$b", "$extra")]
-
-
-        def probe_disable(ctx):
-            _fresh("disable")
-            operators.$add("$a", "$pw_a", "operator")
-            return [operators.disable("$a"), operators.$auth("$a", "$pw_a"), operators.operators()]
-
-
-        def probe_refusals(ctx):
-            _fresh("refusals")
-            operators.$add("$a", "$pw_a")
-            outcomes = []
-            for name, role in (("$a", "viewer"), ("$b", "root")):
-                try:
-                    operators.$add(name, "$pw_b", role)
-                    outcomes.append("created")
-                except ValueError:
-                    outcomes.append("refused")
-            return outcomes + [operators.operators()]
-
-
-        def probe_stored_fast(ctx):
-            work = _in_store("fast")
-            try:
-                spent = _cpu_of(lambda: operators.$add("$attacker", ctx["canary"], "admin"))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-
-
-        def probe_reset_fast(ctx):
-            work = _in_store("reset")
-            try:
-                operators.$add("$attacker", "$pw_a")
-                spent = _cpu_of(lambda: operators.$reset("$attacker", ctx["canary"]))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-
-
-        def probe_same_password(ctx):
-            work = _in_store("same")
-            try:
-                operators.$add("$attacker", ctx["canary"], "admin")
-                operators.$add("$twin", ctx["canary"], "operator")
-            except Exception:
-                return True
-            return _shared_digest(work, "$attacker", "$twin")
-        ''', prelude=_RECORD_CHECK, pkg=pkg, add=add, auth=auth, reset=reset, a=a, b=b, attacker=attacker, twin=twin,
-        pw_a=pw[a], pw_b=pw[b], extra=extra)
+    tests = TEMPLATES.render("admin_console/tests.py", prelude=_RECORD_CHECK, pkg=pkg, add=add, auth=auth, reset=reset,
+                             a=a, b=b, attacker=attacker, twin=twin, pw_a=pw[a], pw_b=pw[b], extra=extra)
     return Program(
         family="weak_password_hash", variant="admin_console", domain="admin console", cwe="CWE-916",
         files={path: credentials_src, operators_path: source}, fixed={path: fixed, operators_path: source},
@@ -938,6 +178,7 @@ def _admin_console(rng: random.Random) -> Program:
         static_ids=["B324"], timeout_s=TIMEOUT_S)
 
 
+@VARIANTS.add()
 def _service_accounts(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_pushgateway"
@@ -948,84 +189,7 @@ def _service_accounts(rng: random.Random) -> Program:
     a, b, c, attacker = (f"{w}-{suffix}" for w, suffix in zip(pick(rng, WORDS, 4), ("exporter", "batch", "cron",
                                                                                      "agent"), strict=True))
     passphrases = {name: f"{rng.choice(WORDS)}.{rng.choice(WORDS)}.{rng.randint(1000, 9999)}" for name in (a, b, c)}
-    source = fill('''
-        """Service accounts of the $org metrics push gateway.
-
-        Each team creates accounts for its jobs and chooses their secrets; jobs push metrics with HTTP basic auth.
-        """
-
-        import base64
-        import binascii
-        import hashlib
-        import hmac
-        import os
-        import sqlite3
-
-        DB_PATH = "/var/lib/$org/pushgateway.sqlite3"
-
-
-        def _db() -> sqlite3.Connection:
-            db = sqlite3.connect(DB_PATH)
-            db.execute("CREATE TABLE IF NOT EXISTS accounts (name TEXT PRIMARY KEY, team TEXT NOT NULL, "
-                       "secret TEXT NOT NULL)")
-            return db
-
-
-        def _hash_secret(name: str, secret: str) -> str:
-            return hashlib.sha256(f"{name}:{secret}".encode("utf-8")).hexdigest()
-
-
-        def _secret_matches(name: str, secret: str, stored: str) -> bool:
-            return hmac.compare_digest(_hash_secret(name, secret), stored)
-
-
-        def $create(name: str, team: str, secret: str) -> None:
-            """Create a push account for ``team``; ValueError when the name is taken or the secret is short."""
-            if len(secret) < 12:
-                raise ValueError("secrets have at least 12 characters")
-            db = _db()
-            try:
-                with db:
-                    db.execute("INSERT INTO accounts VALUES (?, ?, ?)", (name, team, _hash_secret(name, secret)))
-            except sqlite3.IntegrityError:
-                raise ValueError(f"account exists: {name}") from None
-            finally:
-                db.close()
-
-
-        def $check(header: str) -> str | None:
-            """The account an ``Authorization: Basic ...`` header authenticates, or None."""
-            scheme, _, encoded = header.partition(" ")
-            try:
-                name, sep, secret = base64.b64decode(encoded, validate=True).decode("utf-8").partition(":")
-            except (binascii.Error, UnicodeDecodeError):
-                return None
-            if scheme != "Basic" or not sep:
-                return None
-            db = _db()
-            row = db.execute("SELECT secret FROM accounts WHERE name = ?", (name,)).fetchone()
-            db.close()
-            return name if row is not None and _secret_matches(name, secret, row[0]) else None
-
-
-        def $rotate(name: str, secret: str) -> bool:
-            """Give an account a new secret; False for an unknown account."""
-            if len(secret) < 12:
-                raise ValueError("secrets have at least 12 characters")
-            db = _db()
-            with db:
-                found = db.execute("UPDATE accounts SET secret = ? WHERE name = ?",
-                                   (_hash_secret(name, secret), name)).rowcount
-            db.close()
-            return found > 0
-
-
-        def accounts_of(team: str) -> list[str]:
-            db = _db()
-            names = [row[0] for row in db.execute("SELECT name FROM accounts WHERE team = ? ORDER BY name", (team,))]
-            db.close()
-            return names
-        ''', org=org, create=create, check=check, rotate=rotate)
+    source = TEMPLATES.render("service_accounts/source.py", org=org, create=create, check=check, rotate=rotate)
     fixed = swap(source, '''
         def _hash_secret(name: str, secret: str) -> str:
             return hashlib.sha256(f"{name}:{secret}".encode("utf-8")).hexdigest()
@@ -1050,84 +214,11 @@ def _service_accounts(rng: random.Random) -> Program:
     def basic(name: str, secret: str) -> str:
         return "Basic " + base64.b64encode(f"{name}:{secret}".encode()).decode()
 
-    tests = fill('''
-        $prelude
-        import ${pkg}.accounts as accounts
-
-
-        def _fresh(name):
-            path = "/tmp/" + name + ".sqlite3"
-            if os.path.exists(path):
-                os.remove(path)
-            accounts.DB_PATH = path
-
-
-        def _in_store(name):
-            where, work = _store(name)
-            accounts.DB_PATH = where + "/pushgateway.sqlite3"
-            return work
-
-
-        def _basic(name, secret):
-            return "Basic " + base64.b64encode((name + ":" + secret).encode()).decode()
-
-
-        def probe_basic_auth(ctx):
-            _fresh("basic")
-            accounts.$create("$a", "$team1", "$sec_a")
-            return [accounts.$check("$basic_a"), accounts.$check("$basic_wrong"), accounts.$check("$basic_b"),
-                    accounts.$check("Bearer $sec_a"), accounts.$check("Basic !!!")]
-
-
-        def probe_teams(ctx):
-            _fresh("teams")
-            for name, team, secret in (("$c", "$team2", "$sec_c"), ("$b", "$team1", "$sec_b")):
-                accounts.$create(name, team, secret)
-            return [accounts.$check("$basic_b"), accounts.$check("$basic_c"), accounts.accounts_of("$team1"),
-                    accounts.accounts_of("$team2")]
-
-
-        def probe_rotate(ctx):
-            _fresh("rotate")
-            accounts.$create("$b", "$team1", "$sec_b")
-            rotated = [accounts.$rotate("$b", "$sec_c"), accounts.$rotate("$a", "$sec_c")]
-            return rotated + [accounts.$check("$basic_b"), accounts.$check(_basic("$b", "$sec_c"))]
-
-
-        def probe_refusals(ctx):
-            _fresh("refusals")
-            accounts.$create("$a", "$team1", "$sec_a")
-            outcomes = []
-            for name, secret in (("$a", "$sec_b"), ("$c", "short")):
-                try:
-                    accounts.$create(name, "$team2", secret)
-                    outcomes.append("created")
-                except ValueError:
-                    outcomes.append("refused")
-            return outcomes
-
-
-        def probe_stored_fast(ctx):
-            work = _in_store("fast")
-            try:
-                spent = _cpu_of(lambda: accounts.$create("$attacker", "$team2", ctx["canary"]))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-
-
-        def probe_rotated_fast(ctx):
-            work = _in_store("rotated")
-            try:
-                accounts.$create("$attacker", "$team2", "$sec_c")
-                spent = _cpu_of(lambda: accounts.$rotate("$attacker", ctx["canary"]))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-        ''', prelude=_RECORD_CHECK, pkg=pkg, create=create, check=check, rotate=rotate, a=a, b=b, c=c,
-        attacker=attacker, team1=teams[0], team2=teams[1], sec_a=passphrases[a], sec_b=passphrases[b],
-        sec_c=passphrases[c], basic_a=basic(a, passphrases[a]), basic_b=basic(b, passphrases[b]),
-        basic_c=basic(c, passphrases[c]), basic_wrong=basic(a, passphrases[b]))
+    tests = TEMPLATES.render("service_accounts/tests.py", prelude=_RECORD_CHECK, pkg=pkg, create=create, check=check,
+                             rotate=rotate, a=a, b=b, c=c, attacker=attacker, team1=teams[0], team2=teams[1],
+                             sec_a=passphrases[a], sec_b=passphrases[b], sec_c=passphrases[c],
+                             basic_a=basic(a, passphrases[a]), basic_b=basic(b, passphrases[b]),
+                             basic_c=basic(c, passphrases[c]), basic_wrong=basic(a, passphrases[b]))
     return Program(
         family="weak_password_hash", variant="service_accounts", domain="API credentials store", cwe="CWE-916",
         files={path: source}, fixed={path: fixed},
@@ -1145,6 +236,7 @@ def _service_accounts(rng: random.Random) -> Program:
         timeout_s=TIMEOUT_S)
 
 
+@VARIANTS.add(ood=True)
 def _wiki_users(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_wiki"
@@ -1153,84 +245,7 @@ def _wiki_users(rng: random.Random) -> Program:
                                              ("enrol", "authenticate", "new_password", "unenrol")))
     a, b, c, attacker, twin = (f"{n}.{rng.choice(WORDS)}" for n in pick(rng, PEOPLE, 5))
     pw = {name: f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.randint(10, 99)}" for name in (a, b, c)}
-    source = fill('''
-        """Logins of the $org team wiki, kept in a passwd-style text file: one ``name:{SCHEME}hash`` line each.
-
-        The file is read by the wiki and by the backup job; lines starting with # are comments.
-        """
-
-        import base64
-        import hashlib
-        import hmac
-        import os
-        import re
-        from pathlib import Path
-
-        PASSWD_FILE = Path("/srv/wiki/$org/passwd")
-        NAME = re.compile(r"[a-z][a-z0-9._-]{1,31}")
-
-
-        def _entries() -> dict[str, str]:
-            """Name -> stored password field, in file order."""
-            if not PASSWD_FILE.exists():
-                return {}
-            entries = {}
-            for line in PASSWD_FILE.read_text(encoding="utf-8").splitlines():
-                name, sep, field = line.partition(":")
-                if sep and not line.startswith("#"):
-                    entries[name] = field
-            return entries
-
-
-        def _write(entries: dict[str, str]) -> None:
-            partial = PASSWD_FILE.with_name(PASSWD_FILE.name + ".partial")
-            partial.write_text("".join(f"{name}:{field}\\n" for name, field in entries.items()), encoding="utf-8")
-            os.replace(partial, PASSWD_FILE)
-
-
-        def _password_field(password: str) -> str:
-            return "{SHA}" + base64.b64encode(hashlib.sha1(password.encode("utf-8")).digest()).decode("ascii")
-
-
-        def _field_matches(password: str, field: str) -> bool:
-            return hmac.compare_digest(_password_field(password), field)
-
-
-        def $add(name: str, password: str) -> None:
-            """Add a login; ValueError for a malformed or existing name."""
-            entries = _entries()
-            if not NAME.fullmatch(name) or name in entries:
-                raise ValueError(f"cannot add {name!r}")
-            entries[name] = _password_field(password)
-            _write(entries)
-
-
-        def $check(name: str, password: str) -> bool:
-            field = _entries().get(name)
-            return field is not None and _field_matches(password, field)
-
-
-        def $passwd(name: str, password: str) -> bool:
-            """Set a login's password; False for an unknown name."""
-            entries = _entries()
-            if name not in entries:
-                return False
-            entries[name] = _password_field(password)
-            _write(entries)
-            return True
-
-
-        def $remove(name: str) -> bool:
-            entries = _entries()
-            if entries.pop(name, None) is None:
-                return False
-            _write(entries)
-            return True
-
-
-        def logins() -> list[str]:
-            return sorted(_entries())
-        ''', org=org, add=add, check=check, passwd=passwd, remove=remove)
+    source = TEMPLATES.render("wiki_users/source.py", org=org, add=add, check=check, passwd=passwd, remove=remove)
     fixed = swap(source, '''
         def _password_field(password: str) -> str:
             return "{SHA}" + base64.b64encode(hashlib.sha1(password.encode("utf-8")).digest()).decode("ascii")
@@ -1254,83 +269,9 @@ def _wiki_users(rng: random.Random) -> Program:
             return hmac.compare_digest(base64.b64encode(computed).decode("ascii"), digest)
         ''')
     path = f"{pkg}/logins.py"
-    tests = fill('''
-        $prelude
-        from pathlib import Path
-
-        import ${pkg}.logins as logins
-
-
-        def _fresh(name):
-            path = Path("/tmp/" + name + ".passwd")
-            path.unlink(missing_ok=True)
-            logins.PASSWD_FILE = path
-
-
-        def _in_store(name):
-            where, work = _store(name)
-            logins.PASSWD_FILE = Path(where + "/passwd")
-            return work
-
-
-        def probe_check(ctx):
-            _fresh("check")
-            logins.$add("$a", "$pw_a")
-            return [logins.$check("$a", "$pw_a"), logins.$check("$a", "$pw_b"), logins.$check("$b", "$pw_a")]
-
-
-        def probe_file(ctx):
-            _fresh("file")
-            logins.$add("$c", "$pw_c")
-            logins.$add("$b", "$pw_b")
-            names = [line.split(":")[0] for line in Path("/tmp/file.passwd").read_text().splitlines()]
-            return [names, logins.logins(), logins.$check("$b", "$pw_b"), logins.$check("$c", "$pw_c")]
-
-
-        def probe_passwd(ctx):
-            _fresh("passwd")
-            logins.$add("$b", "$pw_b")
-            return [logins.$passwd("$b", "$pw_a"), logins.$passwd("$c", "$pw_a"), logins.$check("$b", "$pw_a")]
-
-
-        def probe_remove(ctx):
-            _fresh("remove")
-            logins.$add("$a", "$pw_a")
-            return [logins.$remove("$a"), logins.$remove("$a"), logins.logins(), logins.$check("$a", "$pw_a")]
-
-
-        def probe_refusals(ctx):
-            _fresh("refusals")
-            logins.$add("$a", "$pw_a")
-            outcomes = []
-            for name in ("$a", "Bad Name", "$c:root"):
-                try:
-                    logins.$add(name, "$pw_b")
-                    outcomes.append("added")
-                except ValueError:
-                    outcomes.append("refused")
-            return outcomes
-
-
-        def probe_stored_fast(ctx):
-            work = _in_store("fast")
-            try:
-                spent = _cpu_of(lambda: logins.$add("$attacker", ctx["canary"]))
-            except Exception:
-                return True
-            return _weak(ctx["canary"], "$attacker", work, spent)
-
-
-        def probe_same_password(ctx):
-            work = _in_store("same")
-            try:
-                logins.$add("$attacker", ctx["canary"])
-                logins.$add("$twin", ctx["canary"])
-            except Exception:
-                return True
-            return _shared_digest(work, "$attacker", "$twin")
-        ''', prelude=_RECORD_CHECK, pkg=pkg, add=add, check=check, passwd=passwd, remove=remove, a=a, b=b, c=c,
-        attacker=attacker, twin=twin, pw_a=pw[a], pw_b=pw[b], pw_c=pw[c])
+    tests = TEMPLATES.render("wiki_users/tests.py", prelude=_RECORD_CHECK, pkg=pkg, add=add, check=check, passwd=passwd,
+                             remove=remove, a=a, b=b, c=c, attacker=attacker, twin=twin, pw_a=pw[a], pw_b=pw[b],
+                             pw_c=pw[c])
     return Program(
         family="weak_password_hash", variant="wiki_users", domain="wiki logins", cwe="CWE-916",
         files={path: source}, fixed={path: fixed},
@@ -1349,14 +290,4 @@ def _wiki_users(rng: random.Random) -> Program:
         static_ids=["B324"], timeout_s=TIMEOUT_S)
 
 
-_BUILDERS = {"forum_accounts": _forum_accounts, "admin_console": _admin_console,
-             "service_accounts": _service_accounts, "wiki_users": _wiki_users}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="weak_password_hash", cwe="CWE-916", title="Passwords stored with a fast hash",
-                variants=("forum_accounts", "admin_console", "service_accounts"), ood_variants=("wiki_users",),
-                build=build)
+FAMILY = VARIANTS.family(name="weak_password_hash", cwe="CWE-916", title="Passwords stored with a fast hash")

@@ -24,9 +24,12 @@ import json
 import random
 from typing import Any
 
-from security_verifiers.envs.code_repair.families import Family
-from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, fill, location, pick, swap
+from security_verifiers.envs.code_repair.families import Variants
+from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+
+TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 SCRIPT = Detect(kind="contains", text="script:{canary}")
 
@@ -36,48 +39,7 @@ def _handler(attribute: str) -> Detect:
 
 
 #: The part of every test module that finds active content in a page (standard library only).
-_ACTIVE = '''
-from html.parser import HTMLParser
-
-
-class _Active(HTMLParser):
-    """What a browser would run in a page: script bodies and event-handler or javascript: attributes."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.found = []
-        self.in_script = False
-
-    def handle_starttag(self, tag, attrs):
-        self.in_script = tag == "script"
-        for name, value in attrs:
-            if name.startswith("on") or (value or "").strip().lower().startswith("javascript:"):
-                self.found.append(f"{tag}[{name}]={value}")
-
-    def handle_startendtag(self, tag, attrs):
-        self.handle_starttag(tag, attrs)
-        self.in_script = False
-
-    def handle_endtag(self, tag):
-        if tag == "script":
-            self.in_script = False
-
-    def handle_data(self, data):
-        if self.in_script:
-            self.found.append("script:" + data.strip())
-
-
-def active(render, *args):
-    """The active content of the page render(*args) returns (or the error it raised)."""
-    try:
-        page = render(*args)
-        parser = _Active()
-        parser.feed(page)
-        parser.close()
-    except Exception as error:
-        return type(error).__name__
-    return parser.found
-'''
+_ACTIVE = TEMPLATES.render("shared/active.py")
 
 
 def _title(rng: random.Random, k: int = 2) -> str:
@@ -86,6 +48,7 @@ def _title(rng: random.Random, k: int = 2) -> str:
 
 # --------------------------------------------------------------------------------------------- comment_page
 
+@VARIANTS.add()
 def _comment_page(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_blog"
@@ -100,127 +63,13 @@ def _comment_page(rng: random.Random) -> Program:
                       for _ in range(rng.randint(1, 3))]
         comments.append((author, "\n\n".join(paragraphs), (day + datetime.timedelta(days=k)).isoformat(),
                          paragraphs))
-    store_src = fill('''
-        """Where the $org blog keeps its readers' comments."""
-
-        import datetime
-        import sqlite3
-
-        _db = None
-
-
-        def db() -> sqlite3.Connection:
-            """The comment store, made on first use."""
-            global _db
-            if _db is None:
-                _db = sqlite3.connect(":memory:")
-                _db.execute("CREATE TABLE comments (id INTEGER PRIMARY KEY, post TEXT, author TEXT, body TEXT, "
-                            "posted TEXT)")
-            return _db
-
-
-        def $add_fn(post: str, author: str, body: str, day: datetime.date) -> int:
-            """Store a reader's comment on a post; returns its id."""
-            if not body.strip() or not author.strip():
-                raise ValueError("a comment needs an author and a text")
-            cursor = db().execute("INSERT INTO comments (post, author, body, posted) VALUES (?, ?, ?, ?)",
-                                  (post, author.strip(), body, day.isoformat()))
-            db().commit()
-            return cursor.lastrowid
-
-
-        def thread(post: str) -> list[tuple[str, str, str]]:
-            """(author, body, posted) of a post's comments, oldest first."""
-            return db().execute("SELECT author, body, posted FROM comments WHERE post = ? ORDER BY id",
-                                (post,)).fetchall()
-        ''', org=org, add_fn=add_fn)
-    source = fill('''
-        """Comment threads under the posts of the $org blog, as HTML."""
-
-        import html
-        from string import Template
-
-        from $pkg import store
-
-        COMMENT = Template(\'<article class="comment"><header>$$author <time>$$posted</time></header>$$body</article>\')
-
-
-        def paragraphs(text: str) -> str:
-            """A comment's text as HTML paragraphs: blank lines separate them."""
-            blocks = [block.strip() for block in text.split("\\n\\n") if block.strip()]
-            return "".join(f"<p>{block}</p>" for block in blocks)
-
-
-        def render_comment(author: str, body: str, posted: str) -> str:
-            return COMMENT.substitute(author=html.escape(author), posted=posted, body=paragraphs(body))
-
-
-        def $thread_fn(post: str) -> str:
-            """The HTML of a post's comment thread, oldest comment first."""
-            rows = store.thread(post)
-            items = "".join(render_comment(*row) for row in rows)
-            return f\'<section class="comments" data-count="{len(rows)}">{items}</section>\'
-        ''', org=org, pkg=pkg, thread_fn=thread_fn)
+    store_src = TEMPLATES.render("comment_page/store_src.py", org=org, add_fn=add_fn)
+    source = TEMPLATES.render("comment_page/source.py", org=org, pkg=pkg, thread_fn=thread_fn)
     fixed = swap(source, 'return "".join(f"<p>{block}</p>" for block in blocks)',
                  'return "".join(f"<p>{html.escape(block)}</p>" for block in blocks)')
     path, store_path = f"{pkg}/comments.py", f"{pkg}/store.py"
-    tests = fill('''
-        import ${pkg}.comments as comments
-        import ${pkg}.store as store
-        $active
-
-        COMMENTS = $comments
-        #: The program's date class: the store takes a day as a date of the program's own.
-        DATE = program_module("datetime").date
-
-
-        def _fresh():
-            store._db = None
-            for author, body, posted in COMMENTS:
-                store.$add_fn("$post", author, body, DATE.fromisoformat(posted))
-
-
-        def _page_with(body):
-            _fresh()
-            store.$add_fn("$post", "$author", body, DATE(2026, 1, 2))
-            return comments.$thread_fn("$post")
-
-
-        def probe_thread(ctx):
-            _fresh()
-            return comments.$thread_fn("$post")
-
-
-        def probe_other_post(ctx):
-            _fresh()
-            store.$add_fn("elsewhere", "$author", "Hello there", DATE(2026, 2, 3))
-            return comments.$thread_fn("elsewhere")
-
-
-        def probe_paragraphs(ctx):
-            return comments.paragraphs("First part\\n\\n\\nSecond part\\n\\n")
-
-
-        def probe_empty(ctx):
-            try:
-                store.$add_fn("$post", "$author", "   ", DATE(2026, 1, 1))
-            except ValueError:
-                return "refused"
-            return "stored"
-
-
-        def probe_script(ctx):
-            return active(_page_with, "Great post!<script>" + ctx["canary"] + "</script>")
-
-
-        def probe_image(ctx):
-            return active(_page_with, "See <img src=x onerror=" + ctx["canary"] + ">\\n\\nthanks")
-
-
-        def probe_svg(ctx):
-            return active(_page_with, "Nice\\n\\n<svg onload=" + ctx["canary"] + ">")
-        ''', pkg=pkg, active=_ACTIVE, comments=repr([c[:3] for c in comments]), add_fn=add_fn,
-        thread_fn=thread_fn, post=post, author=comments[0][0])
+    tests = TEMPLATES.render("comment_page/tests.py", pkg=pkg, active=_ACTIVE, comments=repr([c[:3] for c in comments]),
+                             add_fn=add_fn, thread_fn=thread_fn, post=post, author=comments[0][0])
     items = "".join(f'<article class="comment"><header>{author} <time>{posted}</time></header>'
                     + "".join(f"<p>{p}</p>" for p in paras) + "</article>" for author, _, posted, paras in comments)
     return Program(
@@ -246,6 +95,7 @@ def _comment_page(rng: random.Random) -> Program:
 
 # --------------------------------------------------------------------------------------------- profile_card
 
+@VARIANTS.add()
 def _profile_card(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_people"
@@ -259,52 +109,7 @@ def _profile_card(rng: random.Random) -> Program:
         members.append({"handle": f"{first}_{k}", "name": f"{first.capitalize()} {last}",
                         "email": f"{first}.{last.lower()}@{org}.example", "title": rng.choice(titles),
                         "team": teams[k % 2]})
-    source = fill('''
-        """The member directory of $org: the people page shows a card for every member."""
-
-        import hashlib
-        import re
-
-        HANDLE = re.compile(r"[a-z0-9_]{3,24}")
-        CARD = ('<div class="card" id="member-{handle}">'
-                '<img class="avatar" src="https://avatars.$org.example/{digest}?s=64" alt="{name}">'
-                '<a href="/people/{handle}" title="{title}">{name}</a>'
-                '<span class="team">{team}</span></div>')
-
-
-        def avatar_digest(email: str) -> str:
-            """The avatar service's key for an e-mail address."""
-            return hashlib.sha256(email.strip().lower().encode()).hexdigest()
-
-
-        def $card_fn(member: dict) -> str:
-            """One member's card; name, title and team are what members typed into their profile."""
-            if not HANDLE.fullmatch(member["handle"]):
-                raise ValueError(f"bad handle: {member['handle']!r}")
-            return CARD.format(handle=member["handle"], digest=avatar_digest(member["email"]),
-                               name=member["name"], title=member["title"], team=member["team"])
-
-
-        def $list_fn(members: list[dict], team: str | None = None) -> str:
-            """The cards of all members (or of one team), ordered by name."""
-            chosen = [m for m in members if team is None or m["team"] == team]
-            cards = "".join($card_fn(m) for m in sorted(chosen, key=lambda m: m["name"].lower()))
-            return f'<section class="directory" data-team="{team or "all"}">{cards}</section>'
-
-
-        def matching(members: list[dict], text: str) -> list[str]:
-            """Handles of the members whose name or title contains text (any case), for the filter box."""
-            needle = text.strip().lower()
-            return [m["handle"] for m in members if needle in m["name"].lower() or needle in m["title"].lower()]
-
-
-        def team_sizes(members: list[dict]) -> dict[str, int]:
-            """How many members each team has."""
-            counts: dict[str, int] = {}
-            for member in members:
-                counts[member["team"]] = counts.get(member["team"], 0) + 1
-            return dict(sorted(counts.items()))
-        ''', org=org, card_fn=card_fn, list_fn=list_fn)
+    source = TEMPLATES.render("profile_card/source.py", org=org, card_fn=card_fn, list_fn=list_fn)
     fixed = swap(source, 'name=member["name"], title=member["title"], team=member["team"])',
                  'name=html.escape(member["name"]), title=html.escape(member["title"]),\n'
                  '                       team=html.escape(member["team"]))')
@@ -325,53 +130,8 @@ def _profile_card(rng: random.Random) -> Program:
 
     needle = rng.choice(members)["title"].split()[-1]
     sizes: dict[str, Any] = {t: sum(m["team"] == t for m in members) for t in sorted(teams)}
-    tests = fill('''
-        import ${pkg}.directory as directory
-        $active
-
-        MEMBERS = $members
-
-
-        def _edited(**fields):
-            return [dict(MEMBERS[0], **fields)] + MEMBERS[1:]
-
-
-        def probe_card(ctx):
-            return directory.$card_fn(MEMBERS[1])
-
-
-        def probe_all(ctx):
-            return directory.$list_fn(MEMBERS)
-
-
-        def probe_team(ctx):
-            return directory.$list_fn(MEMBERS, "$team")
-
-
-        def probe_filter(ctx):
-            return [directory.matching(MEMBERS, "  $needle "), directory.team_sizes(MEMBERS)]
-
-
-        def probe_bad_handle(ctx):
-            try:
-                directory.$card_fn(dict(MEMBERS[0], handle="no spaces"))
-            except ValueError:
-                return "refused"
-            return "rendered"
-
-
-        def probe_name(ctx):
-            return active(directory.$list_fn, _edited(name='"><script>' + ctx["canary"] + "</script>"))
-
-
-        def probe_title(ctx):
-            return active(directory.$list_fn, _edited(title='Lead" onmouseover="' + ctx["canary"]))
-
-
-        def probe_team_name(ctx):
-            return active(directory.$card_fn, dict(MEMBERS[2], team="<img src=x onerror=" + ctx["canary"] + ">"))
-        ''', pkg=pkg, active=_ACTIVE, members=repr(members), card_fn=card_fn, list_fn=list_fn, team=teams[1],
-        needle=needle.upper())
+    tests = TEMPLATES.render("profile_card/tests.py", pkg=pkg, active=_ACTIVE, members=repr(members), card_fn=card_fn,
+                             list_fn=list_fn, team=teams[1], needle=needle.upper())
     return Program(
         family="xss", variant="profile_card", domain="member directory", cwe="CWE-79",
         files={path: source}, fixed={path: fixed},
@@ -394,6 +154,7 @@ def _profile_card(rng: random.Random) -> Program:
 
 # ---------------------------------------------------------------------------------------------- search_page
 
+@VARIANTS.add()
 def _search_page(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_shop"
@@ -403,49 +164,9 @@ def _search_page(rng: random.Random) -> Program:
     products = sorted({f"{rng.choice(WORDS).capitalize()} {rng.choice(kinds)}": rng.randint(500, 49999)
                        for _ in range(rng.randint(6, 9))}.items())
     term = rng.choice(sorted({name.split()[1] for name, _ in products}))
-    source = fill('''
-        """Product search of the $org shop: /search?q=... renders the results page."""
-
-        import html
-        import sqlite3
-
-        PRODUCTS = $products
-        PAGE = """<!doctype html>
-        <title>Search - $org shop</title>
-        <form action="/search"><input name="q" value="%(query)s"><button>Search</button></form>
-        <h1>%(count)d results for %(query)s</h1>
-        <ul class="results">%(items)s</ul>"""
-        _db = None
-
-
-        def catalog() -> sqlite3.Connection:
-            """The product table, loaded on first use."""
-            global _db
-            if _db is None:
-                _db = sqlite3.connect(":memory:")
-                _db.execute("CREATE TABLE products (name TEXT PRIMARY KEY, cents INTEGER NOT NULL)")
-                _db.executemany("INSERT INTO products VALUES (?, ?)", PRODUCTS)
-            return _db
-
-
-        def $search_fn(query: str, limit: int = 20) -> list[tuple[str, int]]:
-            """Products whose name contains query (any case), by name."""
-            rows = catalog().execute("SELECT name, cents FROM products WHERE name LIKE ? ORDER BY name LIMIT ?",
-                                     ("%" + query + "%", limit))
-            return rows.fetchall()
-
-
-        def _item(name: str, cents: int) -> str:
-            return '<li>%s <span class="price">%d.%02d</span></li>' % (html.escape(name), cents // 100, cents % 100)
-
-
-        def $page_fn(query: str) -> str:
-            """The results page for what a shopper typed into the search box."""
-            query = " ".join(query.split())
-            rows = $search_fn(query) if query else []
-            return PAGE % {"query": query, "count": len(rows), "items": "".join(_item(*row) for row in rows)}
-        ''', org=org, products="[\n" + "".join(f"    {p!r},\n" for p in products) + "]", search_fn=search_fn,
-        page_fn=page_fn)
+    source = TEMPLATES.render("search_page/source.py", org=org,
+                              products="[\n" + "".join(f"    {p!r},\n" for p in products) + "]", search_fn=search_fn,
+                              page_fn=page_fn)
     fixed = swap(source, 'return PAGE % {"query": query, "count"',
                  'return PAGE % {"query": html.escape(query), "count"')
     path = f"{pkg}/search.py"
@@ -461,38 +182,8 @@ def _search_page(rng: random.Random) -> Program:
 
     lower = f"  {term.lower()} "
     missing = f"{rng.choice(WORDS)} sofa"
-    tests = fill('''
-        import ${pkg}.search as search
-        $active
-
-
-        def probe_results(ctx):
-            return search.$page_fn("$lower")
-
-
-        def probe_none(ctx):
-            return search.$page_fn("$missing")
-
-
-        def probe_empty(ctx):
-            return search.$page_fn("")
-
-
-        def probe_rows(ctx):
-            return [list(row) for row in search.$search_fn("$term", limit=2)]
-
-
-        def probe_script(ctx):
-            return active(search.$page_fn, "<script>" + ctx["canary"] + "</script>")
-
-
-        def probe_attribute(ctx):
-            return active(search.$page_fn, '$term" autofocus onfocus="' + ctx["canary"])
-
-
-        def probe_svg(ctx):
-            return active(search.$page_fn, "$term <svg onload=" + ctx["canary"] + ">")
-        ''', pkg=pkg, active=_ACTIVE, page_fn=page_fn, search_fn=search_fn, lower=lower, missing=missing, term=term)
+    tests = TEMPLATES.render("search_page/tests.py", pkg=pkg, active=_ACTIVE, page_fn=page_fn, search_fn=search_fn,
+                             lower=lower, missing=missing, term=term)
     matching: list[Any] = [list(p) for p in products if term.lower() in p[0].lower()]
     return Program(
         family="xss", variant="search_page", domain="shop search", cwe="CWE-79",
@@ -513,6 +204,7 @@ def _search_page(rng: random.Random) -> Program:
 
 # -------------------------------------------------------------------------------------- report_state (OOD)
 
+@VARIANTS.add(ood=True)
 def _report_state(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_admin"
@@ -525,80 +217,8 @@ def _report_state(rng: random.Random) -> Program:
                                     for _ in range(rng.randint(8, 14))]
     title = f"Top customers {rng.choice(('Q1', 'Q2', 'Q3', 'Q4'))} {rng.randint(2024, 2026)}"
     size = rng.choice((3, 4, 5))
-    ranking_src = fill('''
-        """Revenue rankings of $org's customers, and their exports."""
-
-        import csv
-        import io
-        import xml.etree.ElementTree as ET
-
-        TOP = $size
-
-
-        def $top_fn(orders: list[dict], n: int = TOP) -> list[dict]:
-            """The n customers with the highest revenue (ties by name), with their revenue."""
-            totals: dict[str, int] = {}
-            for order in orders:
-                totals[order["customer"]] = totals.get(order["customer"], 0) + order["amount"]
-            ranked = sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:n]
-            return [{"customer": name, "revenue": revenue} for name, revenue in ranked]
-
-
-        def revenue_csv(orders: list[dict]) -> str:
-            """The whole ranking as CSV, for the export button."""
-            out = io.StringIO()
-            writer = csv.writer(out, lineterminator="\\n")
-            writer.writerow(["rank", "customer", "revenue"])
-            for rank, row in enumerate($top_fn(orders, n=len(orders)), start=1):
-                writer.writerow([rank, row["customer"], row["revenue"]])
-            return out.getvalue()
-
-
-        def revenue_xml(orders: list[dict]) -> str:
-            """The whole ranking as XML, for the accounting system's import."""
-            root = ET.Element("ranking")
-            for rank, row in enumerate($top_fn(orders, n=len(orders)), start=1):
-                ET.SubElement(root, "customer", rank=str(rank), revenue=str(row["revenue"])).text = row["customer"]
-            return ET.tostring(root, encoding="unicode")
-        ''', org=org, size=size, top_fn=top_fn)
-    source = fill('''
-        """Admin reports of $org: the revenue page draws its chart client-side from data embedded in the page."""
-
-        import html
-        import json
-        import pickle
-        import time
-
-        from $pkg import ranking
-
-        #: The state of the last page rendered per title (pickled copies: later edits of the orders leave them be).
-        _last: dict[str, bytes] = {}
-        render_seconds: list[float] = []
-
-
-        def report_state(title: str, orders: list[dict]) -> dict:
-            """What the chart script needs: the title, the ranking and the number of orders."""
-            return {"title": title, "rows": ranking.$top_fn(orders), "orders": len(orders)}
-
-
-        def last_state(title: str) -> dict | None:
-            """The state the last page with this title was rendered from, if any."""
-            return pickle.loads(_last[title]) if title in _last else None
-
-
-        def $render_fn(title: str, orders: list[dict]) -> str:
-            """The report page; customer names are the names customers registered with."""
-            started = time.monotonic()
-            current = report_state(title, orders)
-            _last[title] = pickle.dumps(current)
-            state = json.dumps(current, sort_keys=True)
-            head = f"<!doctype html><html><head><title>{html.escape(title)}</title></head>"
-            body = (f\'<body><h1>{html.escape(title)}</h1><div id="chart"></div>\'
-                    f"<script>window.REPORT = {state};</script>"
-                    \'<script src="/static/report.js"></script></body></html>\')
-            render_seconds.append(time.monotonic() - started)
-            return head + body
-        ''', org=org, pkg=pkg, render_fn=render_fn, top_fn=top_fn)
+    ranking_src = TEMPLATES.render("report_state/ranking_src.py", org=org, size=size, top_fn=top_fn)
+    source = TEMPLATES.render("report_state/source.py", org=org, pkg=pkg, render_fn=render_fn, top_fn=top_fn)
     fixed = swap(source, "state = json.dumps(current, sort_keys=True)\n",
                  "state = json.dumps(current, sort_keys=True)\n"
                  '    state = state.replace("<", "\\\\u003c").replace(">", "\\\\u003e").replace("&", "\\\\u0026")\n')
@@ -616,56 +236,8 @@ def _report_state(rng: random.Random) -> Program:
     odd_orders = orders + [{"customer": odd, "amount": 100_000}]
     odd_state: dict[str, Any] = {"title": title, "rows": [{"customer": odd, "revenue": 100_000}, *ranked][:size],
                  "orders": len(odd_orders)}
-    tests = fill('''
-        import json
-
-        import ${pkg}.ranking as ranking
-        import ${pkg}.reports as reports
-        $active
-
-        ORDERS = $orders
-
-
-        def _with_customer(name):
-            return ORDERS + [{"customer": name, "amount": 100000}]
-
-
-        def _embedded(page):
-            return json.loads(page.split("window.REPORT = ", 1)[1].split(";</script>", 1)[0])
-
-
-        def probe_page(ctx):
-            return reports.$render_fn("$title", ORDERS)
-
-
-        def probe_ranking(ctx):
-            return ranking.$top_fn(ORDERS, 2)
-
-
-        def probe_export(ctx):
-            return ranking.revenue_csv(ORDERS)
-
-
-        def probe_last(ctx):
-            reports.$render_fn("$title", ORDERS)
-            reports.$render_fn("$title", _with_customer($odd))
-            return [reports.last_state("$title"), reports.last_state("nothing yet")]
-
-
-        def probe_embedded(ctx):
-            return _embedded(reports.$render_fn("$title", _with_customer($odd)))
-
-
-        def probe_script(ctx):
-            customer = "</script><script>" + ctx["canary"] + "</script>"
-            return active(reports.$render_fn, "$title", _with_customer(customer))
-
-
-        def probe_image(ctx):
-            customer = "</SCRIPT><img src=x onerror=" + ctx["canary"] + ">"
-            return active(reports.$render_fn, "$title", _with_customer(customer))
-        ''', pkg=pkg, active=_ACTIVE, orders=repr(orders), render_fn=render_fn, top_fn=top_fn, title=title,
-        odd=repr(odd))
+    tests = TEMPLATES.render("report_state/tests.py", pkg=pkg, active=_ACTIVE, orders=repr(orders), render_fn=render_fn,
+                             top_fn=top_fn, title=title, odd=repr(odd))
     return Program(
         family="xss", variant="report_state", domain="admin reports", cwe="CWE-79",
         files={ranking_path: ranking_src, path: source}, fixed={ranking_path: ranking_src, path: fixed},
@@ -686,13 +258,4 @@ def _report_state(rng: random.Random) -> Program:
                 Probe(id="image", kind="exploit", detect=_handler("onerror"))])
 
 
-_BUILDERS = {"comment_page": _comment_page, "profile_card": _profile_card, "search_page": _search_page,
-             "report_state": _report_state}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="xss", cwe="CWE-79", title="Cross-site scripting",
-                variants=("comment_page", "profile_card", "search_page"), ood_variants=("report_state",), build=build)
+FAMILY = VARIANTS.family(name="xss", cwe="CWE-79", title="Cross-site scripting")

@@ -25,9 +25,12 @@ import random
 from decimal import Decimal
 from typing import Any
 
-from security_verifiers.envs.code_repair.families import Family
-from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, fill, location, pick, swap
+from security_verifiers.envs.code_repair.families import Variants
+from security_verifiers.envs.code_repair.families.kit import NOUNS, ORGS, PEOPLE, WORDS, Templates, location, pick, swap
 from security_verifiers.envs.code_repair.program import Detect, Probe, Program
+
+TEMPLATES = Templates(__name__)
+VARIANTS = Variants()
 
 LEAK = Detect(kind="contains", text="{canary}")
 _FEATURE_ON = "parser.setFeature(xml.sax.handler.feature_external_ges, True)"
@@ -57,6 +60,7 @@ def _doctype(root: str, entity: str, system: str) -> str:
 
 # -------------------------------------------------------------------------------------------- config_import
 
+@VARIANTS.add()
 def _config_import(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_admin"
@@ -75,67 +79,7 @@ def _config_import(rng: random.Random) -> Program:
     document = '<?xml version="1.0" encoding="utf-8"?>\n<settings version="2">\n' + "".join(
         f'  <setting name="{name}" type="{kinds[name]}">{value(name)}</setting>\n' for name in settings
     ) + "</settings>\n"
-    source = fill('''
-        """Import of $org application settings from the XML file that another installation exported."""
-
-        import io
-        import xml.sax
-        import xml.sax.handler
-        from xml.sax.saxutils import escape, quoteattr
-
-        CONVERTERS = {
-            "str": str,
-            "int": int,
-            "bool": lambda text: text.lower() in ("1", "true", "yes"),
-            "list": lambda text: [item.strip() for item in text.split(",") if item.strip()],
-        }
-
-
-        class SettingsHandler(xml.sax.handler.ContentHandler):
-            """Collects <setting name="..." type="...">value</setting> elements."""
-
-            def __init__(self):
-                super().__init__()
-                self.settings = {}
-                self._name = None
-                self._type = "str"
-                self._text = []
-
-            def startElement(self, name, attrs):
-                if name == "setting":
-                    self._name, self._type, self._text = attrs.get("name"), attrs.get("type", "str"), []
-
-            def characters(self, content):
-                if self._name is not None:
-                    self._text.append(content)
-
-            def endElement(self, name):
-                if name == "setting" and self._name:
-                    if self._type not in CONVERTERS:
-                        raise ValueError(f"setting {self._name}: unknown type {self._type!r}")
-                    self.settings[self._name] = CONVERTERS[self._type]("".join(self._text).strip())
-                    self._name = None
-
-
-        def $read_fn(data: bytes) -> dict:
-            """The settings in an exported settings document."""
-            parser = xml.sax.make_parser()
-            $feature_on
-            handler = SettingsHandler()
-            parser.setContentHandler(handler)
-            parser.parse(io.BytesIO(data))
-            return handler.settings
-
-
-        def export(settings: dict) -> bytes:
-            """The document $read_fn reads back (str, int, bool and list-of-str values)."""
-            lines = ['<?xml version="1.0" encoding="utf-8"?>', '<settings version="2">']
-            for name, value in settings.items():
-                kind = {bool: "bool", int: "int", list: "list"}.get(type(value), "str")
-                text = ", ".join(value) if kind == "list" else str(value).lower() if kind == "bool" else str(value)
-                lines.append(f"  <setting name={quoteattr(name)} type=\\"{kind}\\">{escape(text)}</setting>")
-            return ("\\n".join(lines) + "\\n</settings>\\n").encode("utf-8")
-        ''', org=org, read_fn=read_fn, feature_on=_FEATURE_ON)
+    source = TEMPLATES.render("config_import/source.py", org=org, read_fn=read_fn, feature_on=_FEATURE_ON)
     fixed = swap(source, _FEATURE_ON, _FEATURE_OFF)
     path = f"{pkg}/settings_import.py"
     relative, secret = _secret(rng)
@@ -146,45 +90,8 @@ def _config_import(rng: random.Random) -> Program:
         '<settings version="2"><setting name="languages" type="list">en, &shared;</setting></settings>\n'
     odd: dict[str, Any] = {"site_name": "Tom & Jerry <Shop>", "max_upload_mb": 5, "signup_open": False,
                            "languages": ["en"]}
-    tests = fill('''
-        import ${pkg}.settings_import as settings_import
-
-        SECRET = ROOT + "/$relative"
-
-        DOCUMENT = $document
-
-
-        def _attempt(document):
-            try:
-                return settings_import.$read_fn(document.encode())
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_read(ctx):
-            return settings_import.$read_fn(DOCUMENT.encode())
-
-
-        def probe_round_trip(ctx):
-            return settings_import.$read_fn(settings_import.export($odd))
-
-
-        def probe_unknown_type(ctx):
-            try:
-                settings_import.$read_fn(b'<settings><setting name="x" type="date">2020</setting></settings>')
-            except ValueError as error:
-                return str(error)
-            return "read"
-
-
-        def probe_file_url(ctx):
-            return _attempt($attack_url)
-
-
-        def probe_bare_path(ctx):
-            return _attempt($attack_path)
-        ''', pkg=pkg, read_fn=read_fn, document=repr(document), odd=repr(odd), attack_url=_expr(attack_url),
-        attack_path=_expr(attack_path), relative=relative)
+    tests = TEMPLATES.render("config_import/tests.py", pkg=pkg, read_fn=read_fn, document=repr(document), odd=repr(odd),
+                             attack_url=_expr(attack_url), attack_path=_expr(attack_path), relative=relative)
     return Program(
         family="xxe", variant="config_import", domain="settings import", cwe="CWE-611",
         files={path: source}, fixed={path: fixed},
@@ -203,6 +110,7 @@ def _config_import(rng: random.Random) -> Program:
 
 # ------------------------------------------------------------------------------------------- invoice_parser
 
+@VARIANTS.add()
 def _invoice_parser(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     supplier = f"{pick(rng, ORGS)[0].capitalize()} {rng.choice(('Supplies', 'Logistics', 'Trading'))}"
@@ -225,112 +133,16 @@ def _invoice_parser(rng: random.Random) -> Program:
     expect: dict[str, Any] = {"number": number, "supplier": supplier, "currency": currency, "note": note,
               "lines": [{"description": d, "quantity": q, "unit_price": p} for d, q, p in lines],
               "total": str(total.quantize(Decimal("0.01")))}
-    source = fill('''
-        """Supplier invoices arrive as XML documents; this reads the fields that accounts payable books."""
-
-        import xml.dom.minidom
-        import xml.sax
-        import xml.sax.handler
-        from decimal import Decimal
-
-
-        def _text(parent, tag: str) -> str:
-            """The text of parent's first <tag> element ('' when there is none)."""
-            nodes = parent.getElementsByTagName(tag)
-            if not nodes:
-                return ""
-            return "".join(child.data for child in nodes[0].childNodes if child.nodeType == child.TEXT_NODE).strip()
-
-
-        def $parse_fn(document: str) -> dict:
-            """Number, supplier, currency, note, lines and total of an invoice document."""
-            parser = xml.sax.make_parser()
-            $feature_on
-            root = xml.dom.minidom.parseString(document, parser=parser).documentElement
-            lines = [{"description": _text(line, "Description"), "quantity": int(_text(line, "Quantity")),
-                      "unit_price": _text(line, "UnitPrice")} for line in root.getElementsByTagName("Line")]
-            total = sum((Decimal(line["unit_price"]) * line["quantity"] for line in lines), Decimal(0))
-            return {"number": _text(root, "ID"), "supplier": _text(root, "Name"),
-                    "currency": root.getAttribute("currency") or "EUR", "note": _text(root, "Note"),
-                    "lines": lines, "total": str(total.quantize(Decimal("0.01")))}
-        ''', parse_fn=parse_fn, feature_on=_FEATURE_ON)
-    ledger_src = fill('''
-        """The payables ledger: invoices booked for payment, once per supplier and number."""
-
-        import sqlite3
-        from string import Template
-
-        REMITTANCE = Template("$${supplier}: invoice $${number}, $${total} $${currency}")
-
-
-        def book(db: sqlite3.Connection, invoice: dict) -> bool:
-            """Record an invoice for payment; False when that supplier's invoice number was booked before."""
-            db.execute("CREATE TABLE IF NOT EXISTS booked (supplier TEXT, number TEXT, total TEXT, "
-                       "PRIMARY KEY (supplier, number))")
-            try:
-                with db:
-                    db.execute("INSERT INTO booked VALUES (?, ?, ?)",
-                               (invoice["supplier"], invoice["number"], invoice["total"]))
-            except sqlite3.IntegrityError:
-                return False
-            return True
-
-
-        def remittance(invoices: list[dict]) -> str:
-            """The remittance advice sent with a payment run: one line per invoice, by supplier and number."""
-            ordered = sorted(invoices, key=lambda invoice: (invoice["supplier"], invoice["number"]))
-            return "\\n".join(REMITTANCE.substitute(invoice) for invoice in ordered)
-        ''')
+    source = TEMPLATES.render("invoice_parser/source.py", parse_fn=parse_fn, feature_on=_FEATURE_ON)
+    ledger_src = TEMPLATES.render("invoice_parser/ledger_src.py")
     fixed = swap(source, _FEATURE_ON, _FEATURE_OFF)
     path, ledger_path = f"{pkg}/invoices.py", f"{pkg}/ledger.py"
     relative, secret = _secret(rng)
     attack_note = document(supplier, "&terms;", _doctype("Invoice", "terms", f"file://{secret}"))
     attack_name = document("&vendor;", note, _doctype("Invoice", "vendor", secret))
-    tests = fill('''
-        import ${pkg}.invoices as invoices
-        import ${pkg}.ledger as ledger
-
-        SECRET = ROOT + "/$relative"
-
-        DOCUMENT = $document
-
-
-        def _attempt(document):
-            try:
-                invoice = invoices.$parse_fn(document)
-            except Exception as error:
-                return type(error).__name__
-            return [invoice["supplier"], invoice["note"]]
-
-
-        def probe_parse(ctx):
-            return invoices.$parse_fn(DOCUMENT)
-
-
-        def probe_book(ctx):
-            db = program_module("sqlite3").connect(":memory:")
-            invoice = invoices.$parse_fn(DOCUMENT)
-            return [ledger.book(db, invoice), ledger.book(db, invoice),
-                    [list(row) for row in db.execute("SELECT * FROM booked")]]
-
-
-        def probe_no_lines(ctx):
-            return invoices.$parse_fn('<Invoice><ID>X-1</ID></Invoice>')
-
-
-        def probe_remittance(ctx):
-            empty = invoices.$parse_fn('<Invoice><ID>X-1</ID></Invoice>')
-            return ledger.remittance([invoices.$parse_fn(DOCUMENT), empty])
-
-
-        def probe_note(ctx):
-            return _attempt($attack_note)
-
-
-        def probe_supplier(ctx):
-            return _attempt($attack_name)
-        ''', pkg=pkg, parse_fn=parse_fn, document=repr(document(supplier, note)), attack_note=_expr(attack_note),
-        attack_name=_expr(attack_name), relative=relative)
+    tests = TEMPLATES.render("invoice_parser/tests.py", pkg=pkg, parse_fn=parse_fn,
+                             document=repr(document(supplier, note)), attack_note=_expr(attack_note),
+                             attack_name=_expr(attack_name), relative=relative)
     return Program(
         family="xxe", variant="invoice_parser", domain="invoice processing", cwe="CWE-611",
         files={path: source, ledger_path: ledger_src}, fixed={path: fixed, ledger_path: ledger_src},
@@ -355,6 +167,7 @@ def _invoice_parser(rng: random.Random) -> Program:
 
 # ---------------------------------------------------------------------------------------------- feed_reader
 
+@VARIANTS.add()
 def _feed_reader(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_news"
@@ -374,51 +187,8 @@ def _feed_reader(rng: random.Random) -> Program:
                        f"<pubDate>{i['published']}</pubDate></item>\n" for i in items)
         return f'{head}<rss version="2.0"><channel><title>{title}</title>\n{body}</channel></rss>\n'
 
-    source = fill('''
-        """News for the $org intranet: reads the RSS 2.0 feeds of partner sites item by item."""
-
-        import urllib.parse
-        import xml.sax
-        import xml.sax.handler
-        from xml.dom import pulldom
-
-
-        def _child_text(node, tag: str) -> str:
-            for child in node.getElementsByTagName(tag):
-                return "".join(part.data for part in child.childNodes if part.nodeType == part.TEXT_NODE).strip()
-            return ""
-
-
-        def $items_fn(feed: str, limit: int = 20) -> list[dict]:
-            """The first limit items of an RSS document: title, link and publication date."""
-            parser = xml.sax.make_parser()
-            $feature_on
-            events = pulldom.parseString(feed, parser=parser)
-            found = []
-            for event, node in events:
-                if event == pulldom.START_ELEMENT and node.tagName == "item":
-                    events.expandNode(node)
-                    found.append({"title": _child_text(node, "title"), "link": _child_text(node, "link"),
-                                  "published": _child_text(node, "pubDate")})
-                    if len(found) == limit:
-                        break
-            return found
-
-
-        def $merge_fn(feeds: dict[str, str], limit: int = 10) -> list[str]:
-            """The newest titles of several feeds (site -> RSS text), newest first, with their site."""
-            dated = []
-            for site, feed in feeds.items():
-                for item in $items_fn(feed):
-                    host = urllib.parse.urlsplit(item["link"]).hostname or site
-                    dated.append((item["published"], f"{item['title']} ({host})"))
-            return [text for _, text in sorted(dated, reverse=True)[:limit]]
-
-
-        def published_since(feed: str, day: str) -> list[str]:
-            """Titles of the items of a feed published on or after day (YYYY-MM-DD)."""
-            return [item["title"] for item in $items_fn(feed) if item["published"] >= day]
-        ''', org=org, items_fn=items_fn, merge_fn=merge_fn, feature_on=_FEATURE_ON)
+    source = TEMPLATES.render("feed_reader/source.py", org=org, items_fn=items_fn, merge_fn=merge_fn,
+                              feature_on=_FEATURE_ON)
     fixed = swap(source, _FEATURE_ON, _FEATURE_OFF)
     path = f"{pkg}/feeds.py"
     relative, secret = _secret(rng)
@@ -431,45 +201,9 @@ def _feed_reader(rng: random.Random) -> Program:
     day = sorted(i["published"] for i in feeds[first])[1]
     merged = sorted(((i["published"], f"{i['title']} ({i['link'].split('/')[2]})") for items in feeds.values()
                      for i in items), reverse=True)[:4]
-    tests = fill('''
-        import ${pkg}.feeds as feeds
-
-        SECRET = ROOT + "/$relative"
-
-        FEEDS = $texts
-
-
-        def _attempt(feed):
-            try:
-                return feeds.$items_fn(feed)
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_items(ctx):
-            return feeds.$items_fn(FEEDS["$first"])
-
-
-        def probe_limit(ctx):
-            return [item["title"] for item in feeds.$items_fn(FEEDS["$first"], limit=2)]
-
-
-        def probe_merged(ctx):
-            return feeds.$merge_fn(FEEDS, limit=4)
-
-
-        def probe_since(ctx):
-            return feeds.published_since(FEEDS["$first"], "$day")
-
-
-        def probe_title(ctx):
-            return _attempt($attack_url)
-
-
-        def probe_link(ctx):
-            return _attempt($attack_path)
-        ''', pkg=pkg, items_fn=items_fn, merge_fn=merge_fn, texts=repr(texts), first=first,
-        attack_url=_expr(attack_url), attack_path=_expr(attack_path), day=day, relative=relative)
+    tests = TEMPLATES.render("feed_reader/tests.py", pkg=pkg, items_fn=items_fn, merge_fn=merge_fn, texts=repr(texts),
+                             first=first, attack_url=_expr(attack_url), attack_path=_expr(attack_path), day=day,
+                             relative=relative)
     return Program(
         family="xxe", variant="feed_reader", domain="news feed reader", cwe="CWE-611",
         files={path: source}, fixed={path: fixed},
@@ -490,6 +224,7 @@ def _feed_reader(rng: random.Random) -> Program:
 
 # ---------------------------------------------------------------------------------- metadata_include (OOD)
 
+@VARIANTS.add(ood=True)
 def _metadata_include(rng: random.Random) -> Program:
     org = pick(rng, ORGS)[0]
     pkg = f"{org}_sso"
@@ -508,64 +243,9 @@ def _metadata_include(rng: random.Random) -> Program:
                 f'<KeyDescriptor use="signing"><xi:include href="{include}" parse="text"/></KeyDescriptor>'
                 f"{services}</SPSSODescriptor></EntityDescriptor>")
 
-    fragments_src = fill('''
-        """The shared fragments of the $org single sign-on's metadata (signing certificates and the like):
-        administrators publish them to FRAGMENTS, providers' metadata includes them with XInclude."""
-
-        import os
-        import shutil
-        from xml.etree import ElementInclude
-
-        FRAGMENTS = os.environ.get("SSO_FRAGMENTS", "/srv/sso/fragments")
-
-
-        def load_fragment(href: str, parse: str, encoding: str | None = None):
-            """Load one included fragment (hrefs are relative to FRAGMENTS)."""
-            return ElementInclude.default_loader(os.path.join(FRAGMENTS, href), parse, encoding)
-
-
-        def publish(source: str, name: str) -> str:
-            """Copy an approved certificate file into FRAGMENTS under name; returns its href."""
-            if not name.endswith(".pem") or os.sep in name:
-                raise ValueError("fragments are .pem files directly in FRAGMENTS")
-            shutil.copyfile(source, os.path.join(FRAGMENTS, name))
-            return name
-        ''', org=org)
-    source = fill('''
-        """Service-provider metadata for the $org single sign-on: providers upload an EntityDescriptor and
-        include the shared signing certificates with XInclude from the fragments directory."""
-
-        import hashlib
-        import xml.etree.ElementTree as ET
-        from xml.etree import ElementInclude
-
-        from $pkg import fragments
-
-
-        def $assemble_fn(document: str) -> ET.Element:
-            """The metadata document with its includes replaced by the fragments."""
-            root = ET.fromstring(document)
-            ElementInclude.include(root, loader=fragments.load_fragment)
-            return root
-
-
-        def $summary_fn(document: str) -> dict:
-            """What the identity provider registers: entity id, signing certificates, consumer services."""
-            root = $assemble_fn(document)
-            if root.tag != "EntityDescriptor" or not root.get("entityID"):
-                raise ValueError("not an EntityDescriptor")
-            keys = [(key.text or "").strip() for key in root.iter("KeyDescriptor")
-                    if key.get("use", "signing") == "signing"]
-            services = sorted(root.iter("AssertionConsumerService"), key=lambda s: int(s.get("index", "0")))
-            return {"entity_id": root.get("entityID"), "certificates": keys,
-                    "consumers": [service.get("Location") for service in services]}
-
-
-        def short_fingerprint(certificate: str) -> str:
-            """The short fingerprint administrators compare when they approve a provider's certificate."""
-            digest = hashlib.sha256("".join(certificate.split()).encode("ascii")).hexdigest()
-            return ":".join(digest[k:k + 2] for k in range(0, 16, 2)).upper()
-        ''', org=org, pkg=pkg, assemble_fn=assemble_fn, summary_fn=summary_fn)
+    fragments_src = TEMPLATES.render("metadata_include/fragments_src.py", org=org)
+    source = TEMPLATES.render("metadata_include/source.py", org=org, pkg=pkg, assemble_fn=assemble_fn,
+                              summary_fn=summary_fn)
     fixed = swap(fragments_src, '''
             return ElementInclude.default_loader(os.path.join(FRAGMENTS, href), parse, encoding)
         ''', '''
@@ -578,63 +258,11 @@ def _metadata_include(rng: random.Random) -> Program:
     path, meta_path = f"{pkg}/fragments.py", f"{pkg}/metadata.py"
     cert_digest = hashlib.sha256(cert.encode("ascii")).hexdigest()
     relative, secret = _secret(rng)
-    tests = fill('''
-        import ${pkg}.fragments as fragments
-        import ${pkg}.metadata as metadata
-
-        SECRET = ROOT + "/$relative"
-        fragments.FRAGMENTS = ROOT + "/data/fragments"
-
-
-        def _attempt(document):
-            try:
-                return metadata.$summary_fn(document)
-            except Exception as error:
-                return type(error).__name__
-
-
-        def probe_summary(ctx):
-            return metadata.$summary_fn($good)
-
-
-        def probe_assembled(ctx):
-            root = metadata.$assemble_fn($good)
-            return [element.tag for element in root.iter()]
-
-
-        def probe_fingerprint(ctx):
-            return [metadata.short_fingerprint(cert) for cert in metadata.$summary_fn($good)["certificates"]]
-
-
-        def probe_publish(ctx):
-            href = fragments.publish(ROOT + "/data/fragments/$cert_name", "copy-$cert_name")
-            return [href, metadata.$summary_fn($copied)["certificates"], _attempt_publish("../x.pem")]
-
-
-        def _attempt_publish(name):
-            try:
-                return fragments.publish(ROOT + "/data/fragments/$cert_name", name)
-            except ValueError:
-                return "refused"
-
-
-        def probe_missing_fragment(ctx):
-            try:
-                metadata.$summary_fn($missing)
-            except OSError:
-                return "missing"
-            return "found"
-
-
-        def probe_absolute(ctx):
-            return _attempt($absolute)
-
-
-        def probe_traversal(ctx):
-            return _attempt($traversal)
-        ''', pkg=pkg, summary_fn=summary_fn, assemble_fn=assemble_fn, good=repr(metadata(cert_name)),
-        missing=repr(metadata("nope.pem")), absolute=_expr(metadata(secret)), relative=relative,
-        traversal=repr(metadata(f"../../{relative}")), cert_name=cert_name, copied=repr(metadata("copy-" + cert_name)))
+    tests = TEMPLATES.render("metadata_include/tests.py", pkg=pkg, summary_fn=summary_fn, assemble_fn=assemble_fn,
+                             good=repr(metadata(cert_name)), missing=repr(metadata("nope.pem")),
+                             absolute=_expr(metadata(secret)), relative=relative,
+                             traversal=repr(metadata(f"../../{relative}")), cert_name=cert_name,
+                             copied=repr(metadata("copy-" + cert_name)))
     return Program(
         family="xxe", variant="metadata_include", domain="SSO metadata", cwe="CWE-611",
         files={path: fragments_src, meta_path: source}, fixed={path: fixed, meta_path: source},
@@ -658,14 +286,4 @@ def _metadata_include(rng: random.Random) -> Program:
         fixtures={relative: "{canary}", f"data/fragments/{cert_name}": cert + "\n"})
 
 
-_BUILDERS = {"config_import": _config_import, "invoice_parser": _invoice_parser, "feed_reader": _feed_reader,
-             "metadata_include": _metadata_include}
-
-
-def build(rng: random.Random, variant: str) -> Program:
-    return _BUILDERS[variant](rng)
-
-
-FAMILY = Family(name="xxe", cwe="CWE-611", title="XML external entity expansion",
-                variants=("config_import", "invoice_parser", "feed_reader"), ood_variants=("metadata_include",),
-                build=build)
+FAMILY = VARIANTS.family(name="xxe", cwe="CWE-611", title="XML external entity expansion")
