@@ -1,16 +1,17 @@
 """Where E2 (config-audit) scoring spends its time: seconds per item for each engine and stage, for the original
 file and for the patched one, as ``sv eval config-audit --model baseline:autofix`` scores them.
 
-For each item the ``autofix`` baseline answers (not timed), then every stage runs on the original text and again
-on the patched text, in the order the scorer runs them, each timed alone. Parse results are cached per text in
-the engines (the scorer shares them too), so the stage that parses first pays for it: ``parse`` (YAML or HCL),
-then ``terraform_eval`` (Terraform only: variables, locals and expressions evaluated), ``validation`` (schema and
-type checks), ``rego``, ``checkov``, ``secret_values``, ``inventory``; for the patched file also
+For each item the ``autofix`` baseline answers (timed apart as ``autofix_answer``: the prompt, its own scan of
+the original and its patch, which the runner spends besides scoring), then every stage runs on the original text
+and again on the patched text, in the order the scorer runs them, each timed alone. Parse results are cached per
+text in the engines (the scorer shares them too), so the stage that parses first pays for it: ``parse`` (YAML or
+HCL), then ``terraform_eval`` (Terraform only: variables, locals and expressions evaluated), ``validation``
+(schema and type checks), ``rego``, ``checkov``, ``secret_values``, ``inventory``; for the patched file also
 ``patch_apply`` (the unified diff applied) and ``fail_closed`` (the Terraform fail-closed variant built and
-scanned again by every engine). ``semgrep`` runs once per batch over every text, as the oracle runs it; an item's
-share is the batch time divided by the texts. Median and p90 over the items, in milliseconds; ``total`` sums the
-stages item by item. Apart: a fresh process's start (imports and engine loading, then one scan), in a child
-process.
+scanned again by every engine). ``semgrep`` runs once per batch over every text, as the oracle runs it; an
+item's share is the batch time divided by the texts. Median and p90 over the items, in milliseconds; ``total``
+sums the stages item by item. Apart: a fresh process's start (imports and engine loading, then one scan), in a
+child process.
 
     python benchmarks/e2_profile.py                      # the public test set (150 items)
     python benchmarks/e2_profile.py --generated 1000     # 1,000 generated dev items (seed 7)
@@ -40,9 +41,10 @@ def _items(generated: int | None, seed: int) -> list[Any]:
     return env.generate("dev", generated, seed) if generated else list(env.dataset("test").items)
 
 
-def _patched(env: Any, items: list[Any]) -> list[tuple[str, str] | None]:
+def _patched(env: Any, items: list[Any], answering: list[float]) -> list[tuple[str, str] | None]:
     """The autofix baseline's patch of each item and the text it makes (None: no patch, or one that does not
-    apply)."""
+    apply); ``answering`` gets the seconds each answer took (the baseline scans the original itself, in the
+    runner's process, while the scorer scans it again in its worker)."""
     from security_verifiers.core.parsing import Parsed, parse_answer
     from security_verifiers.envs.config_audit.env import Answer
     from security_verifiers.envs.kits.patching import PatchError, apply_patch
@@ -52,7 +54,9 @@ def _patched(env: Any, items: list[Any]) -> list[tuple[str, str] | None]:
         policy.prepare(items)
     out: list[tuple[str, str] | None] = []
     for item in items:
+        t0 = time.perf_counter()
         reply = asyncio.run(policy.respond(item, env.prompt(item), None, 0)).text
+        answering.append(time.perf_counter() - t0)
         answer = parse_answer(reply, Answer)
         patch = answer.value.patch if isinstance(answer, Parsed) else ""
         try:
@@ -94,7 +98,8 @@ def profile(items: list[Any]) -> dict[str, Any]:
 
     env = ConfigAudit()
     oracle = get_oracle()
-    patched = _patched(env, items)
+    answering: list[float] = []
+    patched = _patched(env, items, answering)
     oracle.scan_many([scan_request(items[0])])  # engines loaded before anything is timed
     _clear_caches(oracle)  # answering parsed and scanned the originals: each text is parsed afresh below
     per: dict[str, dict[str, list[float]]] = {"original": defaultdict(list), "patched": defaultdict(list)}
@@ -115,7 +120,7 @@ def profile(items: list[Any]) -> dict[str, Any]:
         seconds = _timed(oracle.semgrep.scan_many, texts)
         per[kind]["semgrep"] = [seconds / max(1, len(texts))] * len(texts)
     return {kind: _summary(stages) for kind, stages in per.items()} | {
-        "items": len(items), "patched_items": sum(t is not None for t in patched)}
+        "autofix_answer": _ms(answering), "items": len(items), "patched_items": sum(t is not None for t in patched)}
 
 
 def _clear_caches(oracle: Any) -> None:
