@@ -9,7 +9,9 @@ results on the original and on the patched file.
 * Every engine must load: a missing engine raises :class:`EngineUnavailable` at construction. There is no
   silent stand-in, because a reward computed with fewer engines is a different reward.
 * Results are cached in memory by sha256 of (platform, text): the original of an item is scanned once per
-  process, and identical patches (common across samples) cost nothing the second time.
+  process, and identical patches (common across samples) cost nothing the second time. The in-process
+  engines' findings are also kept on disk for every process of the machine (:mod:`.scan_store`): the policy's
+  scan of an original and the scorer's, in another process, are one scan, and a second run scans nothing twice.
 * semgrep costs ~2 s per process whatever the number of files, so :meth:`Oracle.scan_many` runs one semgrep
   process for a whole batch; Rego and Checkov run in-process per file (a few ms each).
 
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from security_verifiers.core.errors import EngineUnavailable
 from security_verifiers.engines.configs import ConfigParseError
 from security_verifiers.engines.findings import Finding, catalog
+from security_verifiers.engines.scan_store import ScanStore, store_enabled
 from security_verifiers.engines.secret_values import SecretValuesEngine
 
 if TYPE_CHECKING:
@@ -143,11 +146,14 @@ class Oracle:
 
     def __init__(self, rego: _Scanner | None = None, checkov: _Scanner | None = None,
                  semgrep: _BatchScanner | None = None, cache_size: int = DEFAULT_CACHE_SIZE,
-                 values: _Scanner | None = None) -> None:
+                 values: _Scanner | None = None, store: ScanStore | None = None) -> None:
         self.rego: _Scanner = rego if rego is not None else _load_rego()
         self.checkov: _Scanner = checkov if checkov is not None else _load_checkov()
         self.semgrep: _BatchScanner = semgrep if semgrep is not None else _load_semgrep()
         self.values: _Scanner = values if values is not None else SecretValuesEngine()
+        #: Scanner findings on disk, shared by the machine's processes (:mod:`.scan_store`); only the process-wide
+        #: oracle of the real engines has one.
+        self.store = store
         self.cache_size = cache_size
         self._cache: OrderedDict[str, OracleResult] = OrderedDict()
         self._scanner_cache: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
@@ -175,10 +181,16 @@ class Oracle:
             if hit is not None:
                 self._scanner_cache.move_to_end(key)
                 return list(hit)
-        found = [f if f.engines else f.model_copy(update={"engines": ("rego",)})
-                 for f in self.rego.scan(platform, text, context)]
-        found.extend(self.checkov.scan(platform, text, context))
-        found.extend(self.values.scan(platform, text, context))
+        stored = self.store.get(key) if self.store is not None else None
+        if stored is not None:
+            found = stored
+        else:
+            found = [f if f.engines else f.model_copy(update={"engines": ("rego",)})
+                     for f in self.rego.scan(platform, text, context)]
+            found.extend(self.checkov.scan(platform, text, context))
+            found.extend(self.values.scan(platform, text, context))
+            if self.store is not None:
+                self.store.put(key, found)
         with self._cache_lock:
             self._scanner_cache[key] = tuple(found)
             while len(self._scanner_cache) > self.cache_size:
@@ -343,5 +355,9 @@ def get_oracle() -> Oracle:
     global _SINGLETON
     with _SINGLETON_LOCK:
         if _SINGLETON is None:
-            _SINGLETON = Oracle()
+            oracle = Oracle()
+            if store_enabled():
+                oracle.store = ScanStore({"rego": oracle.rego.version(), "checkov": oracle.checkov.version(),
+                                          "secret_values": oracle.values.version()})
+            _SINGLETON = oracle
         return _SINGLETON

@@ -1,0 +1,111 @@
+"""The scan store (engines/scan_store.py): scanner findings kept on disk for every process, never stale, never a
+failure, and the same results with it, without it, cold or warm."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from security_verifiers.engines.findings import Finding, Severity
+from security_verifiers.engines.oracle import Oracle, cache_key
+from security_verifiers.engines.scan_store import ScanStore
+
+VERSIONS = {"rego": "r1", "checkov": "c1", "secret_values": "v1"}
+POD = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n    - name: a\n"
+       "      image: nginx:1.25\n")
+
+
+class Counting:
+    """A scanner that returns one finding per text and counts its calls (or fails when told to)."""
+
+    def __init__(self, rule: str, fail: bool = False) -> None:
+        self.rule, self.fail, self.calls = rule, fail, 0
+
+    def version(self) -> str:
+        return "fake"
+
+    def scan(self, platform: str, text: str, context: tuple[str, ...] = ()) -> list[Finding]:
+        self.calls += 1
+        if self.fail:
+            raise RuntimeError("engine down")
+        return [Finding(rule_id=self.rule, resource="Pod/web", path="spec", engines=("checkov",),
+                        severity=Severity.HIGH, message=f"{len(text)} bytes")]
+
+
+class NoSemgrep:
+    def version(self) -> str:
+        return "none"
+
+    def scan_many(self, files: list[tuple[str, str]]) -> list[list[Finding]]:
+        return [[] for _ in files]
+
+
+def oracle(store: ScanStore, fail: bool = False) -> tuple[Oracle, Counting]:
+    checkov = Counting("k8s-privileged-container", fail=fail)
+    return Oracle(rego=Counting("k8s-missing-cpu-limit"), checkov=checkov, semgrep=NoSemgrep(),
+                  values=Counting("k8s-secret-in-env"), store=store), checkov
+
+
+def test_a_second_process_reads_what_the_first_scanned(tmp_path: Path) -> None:
+    first, ran = oracle(ScanStore(VERSIONS, root=tmp_path))
+    found = first.scanner_findings("kubernetes", POD)
+    second, again = oracle(ScanStore(VERSIONS, root=tmp_path))  # a fresh oracle: nothing in memory
+    assert second.scanner_findings("kubernetes", POD) == found and (ran.calls, again.calls) == (1, 0)
+
+
+def test_other_versions_or_another_text_scan_again(tmp_path: Path) -> None:
+    oracle(ScanStore(VERSIONS, root=tmp_path))[0].scanner_findings("kubernetes", POD)
+    newer, ran = oracle(ScanStore({**VERSIONS, "checkov": "c2"}, root=tmp_path))
+    newer.scanner_findings("kubernetes", POD)
+    newer.scanner_findings("kubernetes", POD + "# another text\n")
+    assert ran.calls == 2 and len(list(tmp_path.glob("*.sqlite"))) == 2
+
+
+def test_a_failed_scan_is_never_stored(tmp_path: Path) -> None:
+    broken, _ = oracle(ScanStore(VERSIONS, root=tmp_path), fail=True)
+    with pytest.raises(RuntimeError):
+        broken.scanner_findings("kubernetes", POD)
+    store = ScanStore(VERSIONS, root=tmp_path)
+    assert store.get(cache_key("kubernetes", POD)) is None
+
+
+def test_a_store_that_cannot_be_opened_only_costs_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    scanner, ran = oracle(ScanStore(VERSIONS, root=blocked / "scans"))
+    assert scanner.scanner_findings("kubernetes", POD) and ran.calls == 1
+    assert "cannot be used" in capsys.readouterr().err
+
+
+def test_processes_share_the_store(tmp_path: Path) -> None:
+    """A child process (another interpreter) writes; this one reads, with no engine run."""
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+            "from pathlib import Path\n"
+            "from test_scan_store import oracle, VERSIONS, POD\n"
+            "from security_verifiers.engines.scan_store import ScanStore\n"
+            f"oracle(ScanStore(VERSIONS, root=Path({str(tmp_path)!r})))[0].scanner_findings('kubernetes', POD)\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    reader, ran = oracle(ScanStore(VERSIONS, root=tmp_path))
+    assert reader.scanner_findings("kubernetes", POD) and ran.calls == 0
+
+
+def test_the_real_oracle_gives_the_same_results_cold_warm_and_without_the_store(tmp_path: Path) -> None:
+    """Public-set originals through the real engines: a store changes no result."""
+    from security_verifiers.envs.config_audit.env import ConfigAudit, scan_request
+
+    items = ConfigAudit().dataset("test").items[:6]
+    requests = [scan_request(i) for i in items]
+    plain = Oracle().scan_many(requests)
+    real = Oracle()
+    versions = {"rego": real.rego.version(), "checkov": real.checkov.version(),
+                "secret_values": real.values.version()}
+    cold = Oracle(store=ScanStore(versions, root=tmp_path)).scan_many(requests)
+    warm_oracle = Oracle(store=ScanStore(versions, root=tmp_path))
+    warm = warm_oracle.scan_many(requests)
+    assert plain == cold == warm
+    # the dataset's labels are the oracle's findings (what the scorer checks before it scores an item)
+    assert [{f.key for f in r.findings} for r in warm] == \
+        [{(f["rule_id"], f["resource"]) for f in i.target["findings"]} for i in items]
