@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from security_verifiers.core.errors import InfraError
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
@@ -81,6 +82,7 @@ analyser, on a draft patch): at most {n} calls; more cost reward."""
 class CodeRepair(Environment):
     name: ClassVar[str] = "code-repair"
     version: ClassVar[str] = "0.2.0"
+    outcome_model: ClassVar[type[Outcome]] = RepairOutcome
     config_class: ClassVar[type[EnvConfig]] = CodeRepairConfig
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("repair_rate", True), ("exploit_blocked_rate", True),
@@ -270,11 +272,6 @@ class CodeRepair(Environment):
         from security_verifiers.envs.code_repair.metrics import point_metrics
 
         return point_metrics(outcomes)
-
-    def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
-        from security_verifiers.envs.code_repair.outcome import read_outcomes
-
-        return read_outcomes(outcomes)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         from security_verifiers.envs.code_repair.plots import code_repair_plots

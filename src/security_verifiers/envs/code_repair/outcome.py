@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from security_verifiers.core.outcome import Outcome
 
 
-class RepairOutcome(BaseModel):
+class RepairOutcome(Outcome):
     """One rollout of code-repair: the item's facts, the answer's claims, and what running the patch showed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     # The item.
     family: str
@@ -50,9 +50,6 @@ class RepairOutcome(BaseModel):
     over_budget: int = Field(0, description="Tool calls past the budget (each refused and charged).")
     timed_out: bool = False
     notes: list[str] = Field(default_factory=list)
-
-    def stored(self) -> dict[str, Any]:
-        return self.model_dump()
 
 
 def read_outcomes(outcomes: Sequence[Mapping[str, Any] | RepairOutcome]) -> list[RepairOutcome]:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from security_verifiers.core.errors import ErrorKind, InfraError
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
@@ -25,7 +26,7 @@ from security_verifiers.envs.config_audit.baselines import HACKS, context_of
 from security_verifiers.envs.config_audit.items import ConfigAuditInput, ConfigAuditTarget
 from security_verifiers.envs.config_audit.metrics import WORST_RULES_MIN_FINDINGS, config_audit_metrics
 from security_verifiers.envs.config_audit.metrics import point_metrics as audit_point_metrics
-from security_verifiers.envs.config_audit.outcome import AuditOutcome, read_outcomes
+from security_verifiers.envs.config_audit.outcome import AuditOutcome
 from security_verifiers.envs.config_audit.scoring import (
     Detection,
     PatchOutcome,
@@ -135,6 +136,7 @@ class ConfigAudit(Environment):
     score_batch_size: ClassVar[int] = 64
     score_workers: ClassVar[int] = 1
     item_contract: ClassVar[ItemContract] = ItemContract(ConfigAuditInput, ConfigAuditTarget, Answer)
+    outcome_model: ClassVar[type[Outcome]] = AuditOutcome
     config: ConfigAuditConfig
 
     @property
@@ -361,9 +363,6 @@ class ConfigAudit(Environment):
 
     def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
         return config_audit_metrics(outcomes, items)
-
-    def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
-        return read_outcomes(outcomes)
 
     def point_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
         return audit_point_metrics(outcomes)
