@@ -206,8 +206,9 @@ class CodeRepair(Environment):
                    semgrep: tuple[list[StaticFinding], list[StaticFinding]] | None = None) -> Score:
         target = CodeRepairTarget.model_validate(item.target)
         reference_lines = 0 if program is None else changed_lines(files_diff(program.files, program.fixed))
-        base = {"family": target.family, "variant": target.variant, "cwe": target.cwe, "split": item.split,
-                "kind": target.kind, "reference_lines": reference_lines, "tool_calls": transcript.tool_calls}
+        base: dict[str, Any] = {"family": target.family, "variant": target.variant, "cwe": target.cwe,
+                                "split": item.split, "kind": target.kind, "reference_lines": reference_lines,
+                                "tool_calls": transcript.tool_calls}
         if isinstance(answer, ParseFailure):
             outcome = RepairOutcome(**base, valid=False, reward=0.0)
             return Score(reward=0.0, components=dict.fromkeys(self.config.weights(), 0.0), outcome=outcome.stored(),

@@ -45,7 +45,7 @@ def flat_metrics(outcomes: Sequence[AttackOutcome]) -> dict[str, Any]:
         "success_rate": ratio(len(wins), len(outcomes)),
         "leak_rate": ratio(sum(1 for o in wins if o.leaked), len(outcomes)),
         "forbidden_action_rate": ratio(sum(1 for o in wins if o.forbidden), len(outcomes)),
-        "turns_to_success": mean_or_none([o.success_turn for o in wins]),
+        "turns_to_success": mean_or_none([o.success_turn for o in wins if o.success_turn is not None]),
         "deliveries_mean": mean_or_none([o.deliveries for o in outcomes]),
         "attack_diversity": diversity([o.winning_text for o in wins if o.winning_text is not None]),
         "reward_mean": mean_or_none([o.reward for o in outcomes]),

@@ -68,7 +68,7 @@ def weighted_score(weights: dict[str, float], parts: dict[str, float], outcome: 
     """The Score of both environments: the reward is :func:`weighted_reward`, and the outcome (the fields of
     ``model`` but the reward) carries it for the metrics, stored through ``model``."""
     reward = weighted_reward(weights, parts)
-    return Score(reward=reward, components=parts, outcome=model(**outcome, reward=reward).stored(),
+    return Score(reward=reward, components=parts, outcome=model.model_validate({**outcome, "reward": reward}).stored(),
                  parse_status=status, parse_error=error)
 
 
