@@ -54,11 +54,13 @@ class Breakdown:
 def build_metrics(outcomes: Sequence[Any], items: Sequence[str] | None, flat: FlatMetrics,
                   intervals: Mapping[str, Callable[[Any], float]] | None = None,
                   breakdowns: Mapping[str, Breakdown] | None = None,
-                  constant: ConstantPolicy | None = None) -> dict[str, Any]:
+                  constant: ConstantPolicy | None = None, floor: bool = True) -> dict[str, Any]:
     """The metrics report of ``outcomes`` (``items``: the item id of each, for the bootstrap's clusters).
 
     ``intervals`` maps a metric to the per-outcome value whose mean it is (NaN where it does not apply); they are
-    left out when there are no outcomes. ``constant``: the floor, whose reward is also the flat ``constant_reward``.
+    left out when there are no outcomes. ``constant``: the floor, whose reward is also the flat ``constant_reward``
+    (``None`` where there is none on these outcomes); ``floor`` False: the environment computes no floor, and the
+    report has neither key.
     """
     drawn: dict[str, list[float | None]] = {}
     if outcomes:
@@ -66,12 +68,15 @@ def build_metrics(outcomes: Sequence[Any], items: Sequence[str] | None, flat: Fl
             values = np.array([value(o) for o in outcomes], dtype=float)
             lo, hi = bootstrap_ci(len(outcomes), mean_of(values), clusters=items)
             drawn[metric] = [lo, hi]
-    return {
+    report: dict[str, Any] = {
         "metrics": {**flat(outcomes), CONSTANT_REWARD: None if constant is None else constant.reward_mean},
         "intervals": drawn,
         "breakdowns": {name: breakdown_rows(outcomes, items, flat, b) for name, b in (breakdowns or {}).items()},
         "constant_policy": None if constant is None else constant.model_dump(),
     }
+    if not floor:
+        del report["metrics"][CONSTANT_REWARD], report["constant_policy"]
+    return report
 
 
 def breakdown_rows(outcomes: Sequence[Any], items: Sequence[str] | None, flat: FlatMetrics,

@@ -154,6 +154,9 @@ class Environment(ABC):
     interval_metrics: ClassVar[Mapping[str, Callable[[Any], float]]] = {}
     #: The breakdowns :meth:`metrics` gives, by name: the group(s) of each outcome, over all or some outcomes.
     breakdowns: ClassVar[Mapping[str, Breakdown]] = {}
+    #: Whether :meth:`metrics` reports a constant floor (:meth:`constant_policy`, and ``constant_reward``); False
+    #: leaves both out of the report (E3 computes none yet).
+    reports_floor: ClassVar[bool] = True
 
     def __init__(self, config: EnvConfig | None = None) -> None:
         self.config = config if config is not None else self.config_class()
@@ -330,7 +333,7 @@ class Environment(ABC):
         rollouts of one item (``--samples`` > 1) do not count as independent evidence."""
         typed = self.typed_outcomes(outcomes)
         return build_metrics(typed, items, self.flat_metrics, self.interval_metrics, self.breakdowns,
-                             self.constant_policy(typed))
+                             self.constant_policy(typed) if self.reports_floor else None, self.reports_floor)
 
     def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
         """The scalar metrics of ``outcomes`` (read through :attr:`outcome_model`): the whole run's, a breakdown
