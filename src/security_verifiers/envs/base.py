@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from security_verifiers.core.datasets import Dataset, load_public_split, read_jsonl
 from security_verifiers.core.errors import ConfigError, DatasetError, ErrorKind, InfraError, boundary, plain_errors
-from security_verifiers.core.metrics_builder import Breakdown, build_metrics
+from security_verifiers.core.metrics_builder import Breakdown, Statistic, build_metrics, mean_statistics
 from security_verifiers.core.metrics_report import ConstantPolicy, MetricsReport
 from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.types import Item, Message, Score, Transcript
@@ -332,8 +332,14 @@ class Environment(ABC):
         ``items``: the item id of each outcome; bootstrap intervals resample items, not rollouts, so the
         rollouts of one item (``--samples`` > 1) do not count as independent evidence."""
         typed = self.typed_outcomes(outcomes)
-        return build_metrics(typed, items, self.flat_metrics, self.interval_metrics, self.breakdowns,
+        return build_metrics(typed, items, self.flat_metrics, self.interval_statistics, self.breakdowns,
                              self.constant_policy(typed) if self.reports_floor else None, self.reports_floor)
+
+    def interval_statistics(self, outcomes: Sequence[Any]) -> Mapping[str, Statistic]:
+        """The bootstrap statistic of each metric with an interval, on these (typed) outcomes: by default the means
+        of :attr:`interval_metrics`; an environment whose intervals are ratios of sums (E2's weighted F1) gives its
+        own."""
+        return mean_statistics(self.interval_metrics, outcomes)
 
     def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
         """The scalar metrics of ``outcomes`` (read through :attr:`outcome_model`): the whole run's, a breakdown
