@@ -54,4 +54,4 @@ class RepairOutcome(Outcome):
 
 def read_outcomes(outcomes: Sequence[Mapping[str, Any] | RepairOutcome]) -> list[RepairOutcome]:
     """Stored outcomes as :class:`RepairOutcome` (already typed ones pass through)."""
-    return [o if isinstance(o, RepairOutcome) else RepairOutcome.model_validate(o) for o in outcomes]
+    return RepairOutcome.read_all(outcomes)

@@ -109,4 +109,4 @@ class AuditOutcome(Outcome):
 
 def read_outcomes(outcomes: Sequence[Mapping[str, Any] | AuditOutcome]) -> list[AuditOutcome]:
     """Stored outcomes as :class:`AuditOutcome` (already typed ones pass through)."""
-    return [o if isinstance(o, AuditOutcome) else AuditOutcome.model_validate(o) for o in outcomes]
+    return AuditOutcome.read_all(outcomes)
