@@ -326,8 +326,9 @@ class Environment(ABC):
     def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
         """Metrics computed from the scorer's outcomes only (so a report can be rebuilt from results): by default
         :func:`~security_verifiers.core.metrics_builder.build_metrics` of the declarations (the outcomes read
-        through :attr:`outcome_model`, :meth:`flat_metrics`, :attr:`interval_metrics`, :attr:`breakdowns` and
-        :meth:`constant_policy`).
+        through :attr:`outcome_model`, :meth:`flat_metrics`, :meth:`interval_statistics` (by default the means of
+        :attr:`interval_metrics`), :attr:`breakdowns` and :meth:`constant_policy`). E1 and E4 (the abstaining kit)
+        still override it.
 
         ``items``: the item id of each outcome; bootstrap intervals resample items, not rollouts, so the
         rollouts of one item (``--samples`` > 1) do not count as independent evidence."""
