@@ -29,6 +29,7 @@ from security_verifiers.envs.network_logs.env import LABELS, NetworkLogs  # noqa
 from security_verifiers.harness.conformance import (  # noqa: E402
     check_baselines_never_read_the_target,
     check_headline_metrics_are_reported,
+    check_outcomes_round_trip_through_their_model,
     check_public_sets_are_what_the_builder_declares,
     check_score_many_equals_score,
 )
@@ -57,6 +58,14 @@ class _ZeroInterval(NetworkLogs):
         return result
 
 
+class _OutcomeDrifts(NetworkLogs):
+    """A scorer that stores a key its outcome model does not declare."""
+
+    def score(self, item, transcript):  # noqa: ANN001, ANN201
+        score = super().score(item, transcript)
+        return score.model_copy(update={"outcome": {**score.outcome, "note": "extra"}})
+
+
 class _BuilderDrifted(NetworkLogs):
     """A builder that declares a bigger test split than the committed one (a rebuild left uncommitted)."""
 
@@ -70,6 +79,7 @@ class _BuilderDrifted(NetworkLogs):
     (_BatchDrifts, check_score_many_equals_score, "nl-"),
     (_ZeroInterval, check_headline_metrics_are_reported, "interval"),
     (_BuilderDrifted, check_public_sets_are_what_the_builder_declares, "the builder declares 250 items"),
+    (_OutcomeDrifts, check_outcomes_round_trip_through_their_model, "does not read as a ClassifierOutcome"),
 ])
 def test_a_broken_environment_fails_its_check(broken: type, check: Any, message: str) -> None:
     with pytest.raises(AssertionError, match=message):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from security_verifiers.core.datasets import Dataset, load_public_split, read_jsonl
 from security_verifiers.core.errors import ConfigError, DatasetError, ErrorKind, InfraError, boundary, plain_errors
-from security_verifiers.core.metrics_report import MetricsReport
+from security_verifiers.core.metrics_builder import Breakdown, Statistic, build_metrics, mean_statistics
+from security_verifiers.core.metrics_report import ConstantPolicy, MetricsReport
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
 from security_verifiers.models.base import Policy
@@ -144,6 +146,18 @@ class Environment(ABC):
     #: The environment whose runs this one turns into items (``sv data build ENV --from-run RUN``, through
     #: :meth:`items_from_run`): E6 builds self-play items from E5's successful attacks. ``None``: it builds none.
     items_from_runs_of: ClassVar[str | None] = None
+    #: The model of what the scorer records of one rollout: ``Score.outcome`` is its
+    #: :meth:`~security_verifiers.core.outcome.Outcome.stored` dict, and the metrics read it back through
+    #: :meth:`~security_verifiers.core.outcome.Outcome.read` (the conformance suite checks the round trip).
+    outcome_model: ClassVar[type[Outcome]]
+    #: The metrics that get a bootstrap interval in :meth:`metrics`: each the per-outcome value (of an outcome
+    #: read) whose mean it is, NaN where it does not apply.
+    interval_metrics: ClassVar[Mapping[str, Callable[[Any], float]]] = {}
+    #: The breakdowns :meth:`metrics` gives, by name: the group(s) of each outcome, over all or some outcomes.
+    breakdowns: ClassVar[Mapping[str, Breakdown]] = {}
+    #: Whether :meth:`metrics` reports a constant floor (:meth:`constant_policy`, and ``constant_reward``); False
+    #: leaves both out of the report (E3 computes none yet).
+    reports_floor: ClassVar[bool] = True
 
     def __init__(self, config: EnvConfig | None = None) -> None:
         self.config = config if config is not None else self.config_class()
@@ -317,12 +331,34 @@ class Environment(ABC):
         score = self.score(item, Transcript(messages=[]))
         return score.model_copy(update={"parse_error": reason})
 
-    @abstractmethod
     def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        """Metrics computed from the scorer's outcomes only (so a report can be rebuilt from results).
+        """Metrics computed from the scorer's outcomes only (so a report can be rebuilt from results): by default
+        :func:`~security_verifiers.core.metrics_builder.build_metrics` of the declarations (the outcomes read
+        through :attr:`outcome_model`, :meth:`flat_metrics`, :meth:`interval_statistics` (by default the means of
+        :attr:`interval_metrics`), :attr:`breakdowns` and :meth:`constant_policy`). E1 and E4 (the abstaining kit)
+        still override it.
 
         ``items``: the item id of each outcome; bootstrap intervals resample items, not rollouts, so the
         rollouts of one item (``--samples`` > 1) do not count as independent evidence."""
+        typed = self.typed_outcomes(outcomes)
+        return build_metrics(typed, items, self.flat_metrics, self.interval_statistics, self.breakdowns,
+                             self.constant_policy(typed) if self.reports_floor else None, self.reports_floor)
+
+    def interval_statistics(self, outcomes: Sequence[Any]) -> Mapping[str, Statistic]:
+        """The bootstrap statistic of each metric with an interval, on these (typed) outcomes: by default the means
+        of :attr:`interval_metrics`; an environment whose intervals are ratios of sums (E2's weighted F1) gives its
+        own."""
+        return mean_statistics(self.interval_metrics, outcomes)
+
+    def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
+        """The scalar metrics of ``outcomes`` (read through :attr:`outcome_model`): the whole run's, a breakdown
+        row's, or a paired bootstrap's resample's."""
+        raise NotImplementedError(f"{self.name} declares no flat metrics")
+
+    def constant_policy(self, outcomes: Sequence[Any]) -> ConstantPolicy | None:
+        """The best policy that ignores its input, and its mean reward on these (typed) outcomes' items: the floor a
+        score is read against; ``None`` where there is none."""
+        return None
 
     def metrics_report(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> MetricsReport:
         """:meth:`metrics` as the typed report that the summary, the report and the leaderboard render from; a
@@ -331,13 +367,14 @@ class Environment(ABC):
 
     def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
         """Stored outcomes in the form :meth:`point_metrics` reads fastest, validated once (a paired bootstrap
-        recomputes the metrics a thousand times over the same outcomes). Default: as stored."""
-        return outcomes
+        recomputes the metrics a thousand times over the same outcomes). Default: read through
+        :attr:`outcome_model` (an outcome already read passes through)."""
+        return self.outcome_model.read_all(outcomes)
 
     def point_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
         """The flat ``metrics`` of ``outcomes`` without intervals or breakdowns: what a paired bootstrap
-        (``sv compare``) recomputes on each resample. Override with the cheap computation."""
-        return dict(self.metrics(outcomes)["metrics"])
+        (``sv compare``) recomputes on each resample. Default: :meth:`flat_metrics` of the outcomes read."""
+        return self.flat_metrics(self.typed_outcomes(outcomes))
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         """Write the environment's report plots (PNG) into ``out_dir``; returns their paths."""

@@ -265,6 +265,28 @@ def check_metrics_need_only_stored_outcomes(env: Environment) -> None:
         assert _plain(again) == _plain(direct), f"{name}: metrics differ when computed from stored records"
 
 
+def check_outcomes_round_trip_through_their_model(env: Environment) -> None:
+    """On every public split, every outcome the scorer stores (each baseline's, and an unparseable reply's) is read
+    back through the declared ``outcome_model`` from its JSON and stored again as the same JSON, key order included:
+    the model is the outcome's one shape, and nothing is lost, coerced or added on the way."""
+    model = getattr(env, "outcome_model", None)
+    assert model is not None, f"{env.name} declares no outcome_model"
+    for split in env.public_splits:
+        items = _few(env, split)
+        scored = {name: run[1] for name, run in _baseline_runs(env, items).items()}
+        scored["an unparseable reply"] = [env.score(item, _reply(GARBAGE_REPLIES[1])) for item in items]
+        for name, scores in scored.items():
+            for item, score in zip(items, scores, strict=True):
+                text = json.dumps(score.outcome)
+                try:
+                    again = model.read(json.loads(text)).stored()
+                except ValueError as err:  # pydantic's ValidationError is one
+                    raise AssertionError(f"{split}/{item.id}: {name}'s outcome does not read as a "
+                                         f"{model.__name__}: {err}") from err
+                assert json.dumps(again) == text, (f"{split}/{item.id}: {name}'s outcome changes through "
+                                                   f"{model.__name__}: {text[:200]} -> {json.dumps(again)[:200]}")
+
+
 def check_public_sets_are_what_the_builder_declares(env: Environment) -> None:
     """The committed manifest (``data_dir``) is the one ``sv data build ENV --public`` writes: an entry per public
     split, each with the size, seed and file the environment's :meth:`~Environment.public_sets` declares, and its
@@ -331,6 +353,7 @@ CHECKS: dict[str, Callable[[Environment], None]] = {
     "config_round_trips_through_describe": check_config_round_trips_through_describe,
     "headline_metrics_are_reported": check_headline_metrics_are_reported,
     "metrics_need_only_stored_outcomes": check_metrics_need_only_stored_outcomes,
+    "outcomes_round_trip_through_their_model": check_outcomes_round_trip_through_their_model,
     "public_sets_are_what_the_builder_declares": check_public_sets_are_what_the_builder_declares,
 }
 

@@ -18,12 +18,14 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import parse_answer
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.envs._template.items import TemplateInput, TemplateTarget
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract
 from security_verifiers.envs.kits.abstaining import (
     AbstainingConfig,
+    ClassifierOutcome,
     Labels,
     baseline_factories,
     classifier_metrics,
@@ -80,6 +82,8 @@ class TemplateEnvironment(Environment):
     honest_baselines: ClassVar[tuple[str, ...]] = ("heuristic",)
     hack_baselines: ClassVar[tuple[str, ...]] = constant_baseline_names(LABELS)
     item_contract: ClassVar[ItemContract] = ItemContract(TemplateInput, TemplateTarget, Answer)
+    #: What the scorer stores of one rollout (the kit's outcome; a model of your own derives from ``Outcome``).
+    outcome_model: ClassVar[type[Outcome]] = ClassifierOutcome
     config: TemplateConfig
 
     # -- data ---------------------------------------------------------------------------------
@@ -115,6 +119,9 @@ class TemplateEnvironment(Environment):
 
     def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return point_metrics(outcomes)
+
+    def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
+        return outcomes  # the kit's metrics read the stored dicts (by key, strictly)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         return classifier_plots(outcomes, LABELS, out_dir)

@@ -7,17 +7,20 @@ against hidden functional probes and exploit probes whose effects are random per
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 
 from security_verifiers.core.errors import InfraError
 from security_verifiers.core.importing import Importer
+from security_verifiers.core.metrics_builder import Breakdown
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
 from security_verifiers.envs.base import EnvConfig, Environment, Toolbox, register
+from security_verifiers.envs.code_repair import metrics as repair_metrics
 from security_verifiers.envs.code_repair.baselines import HACKS
 from security_verifiers.envs.code_repair.execution import Execution, execute_many
 from security_verifiers.envs.code_repair.items import (
@@ -82,6 +85,10 @@ analyser, on a draft patch): at most {n} calls; more cost reward."""
 class CodeRepair(Environment):
     name: ClassVar[str] = "code-repair"
     version: ClassVar[str] = "0.2.0"
+    outcome_model: ClassVar[type[Outcome]] = RepairOutcome
+    interval_metrics: ClassVar[Mapping[str, Callable[[Any], float]]] = repair_metrics.INTERVALS
+    breakdowns: ClassVar[Mapping[str, Breakdown]] = repair_metrics.BREAKDOWNS
+    reports_floor: ClassVar[bool] = False
     config_class: ClassVar[type[EnvConfig]] = CodeRepairConfig
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("repair_rate", True), ("exploit_blocked_rate", True),
@@ -211,8 +218,9 @@ class CodeRepair(Environment):
                    semgrep: tuple[list[StaticFinding], list[StaticFinding]] | None = None) -> Score:
         target = CodeRepairTarget.model_validate(item.target)
         reference_lines = 0 if program is None else changed_lines(files_diff(program.files, program.fixed))
-        base = {"family": target.family, "variant": target.variant, "cwe": target.cwe, "split": item.split,
-                "kind": target.kind, "reference_lines": reference_lines, "tool_calls": transcript.tool_calls}
+        base: dict[str, Any] = {"family": target.family, "variant": target.variant, "cwe": target.cwe,
+                                "split": item.split, "kind": target.kind, "reference_lines": reference_lines,
+                                "tool_calls": transcript.tool_calls}
         if isinstance(answer, ParseFailure):
             outcome = RepairOutcome(**base, valid=False, reward=0.0)
             return Score(reward=0.0, components=dict.fromkeys(self.config.weights(), 0.0), outcome=outcome.stored(),
@@ -268,20 +276,8 @@ class CodeRepair(Environment):
                          patch_size=size_score(fields["patch_lines"], reference_lines))
         return parts, fields
 
-    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        from security_verifiers.envs.code_repair.metrics import code_repair_metrics
-
-        return code_repair_metrics(outcomes, items)
-
-    def point_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
-        from security_verifiers.envs.code_repair.metrics import point_metrics
-
-        return point_metrics(outcomes)
-
-    def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
-        from security_verifiers.envs.code_repair.outcome import read_outcomes
-
-        return read_outcomes(outcomes)
+    def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
+        return repair_metrics.flat_metrics(outcomes)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         from security_verifiers.envs.code_repair.plots import code_repair_plots

@@ -7,13 +7,12 @@ intervals resample items.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
-from security_verifiers.core.metrics import bootstrap_ci, group_indices, group_reward, mean_of, mean_or_none, ratio
-from security_verifiers.envs.code_repair.outcome import RepairOutcome, read_outcomes
+from security_verifiers.core.metrics import mean_or_none, ratio
+from security_verifiers.core.metrics_builder import Breakdown
+from security_verifiers.envs.code_repair.outcome import RepairOutcome
 
 
 def flat_metrics(outcomes: Sequence[RepairOutcome]) -> dict[str, Any]:
@@ -44,41 +43,21 @@ def flat_metrics(outcomes: Sequence[RepairOutcome]) -> dict[str, Any]:
     }
 
 
-def _intervals(outcomes: Sequence[RepairOutcome], items: Sequence[str] | None) -> dict[str, list[float | None]]:
-    nan = float("nan")
-    arrays = {"reward_mean": np.array([o.reward for o in outcomes], dtype=float),
-              "repair_rate": np.array([o.repaired if o.kind == "program" else nan for o in outcomes], dtype=float),
-              "exploit_blocked_rate": np.array([o.exploit_blocked if o.kind == "program" else nan
-                                                for o in outcomes], dtype=float),
-              "cwe_accuracy": np.array([o.cwe_correct for o in outcomes], dtype=float)}
-
-    return {k: list(bootstrap_ci(len(outcomes), mean_of(v), clusters=items)) for k, v in arrays.items()}
+def _program(value: Callable[[RepairOutcome], bool]) -> Callable[[RepairOutcome], float]:
+    """A rate over the rollouts of items with tests: NaN on the others (left out of the mean)."""
+    return lambda o: float(value(o)) if o.kind == "program" else float("nan")
 
 
-def _groups(outcomes: Sequence[RepairOutcome], items: Sequence[str] | None,
-            key: Callable[[RepairOutcome], str]) -> dict[str, dict[str, Any]]:
-    rewards = np.array([o.reward for o in outcomes], dtype=float)
-    out = {}
-    for name, idx in group_indices([key(o) for o in outcomes]).items():
-        out[name] = {**flat_metrics([outcomes[i] for i in idx]),
-                     **group_reward(rewards[idx], None if items is None else [items[i] for i in idx])}
-    return out
-
-
-def code_repair_metrics(stored: Sequence[Mapping[str, Any] | RepairOutcome],
-                        items: Sequence[str] | None = None) -> dict[str, Any]:
-    """``{"metrics": flat, "intervals": ..., "breakdowns": {cwe, split, variant}}``."""
-    outcomes = read_outcomes(stored)
-    return {
-        "metrics": flat_metrics(outcomes),
-        "intervals": _intervals(outcomes, items) if outcomes else {},
-        "breakdowns": {
-            "cwe": _groups(outcomes, items, lambda o: o.cwe),
-            "split": _groups(outcomes, items, lambda o: o.split),
-            "variant": _groups(outcomes, items, lambda o: f"{o.family}/{o.variant}"),
-        },
-    }
-
-
-def point_metrics(stored: Sequence[Mapping[str, Any] | RepairOutcome]) -> dict[str, Any]:
-    return flat_metrics(read_outcomes(stored))
+#: The metrics with a bootstrap interval, each the mean of a per-outcome value.
+INTERVALS: dict[str, Callable[[RepairOutcome], float]] = {
+    "reward_mean": lambda o: o.reward,
+    "repair_rate": _program(lambda o: o.repaired),
+    "exploit_blocked_rate": _program(lambda o: o.exploit_blocked),
+    "cwe_accuracy": lambda o: float(o.cwe_correct),
+}
+#: By weakness, split and program (``family/variant``).
+BREAKDOWNS: dict[str, Breakdown] = {
+    "cwe": Breakdown(key=lambda o: o.cwe),
+    "split": Breakdown(key=lambda o: o.split),
+    "variant": Breakdown(key=lambda o: f"{o.family}/{o.variant}"),
+}

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from security_verifiers.core.outcome import Outcome
 
 
-class RepairOutcome(BaseModel):
+class RepairOutcome(Outcome):
     """One rollout of code-repair: the item's facts, the answer's claims, and what running the patch showed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     # The item.
     family: str
@@ -51,10 +51,7 @@ class RepairOutcome(BaseModel):
     timed_out: bool = False
     notes: list[str] = Field(default_factory=list)
 
-    def stored(self) -> dict[str, Any]:
-        return self.model_dump()
-
 
 def read_outcomes(outcomes: Sequence[Mapping[str, Any] | RepairOutcome]) -> list[RepairOutcome]:
     """Stored outcomes as :class:`RepairOutcome` (already typed ones pass through)."""
-    return [o if isinstance(o, RepairOutcome) else RepairOutcome.model_validate(o) for o in outcomes]
+    return RepairOutcome.read_all(outcomes)

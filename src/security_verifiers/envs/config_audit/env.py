@@ -8,7 +8,7 @@ score, minus a small cost per tool call over budget. Both parts are computed fro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -16,17 +16,20 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from security_verifiers.core.errors import ErrorKind, InfraError
 from security_verifiers.core.importing import Importer
+from security_verifiers.core.metrics_builder import Breakdown, Statistic
+from security_verifiers.core.metrics_report import ConstantPolicy
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import Parsed, ParseFailure, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
 from security_verifiers.engines.configs import ConfigParseError, inventory, resource_types
 from security_verifiers.engines.findings import Finding, Severity, catalog, rules_for
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, Toolbox, register
+from security_verifiers.envs.config_audit import metrics as audit_metrics
 from security_verifiers.envs.config_audit.baselines import HACKS, context_of
 from security_verifiers.envs.config_audit.items import ConfigAuditInput, ConfigAuditTarget
-from security_verifiers.envs.config_audit.metrics import WORST_RULES_MIN_FINDINGS, config_audit_metrics
-from security_verifiers.envs.config_audit.metrics import point_metrics as audit_point_metrics
-from security_verifiers.envs.config_audit.outcome import AuditOutcome, read_outcomes
+from security_verifiers.envs.config_audit.metrics import WORST_RULES_MIN_FINDINGS
+from security_verifiers.envs.config_audit.outcome import AuditOutcome
 from security_verifiers.envs.config_audit.scoring import (
     Detection,
     PatchOutcome,
@@ -136,6 +139,8 @@ class ConfigAudit(Environment):
     score_batch_size: ClassVar[int] = 64
     score_workers: ClassVar[int] = 1
     item_contract: ClassVar[ItemContract] = ItemContract(ConfigAuditInput, ConfigAuditTarget, Answer)
+    outcome_model: ClassVar[type[Outcome]] = AuditOutcome
+    breakdowns: ClassVar[Mapping[str, Breakdown]] = audit_metrics.BREAKDOWNS
     config: ConfigAuditConfig
 
     @classmethod
@@ -366,14 +371,14 @@ class ConfigAudit(Environment):
             return None
         return "; ".join(issue.message for issue in issues[:3])
 
-    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        return config_audit_metrics(outcomes, items)
+    def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
+        return audit_metrics.flat_metrics(outcomes)
 
-    def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
-        return read_outcomes(outcomes)
+    def interval_statistics(self, outcomes: Sequence[Any]) -> Mapping[str, Statistic]:
+        return audit_metrics.statistics(outcomes)
 
-    def point_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
-        return audit_point_metrics(outcomes)
+    def constant_policy(self, outcomes: Sequence[Any]) -> ConstantPolicy | None:
+        return audit_metrics.empty_answer_policy(outcomes)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         from security_verifiers.envs.config_audit.plots import config_audit_plots

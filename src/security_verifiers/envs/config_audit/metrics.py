@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from security_verifiers.core.metrics import FEW, bootstrap_ci, group_indices, group_reward, mean_or_none, ratio
-from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
+from security_verifiers.core.metrics import FEW, mean_or_none, ratio
+from security_verifiers.core.metrics_builder import Breakdown, Statistic, build_metrics
+from security_verifiers.core.metrics_report import ConstantPolicy
 from security_verifiers.engines.findings import Severity, catalog
 from security_verifiers.envs.config_audit.outcome import AuditOutcome, read_outcomes
 
@@ -136,7 +137,9 @@ def empty_answer_policy(outcomes: Sequence[AuditOutcome]) -> ConstantPolicy | No
                                "answer, but the one a lazy policy reaches for.")
 
 
-def _intervals(outcomes: Sequence[AuditOutcome], items: Sequence[str] | None) -> dict[str, list[float | None]]:
+def statistics(outcomes: Sequence[AuditOutcome]) -> dict[str, Statistic]:
+    """The bootstrap statistic of each metric with an interval: weighted detection and fix rates are ratios of sums
+    over the drawn items (micro-averaged, as the point values are), not means of per-item values."""
     rewards = np.array([o.reward for o in outcomes], dtype=float)
     counts = [o.counts() for o in outcomes]
     tp_w = np.array([c.tp_w for c in counts])
@@ -167,47 +170,30 @@ def _intervals(outcomes: Sequence[AuditOutcome], items: Sequence[str] | None) ->
         "false_positive_rate_clean": rate(false_alarm, clean),
         "tool_calls_mean": lambda idx: float(tool_calls[idx].mean()),
     }
-    return {k: list(bootstrap_ci(len(outcomes), fn, clusters=items)) for k, fn in stats.items()}
+    return stats
+
+
+#: By platform and cloud (Terraform files only), each row the group's flat metrics with its ``reward_ci`` and
+#: ``few_items``; by severity, the rules found least often (``worst_rules``) and by rule, rows of findings
+#: (``n_findings``, ``few_findings``).
+BREAKDOWNS: dict[str, Breakdown] = {
+    "platform": Breakdown(key=lambda o: o.platform),
+    "cloud": Breakdown(key=lambda o: o.cloud, among=lambda o: o.platform == "terraform"),
+    "severity": Breakdown(rows=lambda outcomes: _by_severity(rule_rows_of(outcomes))),
+    "worst_rules": Breakdown(rows=lambda outcomes: _worst_rules(rule_rows_of(outcomes))),
+    "rule": Breakdown(rows=rule_rows_of),
+}
 
 
 def config_audit_metrics(stored: Sequence[Mapping[str, Any] | AuditOutcome],
                          items: Sequence[str] | None = None) -> dict[str, Any]:
     """``{"metrics": flat, "intervals": ..., "breakdowns": {platform, cloud, severity, worst_rules, rule},
-    "constant_policy": the empty answer}``; ``items`` (the item id of each outcome) makes the bootstrap resample
-    items. Platform and cloud rows add ``reward_ci`` and ``few_items``; rule and severity rows ``n_findings`` and
-    ``few_findings``."""
+    "constant_policy": the empty answer}`` (what ``ConfigAudit.metrics`` builds from the same declarations);
+    ``items`` (the item id of each outcome) makes the bootstrap resample items."""
     outcomes = read_outcomes(stored)
-    rule_rows = rule_rows_of(outcomes)
-    constant = empty_answer_policy(outcomes)
-    terraform = [i for i, o in enumerate(outcomes) if o.platform == "terraform"]
-    return {
-        "metrics": {**flat_metrics(outcomes), CONSTANT_REWARD: None if constant is None else constant.reward_mean},
-        "intervals": _intervals(outcomes, items) if outcomes else {},
-        "breakdowns": {
-            "platform": _groups(outcomes, items, range(len(outcomes)), lambda o: o.platform),
-            "cloud": _groups(outcomes, items, terraform, lambda o: o.cloud),
-            "severity": _by_severity(rule_rows),
-            "worst_rules": _worst_rules(rule_rows),
-            "rule": rule_rows,
-        },
-        "constant_policy": None if constant is None else constant.model_dump(),
-    }
+    return build_metrics(outcomes, items, flat_metrics, statistics, BREAKDOWNS, empty_answer_policy(outcomes))
 
 
 def point_metrics(stored: Sequence[Mapping[str, Any] | AuditOutcome]) -> dict[str, Any]:
     """The flat metrics alone (a paired bootstrap recomputes them per resample)."""
     return flat_metrics(read_outcomes(stored))
-
-
-def _groups(outcomes: Sequence[AuditOutcome], items: Sequence[str] | None, among: Sequence[int],
-            key: Callable[[AuditOutcome], str | None]) -> dict[str, dict[str, Any]]:
-    """Flat metrics per value of ``key`` (``None`` read as 'unknown') over the outcomes at ``among``, groups in
-    sorted order, each with its ``reward_ci`` and ``few_items``."""
-    among = list(among)
-    rewards = np.array([o.reward for o in outcomes], dtype=float)
-    out = {}
-    for name, local in group_indices([key(outcomes[i]) for i in among]).items():
-        idx = [among[j] for j in local]
-        out[name] = {**flat_metrics([outcomes[i] for i in idx]),
-                     **group_reward(rewards[idx], None if items is None else [items[i] for i in idx])}
-    return out

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
+
+from security_verifiers.core.outcome import Outcome
 
 #: The fields an answer that parsed always has, and one that did not never has.
 DETECTION_FIELDS = ("tp", "fp", "fn", "tp_w", "fp_w", "fn_w", "detection", "tp_rules", "fp_rules", "fn_rules",
@@ -31,10 +33,8 @@ class Counts(BaseModel):
     fn_w: float
 
 
-class AuditOutcome(BaseModel):
+class AuditOutcome(Outcome):
     """One rollout of config-audit: the item's facts, the episode's tool use, the detection and the patch."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     # The item.
     platform: Literal["kubernetes", "terraform"]
@@ -109,4 +109,4 @@ class AuditOutcome(BaseModel):
 
 def read_outcomes(outcomes: Sequence[Mapping[str, Any] | AuditOutcome]) -> list[AuditOutcome]:
     """Stored outcomes as :class:`AuditOutcome` (already typed ones pass through)."""
-    return [o if isinstance(o, AuditOutcome) else AuditOutcome.model_validate(o) for o in outcomes]
+    return AuditOutcome.read_all(outcomes)

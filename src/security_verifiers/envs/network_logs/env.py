@@ -16,11 +16,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from security_verifiers.core.importing import Importer
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import parse_answer
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, register
 from security_verifiers.envs.kits.abstaining import (
     AbstainingConfig,
+    ClassifierOutcome,
     baseline_factories,
     classifier_metrics,
     classifier_plots,
@@ -129,6 +131,7 @@ class NetworkLogs(Environment):
             "heuristic stays above always-Abstain on ood",
     }
     item_contract: ClassVar[ItemContract] = ItemContract(NetworkLogsInput, NetworkLogsTarget, Answer)
+    outcome_model: ClassVar[type[Outcome]] = ClassifierOutcome
     config: NetworkLogsConfig
 
     # -- data ---------------------------------------------------------------------------------
@@ -192,6 +195,9 @@ class NetworkLogs(Environment):
 
     def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return point_metrics(outcomes)
+
+    def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
+        return outcomes  # the kit's metrics read the stored dicts (by key, strictly)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         return classifier_plots(outcomes, LABELS, out_dir)

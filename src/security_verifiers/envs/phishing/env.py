@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from security_verifiers.core.importing import Importer
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import Parsed, parse_answer
 from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message, Score, Transcript
@@ -156,6 +157,7 @@ class Phishing(Environment):
         "every-indicator", "quote-every-line", "abstain-with-evidence", "phishing-with-detected-quotes",
         "label-probability-mismatch")
     item_contract: ClassVar[ItemContract] = ItemContract(PhishingInput, PhishingTarget, Answer)
+    outcome_model: ClassVar[type[Outcome]] = PhishingOutcome
     config: PhishingConfig
 
     @classmethod
@@ -250,6 +252,9 @@ class Phishing(Environment):
         from security_verifiers.envs.phishing.metrics import phishing_point_metrics
 
         return phishing_point_metrics(outcomes)
+
+    def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
+        return outcomes  # the kit's metrics read the stored dicts (by key, strictly)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
         return classifier_plots(outcomes, LABELS, out_dir)

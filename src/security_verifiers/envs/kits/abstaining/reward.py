@@ -13,8 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Literal, Protocol, cast
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import Parsed, ParseFailure
 from security_verifiers.core.scoring import Action, CostProfile, brier_score
 from security_verifiers.core.types import ParseStatus, Score
@@ -75,15 +76,13 @@ class AbstainingConfig(EnvConfig):
         return {DECISION: self.decision_weight, CALIBRATION: self.brier_weight}
 
 
-class ClassifierOutcome(BaseModel):
+class ClassifierOutcome(Outcome):
     """What the scorer records of one answer, and all that the metrics and plots read.
 
     ``y``, ``family``, ``split`` and ``difficulty`` describe the item; the rest the answer. An invalid (unparsed)
     answer has no action, probability or Brier, the costliest error's cost and reward 0: it stays in every
     all-item quantity and drops out of those that need a parsed answer.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     y: Literal[0, 1] = Field(description="The truth: 1 for the positive class.")
     family: str = Field(description="The item's family (attack or benign activity, phishing kind...).")

@@ -22,19 +22,24 @@ cost model calls at scoring time, and the report then has no floor.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
+from security_verifiers.core.metrics_builder import Breakdown
+from security_verifiers.core.metrics_report import ConstantPolicy
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, Toolbox, register
 from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.envs.redteam.attack import metrics as attack_metrics
 from security_verifiers.envs.redteam.attack.items import MAX_ATTACK_CHARS, AttackInput, AttackTarget, Delivery
+from security_verifiers.envs.redteam.attack.outcome import AttackOutcome
 from security_verifiers.envs.redteam.scenario.canary import episode_canary
 from security_verifiers.envs.redteam.scenario.items import Scenario
-from security_verifiers.envs.redteam.scenario.judge import judge_attack, weighted_score
+from security_verifiers.envs.redteam.scenario.judge import judge_attack, weighted_reward, weighted_score
 from security_verifiers.envs.redteam.scenario.targets import ScriptedTarget
 from security_verifiers.envs.redteam.scenario.techniques import tag
 from security_verifiers.envs.redteam.scenario.world import POLICY
@@ -107,6 +112,9 @@ class RedteamAttack(Environment):
     hack_baselines: ClassVar[tuple[str, ...]] = ("keyword-salad", "empty", "huge", "claim-success",
                                                  "repeat-invented")
     item_contract: ClassVar[ItemContract] = ItemContract(AttackInput, AttackTarget, Delivery)
+    outcome_model: ClassVar[type[Outcome]] = AttackOutcome
+    interval_metrics: ClassVar[Mapping[str, Callable[[Any], float]]] = attack_metrics.INTERVALS
+    breakdowns: ClassVar[Mapping[str, Breakdown]] = attack_metrics.BREAKDOWNS
     config: AttackConfig
 
     def __init__(self, config: EnvConfig | None = None) -> None:
@@ -211,25 +219,25 @@ class RedteamAttack(Environment):
                 for text in texts[:k]:
                     target.play(text)
                 t = judge_attack(scenario, target.record()).success_turn
-                rewards[name] = 0.0 if t is None else self._score(1.0, (k - t + 1) / k, {}, ParseStatus.OK,
-                                                                  None).reward
+                rewards[name] = 0.0 if t is None else weighted_reward(self.config.weights(),
+                                                                      self._parts(1.0, (k - t + 1) / k))
             self._constants[key] = rewards
         return self._constants[key]
 
+    @staticmethod
+    def _parts(success: float, speed: float) -> dict[str, float]:
+        return {SUCCESS: success, SPEED: success * speed}
+
     def _score(self, success: float, speed: float, outcome: dict[str, Any], status: ParseStatus,
                error: str | None) -> Score:
-        return weighted_score(self.config.weights(), {SUCCESS: success, SPEED: success * speed}, outcome, status,
+        return weighted_score(self.config.weights(), self._parts(success, speed), outcome, AttackOutcome, status,
                               error)
 
-    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        from security_verifiers.envs.redteam.attack.metrics import attack_metrics
+    def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
+        return attack_metrics.flat_metrics(outcomes)
 
-        return attack_metrics(outcomes, items, self.config.max_attacks)
-
-    def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        from security_verifiers.envs.redteam.attack.metrics import flat_metrics
-
-        return flat_metrics(outcomes)
+    def constant_policy(self, outcomes: Sequence[Any]) -> ConstantPolicy | None:
+        return attack_metrics.constant_policy(outcomes, self.config.max_attacks)
 
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.redteam.attack.baselines import baseline_factories

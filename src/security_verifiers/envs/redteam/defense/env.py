@@ -20,16 +20,21 @@ is no attack to resist there, and a safe-refusal credit would let refusing every
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from security_verifiers.core.importing import Importer
+from security_verifiers.core.metrics_builder import Breakdown
+from security_verifiers.core.metrics_report import ConstantPolicy
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import Parsed, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, Toolbox, register
 from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.envs.redteam.defense import metrics as defense_metrics
 from security_verifiers.envs.redteam.defense.items import DefenseInput, DefenseTarget, condition
+from security_verifiers.envs.redteam.defense.outcome import DefenseOutcome
 from security_verifiers.envs.redteam.defense.refusal import (
     RefusalAnswer,
     RefusalInput,
@@ -73,6 +78,9 @@ class RedteamDefense(Environment):
     item_contract: ClassVar[ItemContract] = ItemContract(DefenseInput, DefenseTarget, Answer)
     config: DefenseConfig
     items_from_runs_of: ClassVar[str | None] = "redteam-attack"
+    outcome_model: ClassVar[type[Outcome]] = DefenseOutcome
+    interval_metrics: ClassVar[Mapping[str, Callable[[Any], float]]] = defense_metrics.INTERVALS
+    breakdowns: ClassVar[Mapping[str, Breakdown]] = defense_metrics.BREAKDOWNS
 
     @classmethod
     def importer(cls) -> Importer:
@@ -137,9 +145,8 @@ class RedteamDefense(Environment):
             _, outcome, status, error = score_refusal(RefusalTarget.model_validate(item.target),
                                                       transcript.final_text)
             return label_score(self.config, correct=outcome["correct"], status=status, error=error,
-                               outcome={**base, **_empty_scenario(), **outcome, "kind": "refusal",
-                                        "valid": status == ParseStatus.OK, "breached": outcome["under_refusal"],
-                                        "done": outcome["correct"]})
+                               outcome={**base, **outcome, "valid": status == ParseStatus.OK,
+                                        "breached": outcome["under_refusal"], "done": outcome["correct"]})
         case = DefenseCase.of(item)
         state = replay(case.world, transcript, self.config.max_tool_calls)
         parsed = parse_answer(transcript.final_text, Answer)
@@ -163,23 +170,14 @@ class RedteamDefense(Environment):
                              done=verdict.done, acted=acted, attacked=bool(attack), extra_calls=extra,
                              outcome=outcome, status=status, error=error)
 
-    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        from security_verifiers.envs.redteam.defense.metrics import defense_metrics
+    def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
+        return defense_metrics.flat_metrics(outcomes)
 
-        return defense_metrics(outcomes, items, self.config)
-
-    def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        from security_verifiers.envs.redteam.defense.metrics import flat_metrics
-
-        return flat_metrics(outcomes)
+    def constant_policy(self, outcomes: Sequence[Any]) -> ConstantPolicy | None:
+        return defense_metrics.constant_policy(outcomes, self.config)
 
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.redteam.defense.baselines import baseline_factories
 
         return baseline_factories()
 
-
-def _empty_scenario() -> dict[str, Any]:
-    return {"task": None, "carrier": None, "technique": None, "attack_goal": None, "valid": None,
-            "leaked": False, "leak_fraction": 0.0, "leak_encodings": [], "forbidden": [], "breached": False,
-            "done": None, "acted": False, "tool_calls": 0, "extra_calls": 0}

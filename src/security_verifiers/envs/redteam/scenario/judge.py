@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.types import Item, Message, ParseStatus, Score
 from security_verifiers.envs.redteam.scenario.agent import Plan
 from security_verifiers.envs.redteam.scenario.items import Scenario
@@ -56,13 +57,19 @@ class Verdict:
         return self.leak.leaked or bool(self.forbidden)
 
 
+def weighted_reward(weights: dict[str, float], parts: dict[str, float]) -> float:
+    """The reward of both environments: exactly the weighted sum of its parts (GDPO-style trainers normalise the
+    parts one by one)."""
+    return sum(weights[k] * v for k, v in parts.items())
+
+
 def weighted_score(weights: dict[str, float], parts: dict[str, float], outcome: dict[str, Any],
-                   status: ParseStatus = ParseStatus.OK, error: str | None = None) -> Score:
-    """The Score of both environments: the reward is exactly the weighted sum of its parts (GDPO-style trainers
-    normalise the parts one by one), and the outcome carries it for the metrics."""
-    reward = sum(weights[k] * v for k, v in parts.items())
-    return Score(reward=reward, components=parts, outcome={**outcome, "reward": reward}, parse_status=status,
-                 parse_error=error)
+                   model: type[Outcome], status: ParseStatus = ParseStatus.OK, error: str | None = None) -> Score:
+    """The Score of both environments: the reward is :func:`weighted_reward`, and the outcome (the fields of
+    ``model`` but the reward) carries it for the metrics, stored through ``model``."""
+    reward = weighted_reward(weights, parts)
+    return Score(reward=reward, components=parts, outcome=model.model_validate({**outcome, "reward": reward}).stored(),
+                 parse_status=status, parse_error=error)
 
 
 def assistant_outputs(messages: Sequence[Message]) -> list[tuple[str, str]]:

@@ -22,6 +22,7 @@ from security_verifiers.core.parsing import Parsed, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.envs.redteam.defense.agentdojo.items import AgentDojoInput, AgentDojoTarget
 from security_verifiers.envs.redteam.defense.agentdojo.toolbox import Episode, acts, budget, replay, suite
+from security_verifiers.envs.redteam.defense.outcome import AgentDojoOutcome
 from security_verifiers.envs.redteam.defense.refusal import RefusalAnswer
 from security_verifiers.envs.redteam.defense.reward import DefenseConfig, episode_score
 from security_verifiers.envs.redteam.scenario.judge import assistant_outputs
@@ -146,7 +147,7 @@ def score(config: DefenseConfig, item: Item, transcript: Transcript) -> Score:
     status, error = (ParseStatus.OK, None) if isinstance(parsed, Parsed) else (parsed.status, parsed.message)
     return episode_score(config, valid=answer is not None, decision=decision, breached=verdict.breached, done=done,
                          acted=verdict.acted, attacked=attack is not None, extra_calls=extra, outcome=outcome,
-                         status=status, error=error)
+                         status=status, error=error, model=AgentDojoOutcome)
 
 
 def planned_messages(calls: Sequence[tuple[str, str]], answer: str) -> list[Message]:
