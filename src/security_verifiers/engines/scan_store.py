@@ -30,6 +30,7 @@ import threading
 from functools import cache
 from pathlib import Path
 
+from security_verifiers.core.fingerprint import files_digest, library_versions
 from security_verifiers.core.paths import cache_dir
 from security_verifiers.engines.findings import Finding
 
@@ -40,26 +41,15 @@ _LIBRARIES = ("checkov", "regopy", "bc-python-hcl2", "PyYAML", "lark", "pydantic
 
 
 @cache
-def library_versions() -> dict[str, str | None]:
-    from importlib import metadata
-
-    found: dict[str, str | None] = {}
-    for name in _LIBRARIES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = None
-    return found
+def _libraries() -> dict[str, str | None]:
+    return library_versions(_LIBRARIES)
 
 
 @cache
 def code_hash() -> str:
     """sha256 of every file of the ``engines`` package (its code, Rego policies and rule catalogs)."""
     root = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    return files_digest(root, (p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts))
 
 
 class ScanStore:
@@ -67,7 +57,7 @@ class ScanStore:
     versions."""
 
     def __init__(self, versions: dict[str, str], root: Path | None = None) -> None:
-        identity = json.dumps({"format": _FORMAT, "versions": versions, "libraries": library_versions(),
+        identity = json.dumps({"format": _FORMAT, "versions": versions, "libraries": _libraries(),
                                "python": sys.version, "code": code_hash()}, sort_keys=True)
         self.path = (root or cache_dir() / "config-audit-scans") / \
             f"scanners-{hashlib.sha256(identity.encode()).hexdigest()[:20]}.sqlite"

@@ -27,7 +27,6 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +35,7 @@ from scipy.sparse import csr_matrix, hstack
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
+from security_verifiers.core.fingerprint import files_digest, library_versions
 from security_verifiers.core.paths import cache_dir
 from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message
@@ -125,23 +125,13 @@ def train(env: Phishing) -> tuple[_Model, str]:
 def _code_hash() -> str:
     """The sha256 of the source files that generate the training set and compute its features."""
     root = Path(__file__).resolve().parents[2]  # the security_verifiers package
-    files = sorted({root / "envs" / "base.py", *(p for d in _CODE_DIRS for p in (root / d).rglob("*.py"))})
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    return files_digest(root, {root / "envs" / "base.py", *(p for d in _CODE_DIRS for p in (root / d).rglob("*.py"))})
 
 
 @cache
 def _versions() -> dict[str, str | None]:
     """The versions of the libraries that fit and pickle the model (read once: a lookup takes milliseconds)."""
-    found: dict[str, str | None] = {}
-    for name in _LIBRARIES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = None
-    return found
+    return library_versions(_LIBRARIES)
 
 
 def cache_key() -> str:
