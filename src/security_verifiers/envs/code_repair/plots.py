@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from security_verifiers.envs.code_repair.outcome import RepairOutcome, read_outcomes
+from security_verifiers.envs.kits.plots import funnel_figure as kit_funnel
+from security_verifiers.envs.kits.plots import save_figure
 
 
 def by_cwe_figure(outcomes: Sequence[RepairOutcome]) -> Figure:
@@ -48,21 +49,7 @@ def funnel_figure(outcomes: Sequence[RepairOutcome]) -> Figure:
               ("exploits blocked", sum(o.exploit_blocked for o in outcomes)),
               ("repaired", sum(o.repaired for o in outcomes)),
               ("+ static clean", sum(o.repaired and o.static_clean for o in outcomes))]
-    fig = Figure(figsize=(8, 3.8), layout="constrained")
-    ax = fig.add_subplot()
-    ax.bar([s for s, _ in stages], [v for _, v in stages], color="#3182bd")
-    for i, (_, v) in enumerate(stages):
-        ax.text(i, v, str(v), ha="center", va="bottom")
-    ax.set(xlabel="stage (each a subset of the one before)", ylabel="rollouts", title="Patch funnel",
-           ylim=(0, max(1, stages[0][1]) * 1.12))
-    ax.tick_params(axis="x", labelrotation=15)
-    return fig
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    FigureCanvasAgg(fig)
-    fig.savefig(path, dpi=120)
-    return path
+    return kit_funnel(stages, "rollouts", width=8)
 
 
 def code_repair_plots(stored: Sequence[Mapping[str, Any] | RepairOutcome], out_dir: Path) -> list[Path]:
@@ -70,5 +57,5 @@ def code_repair_plots(stored: Sequence[Mapping[str, Any] | RepairOutcome], out_d
     outcomes = read_outcomes(stored)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [_save(by_cwe_figure(outcomes), out_dir / "repair_by_cwe.png"),
-            _save(funnel_figure(outcomes), out_dir / "patch_funnel.png")]
+    return [save_figure(by_cwe_figure(outcomes), out_dir / "repair_by_cwe.png"),
+            save_figure(funnel_figure(outcomes), out_dir / "patch_funnel.png")]

@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from security_verifiers.engines.findings import Severity
 from security_verifiers.envs.config_audit.metrics import rule_rows_of
 from security_verifiers.envs.config_audit.outcome import AuditOutcome, read_outcomes
+from security_verifiers.envs.kits.plots import funnel_figure, save_figure
 
 #: Bar colour per severity, light to dark with the weight.
 SEVERITY_COLOURS = {"low": "#9ecae1", "medium": "#fdae6b", "high": "#e6550d", "critical": "#a50f15",
@@ -55,21 +55,7 @@ def patch_funnel_figure(outcomes: Sequence[AuditOutcome]) -> Figure:
               ("applied", sum(1 for o in positive if o.patch_applied)),
               ("valid + inventory kept", sum(1 for o in positive if o.patch_inventory_ok)),
               ("fixed everything", sum(1 for o in positive if o.fixed_everything))]
-    fig = Figure(figsize=(7, 3.8), layout="constrained")
-    ax = fig.add_subplot()
-    ax.bar([s for s, _ in stages], [v for _, v in stages], color="#3182bd")
-    for i, (_, v) in enumerate(stages):
-        ax.text(i, v, str(v), ha="center", va="bottom")
-    ax.set(xlabel="stage (each a subset of the one before)", ylabel="items", title="Patch funnel",
-           ylim=(0, max(1, stages[0][1]) * 1.12))
-    ax.tick_params(axis="x", labelrotation=15)
-    return fig
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    FigureCanvasAgg(fig)
-    fig.savefig(path, dpi=120)
-    return path
+    return funnel_figure(stages, "items", width=7)
 
 
 def config_audit_plots(stored: Sequence[Mapping[str, Any] | AuditOutcome], out_dir: Path) -> list[Path]:
@@ -77,5 +63,5 @@ def config_audit_plots(stored: Sequence[Mapping[str, Any] | AuditOutcome], out_d
     outcomes = read_outcomes(stored)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [_save(rule_recall_figure(outcomes), out_dir / "rule_recall.png"),
-            _save(patch_funnel_figure(outcomes), out_dir / "patch_funnel.png")]
+    return [save_figure(rule_recall_figure(outcomes), out_dir / "rule_recall.png"),
+            save_figure(patch_funnel_figure(outcomes), out_dir / "patch_funnel.png")]

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from security_verifiers.core.metrics import (
@@ -26,12 +25,7 @@ from security_verifiers.core.metrics import (
 )
 from security_verifiers.envs.kits.abstaining.metrics import N_BINS, Columns
 from security_verifiers.envs.kits.abstaining.reward import Labels
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    FigureCanvasAgg(fig)
-    fig.savefig(path, dpi=120)
-    return path
+from security_verifiers.envs.kits.plots import save_figure
 
 
 def _no_data(ax: Any, what: str) -> None:
@@ -112,4 +106,4 @@ def classifier_plots(outcomes: Sequence[dict[str, Any]], labels: Labels, out_dir
     """Write ``reliability.png``, ``risk_coverage.png`` and ``confusion.png`` into ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [_save(fig, out_dir / name) for name, fig in classifier_figures(outcomes, labels).items()]
+    return [save_figure(fig, out_dir / name) for name, fig in classifier_figures(outcomes, labels).items()]
