@@ -116,7 +116,7 @@ _FIT_AND_ANSWER = """
 import copy, hashlib, itertools, json
 from security_verifiers.envs.base import get_env
 from security_verifiers.envs.phishing import classical
-from security_verifiers.envs.phishing.baselines import heuristic_probability
+from security_verifiers.envs.phishing.heuristic import heuristic_probability
 from security_verifiers.envs.phishing.env import LABELS
 from security_verifiers.envs.phishing.verifiers import STRUCTURAL_VERIFIERS
 classical.TRAIN_ITEMS = 150

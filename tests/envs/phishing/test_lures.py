@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from security_verifiers.envs.phishing.baselines import heuristic_probability, lure_logit
+from security_verifiers.envs.phishing.heuristic import heuristic_probability, lure_logit
 from security_verifiers.envs.phishing.lures import read_lures
 from security_verifiers.envs.phishing.message import parse
 from tests.envs.phishing.mail import context

@@ -11,10 +11,10 @@ from collections import Counter
 
 import pytest
 
-from security_verifiers.envs.phishing.baselines import heuristic_probability, image_only
 from security_verifiers.envs.phishing.brand_data import KNOWN_BRANDS
 from security_verifiers.envs.phishing.brands import brands_in_display_name, brands_named
 from security_verifiers.envs.phishing.domains import hosts_in, imitates, registrable, squatted_brand
+from security_verifiers.envs.phishing.heuristic import heuristic_probability, image_only
 from security_verifiers.envs.phishing.verifiers import confirm, detect
 from tests.envs.phishing.mail import context, message
 

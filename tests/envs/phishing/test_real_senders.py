@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from security_verifiers.envs.phishing.baselines import from_verdict_failed, heuristic_probability, unroutable_sender
+from security_verifiers.envs.phishing.heuristic import from_verdict_failed, heuristic_probability, unroutable_sender
 from security_verifiers.envs.phishing.message import parse
 from security_verifiers.envs.phishing.verifiers import confirm, detect
 from tests.envs.phishing.mail import context

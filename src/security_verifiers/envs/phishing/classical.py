@@ -41,6 +41,7 @@ from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message
 from security_verifiers.envs.kits.abstaining import BayesBaseline, Labels
 from security_verifiers.envs.phishing.domains import is_free_mail
+from security_verifiers.envs.phishing.heuristic import answer_text, indicator_logit, lure_logit
 from security_verifiers.envs.phishing.indicators import MAX_EVIDENCE
 from security_verifiers.envs.phishing.verifiers import STRUCTURAL_VERIFIERS, Context
 
@@ -67,8 +68,6 @@ def features(ctx: Context) -> list[float]:
     of them (so that an indicator the train split never shows still moves the model: a learned weight of an
     unseen feature is 0), the heuristic's log-odds of the lures the words carry (phrases in six languages that the
     English train split's words do not all show), and counts code reads without a verdict."""
-    from security_verifiers.envs.phishing.baselines import indicator_logit, lure_logit
-
     found = {indicator for indicator, _ in ctx.detected}
     mail = ctx.mail
     sender = mail.sender.domain if mail.sender else ""
@@ -232,10 +231,8 @@ class ClassicalBaseline(BayesBaseline):
         return (structural + language)[:MAX_EVIDENCE]
 
     def answer(self, item: Item, messages: list[Message]) -> str:
-        from security_verifiers.envs.phishing.baselines import _answer
-
         p = self._p.get(item.id)
         if p is None:
             p = self.probabilities([item])[0]
         action = self.costs.bayes_action(p)
-        return _answer(self.labels.label(action), p, self.evidence(item, action))
+        return answer_text(self.labels.label(action), p, self.evidence(item, action))
