@@ -104,8 +104,6 @@ KNOWN_CIRCLES = {
     ("security_verifiers.envs.config_audit.autofix.terraform",
      "security_verifiers.envs.config_audit.autofix.terraform_checkov"):
         "the Checkov-only fixers reuse two core fixers that rest on terraform.py's private helpers",
-    ("security_verifiers.envs.phishing.brands", "security_verifiers.envs.phishing.domains"):
-        "a brand's squat key is its name's skeleton (domains), and domains reads the brand tables",
 }
 
 

@@ -21,6 +21,7 @@ import re
 from functools import lru_cache
 
 from security_verifiers.envs.phishing.brand_data import KNOWN_BRANDS, Brand
+from security_verifiers.envs.phishing.confusables import skeleton
 
 #: Every brand's name and alias -> the domains of that brand (an index of :data:`.brand_data.KNOWN_BRANDS`).
 DOMAINS_BY_NAME: dict[str, frozenset[str]] = {}
@@ -123,8 +124,6 @@ def _squat_key(name: str) -> str:
 def squat_keys() -> dict[str, Brand]:
     """Each brand name that may squat (not an ordinary word; three letters or more), as the letters of its name
     after the confusable map, with the brand's own domain labels that spell the same name."""
-    from security_verifiers.envs.phishing.domains import skeleton  # domains imports this module
-
     keys: dict[str, Brand] = {}
     for brand in KNOWN_BRANDS:
         if brand.common_word:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import unicodedata
 from collections.abc import Collection
 from functools import lru_cache
 from urllib.parse import parse_qs, urlsplit
@@ -18,6 +17,7 @@ import tldextract
 from rapidfuzz.distance import OSA
 
 from security_verifiers.envs.phishing.brands import BRAND_DOMAINS, INFRASTRUCTURE, squat_keys
+from security_verifiers.envs.phishing.confusables import skeleton
 
 #: The Public Suffix List snapshot bundled with tldextract (never fetched: ``suffix_list_urls=()``).
 _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
@@ -77,13 +77,6 @@ _URL_AFTER = re.compile(r"^(?:[/:?#]|\\)")
 #: Public suffixes that are also file extensions people write (``README.md``, ``setup.py``, ``clip.mov``): a bare
 #: token ending in one is a file name, unless a URL context says it is a host.
 _FILE_SUFFIXES = frozenset({"md", "py", "sh", "pl", "rs", "zip", "mov", "ps", "so", "cc", "cs", "ts", "gz"})
-#: Confusable characters as the Latin letter they pass for (Cyrillic, Greek, digits and letter pairs).
-_CONFUSABLE = str.maketrans({
-    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "х": "x", "у": "y", "і": "i", "ј": "j", "ԁ": "d", "ɡ": "g",
-    "ո": "n", "ս": "u", "ο": "o", "ν": "v", "ρ": "p", "α": "a", "ι": "i", "κ": "k", "τ": "t", "ѕ": "s", "һ": "h",
-    "ӏ": "l", "ԛ": "q", "ԝ": "w", "0": "o", "1": "l", "3": "e", "5": "s", "7": "t", "i": "l", "ı": "l", "ł": "l",
-})
-_PAIRS = (("rn", "m"), ("vv", "w"), ("cl", "d"), ("nn", "m"))
 
 
 def host_of(url: str) -> str:
@@ -211,16 +204,6 @@ def _label(domain: str) -> str:
     return name
 
 
-def skeleton(name: str) -> str:
-    """What a name looks like: accents stripped, confusables mapped, letter pairs that pass for one letter merged,
-    hyphens dropped (``nort1-hwind`` -> ``northwlnd``; ``l`` and ``i`` both read ``l``)."""
-    name = unicodedata.normalize("NFKD", name.lower())
-    name = "".join(c for c in name if not unicodedata.combining(c)).translate(_CONFUSABLE)
-    for pair, letter in _PAIRS:
-        name = name.replace(pair, letter)
-    return name.replace("-", "").replace("_", "")
-
-
 @lru_cache(maxsize=65536)
 def imitates(host: str, genuine: str) -> bool:
     """Whether ``host`` imitates the registrable domain ``genuine`` without being it (nor under it).
@@ -282,8 +265,8 @@ def _name_in(name: str, names: Collection[str]) -> str | None:
 
     Why one helper: a host is asked whether it names one domain's owner (:func:`imitates`) and whether it names any
     brand of the knowledge base (:func:`squatted_brand`); both must read a name inside a host the same way, or the
-    two verdicts drift apart. It lives here, not in :mod:`.brands`, because it reads skeletons and lure affixes,
-    which are this module's (and :mod:`.brands` cannot import this module at load time)."""
+    two verdicts drift apart. It lives here, not in :mod:`.brands`, because it reads the lure affixes, which are
+    this module's (:mod:`.brands` comes first: this module reads its tables)."""
     tokens = [skeleton(t) for t in re.split(r"[.\-_]", name) if t]
     longest = max(map(len, names), default=0)
     for i in range(len(tokens)):
