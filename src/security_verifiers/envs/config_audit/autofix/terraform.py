@@ -4,7 +4,7 @@ Resources are never removed or renamed (the inventory check forbids it): a fix s
 literals, or appends companion resources (``aws_s3_bucket_versioning`` ...) and ``variable`` blocks. Each fix
 is re-parsed; one that breaks the parse is undone and reported as skipped. This module holds the dispatch and
 the fixers of the core rules; the fixers of Checkov-only rules are in :mod:`.terraform_checkov`, the helpers
-they share in :mod:`.terraform_kit`.
+they share in :mod:`.terraform_kit` and the secret fixer they share in :mod:`.terraform_secrets`.
 
 Why one module past 500 lines: it is the dispatch table and the core rules' fixers (the text-editing
 primitives are already apart, in :mod:`.hcl_text`); splitting the core fixers by cloud would scatter them.
@@ -17,34 +17,31 @@ import re
 from security_verifiers.engines.configs import ConfigParseError, TFBlock
 from security_verifiers.engines.findings import Finding
 from security_verifiers.envs.config_audit.autofix.common import (
-    AWS_KEY_ID_RE,
-    AWS_SECRET_KEY_NAME_RE,
-    PASSWORD_KEY_RE,
-    PRIVATE_KEY_RE,
     Skipped,
-    slug,
 )
-from security_verifiers.envs.config_audit.autofix.hcl_text import HclText, Span, scan
+from security_verifiers.envs.config_audit.autofix.hcl_text import HclText, Span
 from security_verifiers.envs.config_audit.autofix.terraform_checkov import CHECKOV_FIXERS
 from security_verifiers.envs.config_audit.autofix.terraform_kit import (
+    ADMIN_PORTS,
+    INTERNAL_CIDR,
     TFFixer,
     append_companion,
     both,
     companions,
+    narrow_azure_rules,
     relink,
     set_attrs,
     set_if_present,
     set_present_or,
 )
+from security_verifiers.envs.config_audit.autofix.terraform_secrets import fix_literal_secret
 
-INTERNAL_CIDR = "10.0.0.0/8"
 INTERNAL_CIDR_V6 = "fd00::/8"
 #: What an IAM ``*`` becomes: a concrete, read-only grant on one example bucket (to be edited by hand).
 NARROW_ACTION = "s3:ListBucket"
 NARROW_RESOURCE = "arn:aws:s3:::example-bucket"
 #: Who a public GCS binding is given to instead of allUsers / allAuthenticatedUsers.
 PRIVATE_MEMBER = "group:security@example.com"
-ADMIN_PORTS = (22, 3389)
 OPEN_CIDRS = (r'"0\.0\.0\.0/0"', r'"::/0"')
 
 # --- S3 ----------------------------------------------------------------------------------------------------
@@ -170,10 +167,6 @@ def fix_s3_logging(hcl: HclText, block: TFBlock | None, finding: Finding) -> boo
 # --- network exposure --------------------------------------------------------------------------------------
 
 
-def _whole_file(hcl: HclText) -> Span:
-    return Span(0, len(hcl.lines), 1)
-
-
 def _ports_cover_admin(text: str, from_key: str = "from_port", to_key: str = "to_port") -> bool:
     """Whether an ingress rule's ports include 22 or 3389 (unreadable ports count as covering: fail safe)."""
     if re.search(r'\bprotocol\s*=\s*"(-1|all)"', text):
@@ -211,51 +204,9 @@ def fix_gcp_firewall(hcl: HclText, block: TFBlock | None, finding: Finding) -> b
     return block is not None and _narrow_cidrs(hcl, hcl.body(block))
 
 
-def _azure_ports_cover(text: str, ports: tuple[int, ...] = ADMIN_PORTS) -> bool:
-    match = re.search(r"\bdestination_port_ranges?\s*=\s*(.*)", text)
-    if not match:
-        return True
-    for token in re.findall(r'"([^"]*)"', match.group(1)):
-        low, _, high = token.partition("-")
-        if token.strip() in ("*", "Any"):
-            return True
-        if low.isdigit() and any(int(low) <= p <= int(high if high.isdigit() else low) for p in ports):
-            return True
-    return False
-
-
-AZURE_INTERNET = r'"(?i:\*|0\.0\.0\.0(/0)?|::/0|internet|any)"'
-
-
-def _narrow_azure_source(hcl: HclText, span: Span) -> bool:
-    """source_address_prefix "*" / Internet / 0.0.0.0/0 -> "VirtualNetwork"; in source_address_prefixes -> 10/8."""
-    changed = hcl.sub(span, r"(\bsource_address_prefix\s*=\s*)" + AZURE_INTERNET, r'\1"VirtualNetwork"')
-    found = hcl.find_attr(span, "source_address_prefixes")
-    if found is not None:
-        changed = hcl.sub(Span(found[0], found[1], span.depth), AZURE_INTERNET, f'"{INTERNAL_CIDR}"') or changed
-    return changed
-
-
 def fix_azure_nsg(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
     """source_address_prefix * / Internet / 0.0.0.0/0 -> "VirtualNetwork" on the rules reaching 22 or 3389."""
     return block is not None and narrow_azure_rules(hcl, block, ADMIN_PORTS)
-
-
-def narrow_azure_rules(hcl: HclText, block: TFBlock, ports: tuple[int, ...]) -> bool:
-    """The inbound Allow rules of an NSG (or the rule resource) that reach one of ``ports`` from the internet take
-    the virtual network as their source."""
-    body = hcl.body(block)
-    rules = hcl.sub_blocks(body, "security_rule")
-    if not rules:
-        return _narrow_azure_source(hcl, body)
-    changed = False
-    for span in rules:
-        text = "".join(hcl.lines[span.lo:span.hi])
-        if re.search(r'(?i)direction\s*=\s*"Outbound"|access\s*=\s*"Deny"', text) or \
-                not _azure_ports_cover(text, ports):
-            continue  # narrowing a Deny rule would weaken it
-        changed = _narrow_azure_source(hcl, span) or changed
-    return changed
 
 
 def fix_gcp_sql_public(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
@@ -385,89 +336,6 @@ def fix_gcp_bucket_public(hcl: HclText, block: TFBlock | None, finding: Finding)
 
 
 # --- literal secrets ---------------------------------------------------------------------------------------
-
-#: ``key = "literal"`` on one line. The value is greedy: it may hold quotes inside an interpolation
-#: (``"P@ss${""}"``); a trailing comment is tolerated (and dropped with the literal).
-ATTR_LITERAL_RE = re.compile(r'^(?P<indent>\s*)(?P<key>[\w-]+)(?P<eq>\s*=\s*)"(?P<value>.*)"\s*(?:(#|//)[^"]*)?$')
-#: A value made only of interpolations ("${var.a}${var.b}") is a reference, not a literal.
-ONLY_INTERPOLATION_RE = re.compile(r"^(\$\{[^}\n]*\})+$")
-
-
-def _secret_lines(hcl: HclText, span: Span, rule_id: str) -> list[int]:
-    """Lines of ``span`` that hold (or start the heredoc holding) the literal ``rule_id`` is about."""
-    lines, infos = hcl.lines, scan(hcl.lines)
-    out: list[int] = []
-    for i in range(span.lo, span.hi):
-        line = lines[i]
-        if rule_id == "tf-hardcoded-password":
-            match = ATTR_LITERAL_RE.match(line)
-            hit = bool(match and match.group("value") and PASSWORD_KEY_RE.search(match.group("key"))
-                       and not ONLY_INTERPOLATION_RE.match(match.group("value")))
-        elif rule_id == "cfg-hardcoded-private-key":
-            hit = bool(PRIVATE_KEY_RE.search(line))
-        else:
-            match = ATTR_LITERAL_RE.match(line)
-            hit = bool(AWS_KEY_ID_RE.search(line)) or bool(
-                match and AWS_SECRET_KEY_NAME_RE.search(match.group("key")) and len(match.group("value")) >= 20)
-        if hit:
-            start = i
-            while start > 0 and infos[start].heredoc:  # the heredoc's attribute line
-                start -= 1
-            if start not in out:
-                out.append(start)
-    return out
-
-
-def _move_literal_to_variable(hcl: HclText, index: int) -> bool:
-    """Replace the value starting on line ``index`` by ``var.<name>`` (a new sensitive variable); inside a
-    ``variable`` block, drop its ``default`` and mark it sensitive instead; a comment line is deleted."""
-    lines, infos = hcl.lines, scan(hcl.lines)
-    if lines[index].lstrip().startswith(("#", "//")):  # commented-out code still leaks the secret
-        hcl.replace_lines(index, index + 1, [])
-        return True
-    match = re.match(r"^(\s*)([\w-]+)(\s*=\s*)", lines[index])
-    if match is None:
-        return False
-    indent, key = match.group(1), match.group(2)
-    end = index + 1
-    while end < len(lines) and (infos[end].heredoc or infos[end].depth > infos[index].depth):
-        end += 1
-    enclosing = hcl.enclosing_block(index)
-    keyword, labels = enclosing if enclosing else ("", [])
-    if keyword == "variable" and key == "default":
-        already = "sensitive" in _block_lines(hcl, index)
-        hcl.replace_lines(index, end, [] if already else [f"{indent}sensitive = true\n"])
-        return True
-    owner = labels[-1] if labels else ""
-    wanted = slug(f"{owner}_{key}" if owner and not key.startswith(owner) else key)
-    name = hcl.add_sensitive_variable(wanted, f"{key} of {'.'.join(labels) or keyword} (moved out of the code)")
-    hcl.replace_lines(index, end, [f"{indent}{key}{match.group(3)}var.{name}\n"])
-    return True
-
-
-def _block_lines(hcl: HclText, index: int) -> str:
-    lines, infos = hcl.lines, scan(hcl.lines)
-    lo = index
-    while lo > 0 and infos[lo].depth > 0:
-        lo -= 1
-    hi = index
-    while hi + 1 < len(lines) and infos[hi + 1].depth > 0:
-        hi += 1
-    return "".join(lines[lo:hi + 1])
-
-
-def fix_literal_secret(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
-    """Passwords, private keys, AWS keys: the literal becomes ``var.<name>`` with ``sensitive = true``. Searched
-    in the flagged block, else the whole file (the literal may sit in a provider or variable block)."""
-    span = hcl.body(block) if block is not None else _whole_file(hcl)
-    targets = _secret_lines(hcl, span, finding.rule_id)
-    if not targets and block is not None:
-        targets = _secret_lines(hcl, _whole_file(hcl), finding.rule_id)
-    changed = False
-    for index in sorted(targets, reverse=True):  # bottom-up: earlier line numbers stay valid
-        changed = _move_literal_to_variable(hcl, index) or changed
-    return changed
-
 
 TF_FIXERS: dict[str, TFFixer] = {
     "tf-aws-s3-public-acl": fix_s3_public_acl,

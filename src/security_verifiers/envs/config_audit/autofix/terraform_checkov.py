@@ -25,6 +25,7 @@ from security_verifiers.envs.config_audit.autofix.terraform_kit import (
     drop_attr,
     free_name,
     key_reference,
+    narrow_azure_rules,
     nested,
     relink,
     set_attrs,
@@ -32,6 +33,7 @@ from security_verifiers.envs.config_audit.autofix.terraform_kit import (
     set_nested,
     shared_variable,
 )
+from security_verifiers.envs.config_audit.autofix.terraform_secrets import fix_literal_secret
 
 INTERNAL_CIDR = "10.0.0.0/8"
 #: Who security alerts go to when a fix has to name someone (a placeholder, as the core fixers' example names).
@@ -137,8 +139,6 @@ def fix_ec2_public_ip(hcl: HclText, block: TFBlock, finding: Finding) -> bool:
 @_with_block
 def fix_lambda_env_secret(hcl: HclText, block: TFBlock, finding: Finding) -> bool:
     """The credential in the environment moves to a sensitive variable (see the core secret fixers)."""
-    from security_verifiers.envs.config_audit.autofix.terraform import fix_literal_secret
-
     return fix_literal_secret(hcl, block, Finding(rule_id="cfg-hardcoded-aws-key", resource=finding.resource))
 
 
@@ -623,8 +623,6 @@ def fix_keyvault_network(hcl: HclText, block: TFBlock, finding: Finding) -> bool
 
 def _nsg_http(hcl: HclText, block: TFBlock | None, finding: Finding) -> bool:
     """The rules opening port 80 to the internet take the virtual network as their source."""
-    from security_verifiers.envs.config_audit.autofix.terraform import narrow_azure_rules
-
     return block is not None and narrow_azure_rules(hcl, block, (80,))
 
 

@@ -15,6 +15,9 @@ from security_verifiers.engines.findings import Finding
 from security_verifiers.envs.config_audit.autofix.hcl_text import HclText, Span
 
 TFFixer = Callable[[HclText, TFBlock | None, Finding], bool]
+#: What an address range open to the internet is narrowed to.
+INTERNAL_CIDR = "10.0.0.0/8"
+ADMIN_PORTS = (22, 3389)
 
 
 def set_attrs(*pairs: tuple[str, str]) -> TFFixer:
@@ -176,3 +179,48 @@ def key_reference(hcl: HclText, type_: str, attribute: str, variable: str, descr
     if keys:
         return f"{keys[0].address}.{attribute}"
     return "var." + hcl.add_variable(variable, description)
+
+
+# --- Azure network rules (core NSG fixer and Checkov's HTTP rule) -------------------------------------------
+
+
+def _azure_ports_cover(text: str, ports: tuple[int, ...] = ADMIN_PORTS) -> bool:
+    match = re.search(r"\bdestination_port_ranges?\s*=\s*(.*)", text)
+    if not match:
+        return True
+    for token in re.findall(r'"([^"]*)"', match.group(1)):
+        low, _, high = token.partition("-")
+        if token.strip() in ("*", "Any"):
+            return True
+        if low.isdigit() and any(int(low) <= p <= int(high if high.isdigit() else low) for p in ports):
+            return True
+    return False
+
+
+AZURE_INTERNET = r'"(?i:\*|0\.0\.0\.0(/0)?|::/0|internet|any)"'
+
+
+def _narrow_azure_source(hcl: HclText, span: Span) -> bool:
+    """source_address_prefix "*" / Internet / 0.0.0.0/0 -> "VirtualNetwork"; in source_address_prefixes -> 10/8."""
+    changed = hcl.sub(span, r"(\bsource_address_prefix\s*=\s*)" + AZURE_INTERNET, r'\1"VirtualNetwork"')
+    found = hcl.find_attr(span, "source_address_prefixes")
+    if found is not None:
+        changed = hcl.sub(Span(found[0], found[1], span.depth), AZURE_INTERNET, f'"{INTERNAL_CIDR}"') or changed
+    return changed
+
+
+def narrow_azure_rules(hcl: HclText, block: TFBlock, ports: tuple[int, ...]) -> bool:
+    """The inbound Allow rules of an NSG (or the rule resource) that reach one of ``ports`` from the internet take
+    the virtual network as their source."""
+    body = hcl.body(block)
+    rules = hcl.sub_blocks(body, "security_rule")
+    if not rules:
+        return _narrow_azure_source(hcl, body)
+    changed = False
+    for span in rules:
+        text = "".join(hcl.lines[span.lo:span.hi])
+        if re.search(r'(?i)direction\s*=\s*"Outbound"|access\s*=\s*"Deny"', text) or \
+                not _azure_ports_cover(text, ports):
+            continue  # narrowing a Deny rule would weaken it
+        changed = _narrow_azure_source(hcl, span) or changed
+    return changed
