@@ -92,3 +92,10 @@ def test_sv_data_build_of_one_split_still_works(tmp_path: Path, capsys: pytest.C
                  str(out)]) == 0
     assert json.loads(capsys.readouterr().out)["n"] == 3
     assert json.loads(out.read_text().splitlines()[0])["sv_dataset"]["written_by"] == "sv data build"
+
+
+def test_reward_table_lists_each_baseline_to_four_decimals() -> None:
+    from security_verifiers.envs.kits.public_sets import reward_table
+
+    assert reward_table({"reference": 1.0, "heuristic": 0.87114}) == [
+        "| baseline | reward |", "|---|---:|", "| `reference` | 1.0000 |", "| `heuristic` | 0.8711 |"]

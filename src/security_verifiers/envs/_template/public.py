@@ -13,7 +13,7 @@ from typing import Any
 
 from security_verifiers.envs._template.generator import GENERATOR_VERSION
 from security_verifiers.envs._template.items import FAMILIES
-from security_verifiers.envs.kits.public_sets import CardInputs, DataCard, PublicSets
+from security_verifiers.envs.kits.public_sets import CardInputs, DataCard, PublicSets, reward_table
 
 
 def figures(inputs: CardInputs) -> dict[str, Any]:
@@ -37,7 +37,7 @@ def data_card(inputs: CardInputs) -> DataCard:
     balance += ["", f"Labels: {test['label']['Attack']} Attack, {test['label']['Benign']} Benign."]
     baselines = ["Mean reward (the environment's scorer). The conformance suite checks that `reference` tops every",
                  "baseline and that every constant falls below the heuristic.", "",
-                 "| baseline | reward |", "|---|---:|", *(f"| `{k}` | {v:.4f} |" for k, v in test["rewards"].items())]
+                 *reward_table(test["rewards"])]
     return DataCard(
         title="Template: public mini set",
         about=["Synthetic one-line summaries of an SSH server's failed logins from one source address, each from a",

@@ -15,7 +15,14 @@ from typing import Any
 
 from security_verifiers.core.types import Item
 from security_verifiers.envs.code_repair.generator import GENERATOR_VERSION
-from security_verifiers.envs.kits.public_sets import BaselineRewards, CardInputs, DataCard, PublicSets, count_table
+from security_verifiers.envs.kits.public_sets import (
+    BaselineRewards,
+    CardInputs,
+    DataCard,
+    PublicSets,
+    count_table,
+    reward_table,
+)
 
 #: The baselines whose mean reward the card states (the hacks' are in ``sv bench``).
 CARD_BASELINES = ("reference", "fixer", "noop")
@@ -99,7 +106,7 @@ def data_card(inputs: CardInputs) -> DataCard:
                 *count_table("CWE", f["cwe"]), *count_table("family/variant", f["variant"]),
                 *count_table("domain", f["domain"]),
                 "Mean reward (the environment's scorer; every patch run in the sandbox):", "",
-                "| baseline | reward |", "|---|---:|", *(f"| `{k}` | {v:.4f} |" for k, v in f["rewards"].items()), "",
+                *reward_table(f["rewards"]), "",
                 f"Shortcut audit: always naming the commonest CWE is right on {audit['majority_accuracy']:.1%} of "
                 f"the programs; the best rule reading one imported module (`{audit['best_rule_module']}`) on "
                 f"{audit['best_rule_accuracy']:.1%}. Modules imported by at least 5 programs, with the share of "

@@ -161,6 +161,11 @@ def count_table(title: str, counts: Mapping[str, int]) -> list[str]:
     return [f"| {title} | items |", "|---|---:|", *(f"| `{k}` | {v} |" for k, v in counts.items()), ""]
 
 
+def reward_table(rewards: Mapping[str, float]) -> list[str]:
+    """A card's table of each baseline's mean reward (the environment's scorer), to four decimals."""
+    return ["| baseline | reward |", "|---|---:|", *(f"| `{k}` | {v:.4f} |" for k, v in rewards.items())]
+
+
 def committed_manifest(env: Environment) -> dict[str, Any]:
     """The ``manifest.json`` committed in ``env``'s ``data_dir``."""
     return json.loads((env.data_dir / "manifest.json").read_text(encoding="utf-8"))

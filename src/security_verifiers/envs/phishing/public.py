@@ -13,7 +13,14 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, cast
 
 from security_verifiers.core.types import Item
-from security_verifiers.envs.kits.public_sets import PUBLIC_SEED, BaselineRewards, CardInputs, DataCard, PublicSets
+from security_verifiers.envs.kits.public_sets import (
+    PUBLIC_SEED,
+    BaselineRewards,
+    CardInputs,
+    DataCard,
+    PublicSets,
+    reward_table,
+)
 from security_verifiers.envs.phishing.audit import bag_of_words_audit, shortcut_audit
 from security_verifiers.envs.phishing.generator import GENERATOR_VERSION, generate
 
@@ -97,8 +104,7 @@ def data_card(inputs: CardInputs) -> DataCard:
                 "| indicator | on phishing | on legitimate |", "|---|---:|---:|",
                 *(f"| `{k}` | {f['planted'].get(k, 0)} | {f['planted_on_legitimate'].get(k, 0)} |"
                   for k in sorted(set(f["planted"]) | set(f["planted_on_legitimate"]))), "",
-                "Mean reward (the environment's scorer):", "", "| baseline | reward |", "|---|---:|",
-                *(f"| `{k}` | {v:.4f} |" for k, v in f["rewards"].items()), "",
+                "Mean reward (the environment's scorer):", "", *reward_table(f["rewards"]), "",
                 *_audit_lines(f["shortcut_audit"], f"Shortcut audit of these {f['n']} items"),
                 *_audit_lines(f["shortcut_audit_sample"], f"The same on {AUDIT_SIZE} items of seed {AUDIT_SEED}"),
                 *_bow_lines(split, f)]

@@ -7,7 +7,14 @@ from collections import Counter
 from typing import Any
 
 from security_verifiers.core.types import Item
-from security_verifiers.envs.kits.public_sets import BaselineRewards, CardInputs, DataCard, PublicSets, count_table
+from security_verifiers.envs.kits.public_sets import (
+    BaselineRewards,
+    CardInputs,
+    DataCard,
+    PublicSets,
+    count_table,
+    reward_table,
+)
 from security_verifiers.envs.redteam.scenario.generator import GENERATOR_VERSION
 from security_verifiers.envs.redteam.scenario.targets import WEAK_TO
 
@@ -41,8 +48,7 @@ def data_card(inputs: CardInputs) -> DataCard:
         sections.append((f"Split `{split}`", [
             f"{f['n']} scenarios.", "", *count_table("level", f["level"]), *count_table("task", f["task"]),
             *count_table("carrier", f["carrier"]),
-            "Mean reward (the environment's scorer):", "", "| baseline | reward |", "|---|---:|",
-            *(f"| `{k}` | {v:.4f} |" for k, v in f["rewards"].items())]))
+            "Mean reward (the environment's scorer):", "", *reward_table(f["rewards"])]))
     return DataCard(
         title="Red-team attack (E5): public mini set",
         about=["Office scenarios from the scenario engine shared with E6 (`security_verifiers.envs.redteam.scenario`),",
