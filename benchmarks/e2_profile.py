@@ -11,7 +11,7 @@ HCL), then ``terraform_eval`` (Terraform only: variables, locals and expressions
 scanned again by every engine). ``semgrep`` runs once per batch over every text, as the oracle runs it; an
 item's share is the batch time divided by the texts. Median and p90 over the items, in milliseconds; ``total``
 sums the stages item by item. Apart: a fresh process's start (imports and engine loading, then one scan), in a
-child process.
+child process (:func:`e2_oracle.cold`). The scan store is off (a first run's costs).
 
     python benchmarks/e2_profile.py                      # the public test set (150 items)
     python benchmarks/e2_profile.py --generated 1000     # 1,000 generated dev items (seed 7)
@@ -22,13 +22,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
-import subprocess
+import os
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2_oracle  # noqa: E402  (a sibling script: quantiles and the fresh process's first scan)
 
 STAGES = ("parse", "terraform_eval", "validation", "rego", "checkov", "secret_values", "semgrep", "inventory",
           "patch_apply", "fail_closed")
@@ -154,24 +158,10 @@ def _summary(stages: dict[str, list[float]]) -> dict[str, Any]:
 
 
 def _ms(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    return {"n": len(values), "median_ms": round(statistics.median(ordered) * 1000, 2),
-            "p90_ms": round(ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))] * 1000, 2),
+    """:func:`e2_oracle.quantiles` in milliseconds, with the sum in seconds."""
+    q = e2_oracle.quantiles(values)
+    return {"n": q["n"], "median_ms": round(q["median"] * 1000, 2), "p90_ms": round(q["p90"] * 1000, 2),
             "sum_s": round(sum(values), 2)}
-
-
-def process_start() -> dict[str, float]:
-    """A fresh interpreter: imports, engine loading and the first scan, in a child process."""
-    code = ("import time; t0 = time.perf_counter()\n"
-            "from security_verifiers.envs.config_audit.env import ConfigAudit, scan_request\n"
-            "from security_verifiers.engines.oracle import get_oracle\n"
-            "t1 = time.perf_counter(); item = ConfigAudit().dataset('test').items[0]\n"
-            "get_oracle().scan_many([scan_request(item)]); t2 = time.perf_counter()\n"
-            "print(t1 - t0, t2 - t1)")
-    t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    return {"imports_s": round(float(out[0]), 2), "engines_and_first_scan_s": round(float(out[1]), 2),
-            "process_s": round(time.perf_counter() - t0, 2)}
 
 
 def main() -> int:
@@ -180,9 +170,12 @@ def main() -> int:
                         help="Profile N generated dev items instead of the public test set.")
     parser.add_argument("--seed", type=int, default=7, help="Generator seed (with --generated).")
     args = parser.parse_args()
+    # A first run's costs: the policy's scans are not served from the machine's scan store (engines/scan_store.py)
+    os.environ["SV_SCAN_STORE"] = "off"
     items = _items(args.generated, args.seed)
+    first = (items[0].input["platform"], items[0].input["text"])
     result = {"dataset": f"generated dev {args.generated} (seed {args.seed})" if args.generated else "public test",
-              "process_start": process_start(), **profile(items)}
+              "process_start": e2_oracle.cold(first), **profile(items)}
     print(json.dumps(result, indent=2))
     return 0
 

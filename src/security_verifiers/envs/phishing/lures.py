@@ -130,6 +130,8 @@ class LureReading:
 
 
 def read_lures(mail: Email) -> LureReading:
+    """The lures of one parsed message: themes in its subject, sender name and the head of its body; disguised
+    letters and the recipient's address in the subject or name only (a body quoting them is no disguise)."""
     subject = mail.header("Subject")
     name = mail.sender.display_name if mail.sender else ""
     text = "\n".join((subject, name, mail.body[:BODY_CHARS]))
