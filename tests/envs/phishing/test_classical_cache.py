@@ -132,7 +132,7 @@ for k in range(len(STRUCTURAL_VERIFIERS) + 1):
         ctx.__dict__["detected"] = [(i, "quote") for i in indicators]
         found.append([repr(x) for x in (*classical.features(ctx), heuristic_probability(ctx))])
 print(json.dumps({"coef": hashlib.sha256(fitted.classifier.coef_.tobytes()).hexdigest(), "key": classical.cache_key(),
-                  "vocabulary": sorted(fitted.vectorizer.vocabulary_), "weights": fitted.indicator_weights,
+                  "vocabulary": sorted(fitted.vectorizer.vocabulary_),
                   "answers": [baseline.answer(item, []) for item in items], "by_indicators": found}))
 """
 

@@ -1,11 +1,24 @@
-"""The classical baseline: TF-IDF of the rendered email plus header and URL features, into a logistic regression
-trained on the generated train split only; the Bayes action of its probability; its strongest verifiable
+"""The classical baseline: TF-IDF of the words of the rendered email plus the heuristic's log-odds, into a logistic
+regression trained on the generated train split only; the Bayes action of its probability; its strongest verifiable
 features as evidence.
 
 This is the bar a model must clear to be worth more than a spam filter, and the sim-to-real check of the
 generator: trained on generated mail only, it is evaluated on hand-written mail in the layouts of public corpora
-(:mod:`.sim_to_real`). The model is trained from a fixed seed, and no feature depends on the order a set of
-strings iterates in (``PYTHONHASHSEED``), so its answers are the same on every machine and in every process.
+(:mod:`.sim_to_real`). What it reads is chosen to carry over from generated mail to real mail:
+
+- words only (letters, two or more): no domain, address or URL path is a token, since a model fitted on generated
+  mail would learn the names of the generator's world (its companies' domains, its compromised sites' paths)
+  rather than how phishing reads. Names are the verifiers' job, and they reach the model through the next feature.
+- the heuristic's whole log-odds (:func:`.heuristic.heuristic_logit`) as one feature, rather than one feature per
+  signal: the model learns how far to trust the heuristic and the words shift it. With a feature per signal it
+  learned the generator's correlations (a link-text mismatch or an attachment *lowered* its belief, because the
+  generated legitimate mail carries them), and a signal the train split never shows (a lure in Portuguese, a
+  subject in disguised letters) got weight 0. On 600 real messages (300 honeypot phishing of 2022-2026, 300
+  SpamAssassin ham) that change moved its class-balanced reward from 0.777 to 0.877, with test and ood unchanged
+  (see the data card).
+
+The model is trained from a fixed seed, and no feature depends on the order a set of strings iterates in
+(``PYTHONHASHSEED``), so its answers are the same on every machine and in every process.
 
 Generating the train split and fitting take minutes on 2 cores, so the fitted model is kept on disk, under
 ``$SV_CACHE_DIR`` (or ``~/.cache/security-verifiers``) ``/phishing-classical/<key>.pkl``, and fitted once per key:
@@ -40,10 +53,9 @@ from security_verifiers.core.paths import cache_dir
 from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message
 from security_verifiers.envs.kits.abstaining import BayesBaseline, Labels
-from security_verifiers.envs.phishing.domains import is_free_mail
-from security_verifiers.envs.phishing.heuristic import answer_text, indicator_logit, lure_logit
+from security_verifiers.envs.phishing.heuristic import HEURISTIC_WEIGHTS, answer_text, heuristic_logit
 from security_verifiers.envs.phishing.indicators import MAX_EVIDENCE
-from security_verifiers.envs.phishing.verifiers import STRUCTURAL_VERIFIERS, Context
+from security_verifiers.envs.phishing.verifiers import Context
 
 if TYPE_CHECKING:
     from security_verifiers.envs.phishing.env import Phishing
@@ -63,28 +75,22 @@ LEXICON: dict[str, re.Pattern[str]] = {
 }
 
 
+#: A token is a word: two or more letters (any script), no digits, dots, ``@`` or hyphens (see the module's
+#: docstring).
+WORD_TOKENS = r"(?u)\b[^\W\d_]{2,}\b"
+
+
 def features(ctx: Context) -> list[float]:
-    """Header and URL features: each structural indicator found, how many were found and the heuristic's log-odds
-    of them (so that an indicator the train split never shows still moves the model: a learned weight of an
-    unseen feature is 0), the heuristic's log-odds of the lures the words carry (phrases in six languages that the
-    English train split's words do not all show), and counts code reads without a verdict."""
-    found = {indicator for indicator, _ in ctx.detected}
-    mail = ctx.mail
-    sender = mail.sender.domain if mail.sender else ""
-    return [*(1.0 if i in found else 0.0 for i in STRUCTURAL_VERIFIERS), len(found) / 3,
-            indicator_logit(found) / 3, lure_logit(ctx) / 3,
-            1.0 if sender and is_free_mail(sender) else 0.0,
-            min(len(mail.links), 10) / 10, min(len(mail.attachments), 5) / 5,
-            1.0 if not mail.headers.get("Authentication-Results") else 0.0,
-            1.0 if mail.reply_to else 0.0]
+    """The features beside the words: the heuristic's whole log-odds (scaled to the range of a TF-IDF weight's
+    effect), so that every signal the verifiers and the lure reader know moves the model as the heuristic weighs
+    it, including those the train split never shows."""
+    return [heuristic_logit(ctx) / 3]
 
 
 @dataclass
 class _Model:
     vectorizer: TfidfVectorizer
     classifier: LogisticRegression
-    #: The weight of each structural indicator in the fitted model (how the evidence is ranked).
-    indicator_weights: dict[str, float]
 
 
 #: Fitted models of this process, by cache key.
@@ -94,7 +100,7 @@ _LOCK = threading.Lock()
 _CODE_DIRS = ("envs/phishing", "envs/kits", "core")
 _LIBRARIES = ("scikit-learn", "numpy", "scipy", "tldextract")
 #: Bumped when the layout of a cache file changes.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 
 
 def _text(ctx: Context) -> str:
@@ -108,16 +114,14 @@ def train(env: Phishing) -> tuple[_Model, str]:
     contexts = [env.context(i) for i in items]
     y = np.array([1 if i.target["label"] == "Phishing" else 0 for i in items])
     vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=3, max_features=20000, ngram_range=(1, 2),
-                                 token_pattern=r"(?u)\b[\w.@-]{2,}\b", dtype=np.float64)
+                                 token_pattern=WORD_TOKENS, dtype=np.float64)
     x = hstack([vectorizer.fit_transform([_text(c) for c in contexts]),
                 csr_matrix(np.array([features(c) for c in contexts]))]).tocsr()
     # liblinear's primal solver draws nothing, but the seed is fixed here so that no solver change makes the fit
     # draw on numpy's global generator (and so that the fit never advances it for the rest of the process)
     classifier = LogisticRegression(C=4.0, max_iter=2000, solver="liblinear", random_state=TRAIN_SEED)
     classifier.fit(x, y)
-    tail = classifier.coef_[0][-len(features(contexts[0])):]
-    weights = dict(zip(STRUCTURAL_VERIFIERS, (float(w) for w in tail), strict=False))
-    return _Model(vectorizer, classifier, weights), dataset.hash
+    return _Model(vectorizer, classifier), dataset.hash
 
 
 @cache
@@ -211,12 +215,12 @@ class ClassicalBaseline(BayesBaseline):
         return [float(p) for p in fitted.classifier.predict_proba(x)[:, 1]]
 
     def evidence(self, item: Item, action: str) -> list[tuple[str, str]]:
-        """The structural indicators found, ranked by the model's weight of each (positive weights only), then,
-        when it calls the email phishing, the sentence that most says each language indicator."""
+        """The structural indicators found, ranked by the heuristic's weight of each (the model reads them through
+        the heuristic's log-odds), then, when it calls the email phishing, the sentence that most says each
+        language indicator."""
         fitted = model(self.env)
         ctx = self.env.context(item)
-        structural = sorted((e for e in ctx.detected if fitted.indicator_weights.get(e[0], 0.0) > 0),
-                            key=lambda e: -fitted.indicator_weights[e[0]])
+        structural = sorted(ctx.detected, key=lambda e: -HEURISTIC_WEIGHTS[e[0]])
         if action != "positive":
             return structural
         vocabulary, coef = fitted.vectorizer.vocabulary_, fitted.classifier.coef_[0]

@@ -139,7 +139,7 @@ def _mailbox_lines(mailbox: dict[str, Any] | None) -> list[str]:
 @register
 class Phishing(Environment):
     name: ClassVar[str] = "phishing"
-    version: ClassVar[str] = "0.3.3"
+    version: ClassVar[str] = "0.3.4"
     config_class: ClassVar[type[EnvConfig]] = PhishingConfig
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("expected_cost", False), ("f1", True), ("brier", False),

@@ -101,8 +101,13 @@ def lure_logit(ctx: Context) -> float:
                       ABUSED_TLD_WEIGHT if lures.abused_tld else 0.0])
 
 
-def heuristic_probability(ctx: Context) -> float:
-    logit = math.fsum([indicator_logit(i for i, _ in ctx.detected), IMAGE_ONLY_WEIGHT if image_only(ctx) else 0.0,
+def heuristic_logit(ctx: Context) -> float:
+    """Everything the heuristic reads, as one log-odds: the structural indicators, the signals no quote can show
+    and the lures of the words (the classical model reads it as one feature)."""
+    return math.fsum([indicator_logit(i for i, _ in ctx.detected), IMAGE_ONLY_WEIGHT if image_only(ctx) else 0.0,
                        FROM_VERDICT_WEIGHT if from_verdict_failed(ctx) else 0.0,
                        UNROUTABLE_SENDER_WEIGHT if unroutable_sender(ctx) else 0.0, lure_logit(ctx)])
-    return 1.0 / (1.0 + math.exp(-logit))
+
+
+def heuristic_probability(ctx: Context) -> float:
+    return 1.0 / (1.0 + math.exp(-heuristic_logit(ctx)))
