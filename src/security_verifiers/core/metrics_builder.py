@@ -38,13 +38,15 @@ def mean_statistics(values: Mapping[str, Callable[[Any], float]], outcomes: Sequ
 class Breakdown:
     """One breakdown: the group label of an outcome (``key``), or its labels (``many``: an outcome counts under each,
     ``["none"]`` when it has none), over the outcomes ``among`` accepts (all when ``None``). Groups are listed by
-    name; a ``None`` label is the group ``"unknown"``. Or rows of the environment's own making (``rows``: E2's rule
-    and severity rows count findings, not outcomes)."""
+    name; a ``None`` label is the group ``"unknown"``. Each group's row is ``flat`` of its outcomes (the report's
+    flat metrics when ``None``; the abstaining kit's family rows say a detection or false-alarm rate instead). Or
+    rows of the environment's own making (``rows``: E2's rule and severity rows count findings, not outcomes)."""
 
     key: Callable[[Any], Any] | None = None
     many: Callable[[Any], Iterable[Any]] | None = None
     among: Callable[[Any], bool] | None = None
     rows: Callable[[Sequence[Any]], dict[str, dict[str, Any]]] | None = None
+    flat: FlatMetrics | None = None
 
     def __post_init__(self) -> None:
         if sum(f is not None for f in (self.key, self.many, self.rows)) != 1:
@@ -65,13 +67,15 @@ class Breakdown:
 def build_metrics(outcomes: Sequence[Any], items: Sequence[str] | None, flat: FlatMetrics,
                   intervals: Callable[[Sequence[Any]], Mapping[str, Statistic]] | None = None,
                   breakdowns: Mapping[str, Breakdown] | None = None,
-                  constant: ConstantPolicy | None = None, floor: bool = True) -> dict[str, Any]:
+                  constant: ConstantPolicy | None = None, floor: bool = True,
+                  run: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The metrics report of ``outcomes`` (``items``: the item id of each, for the bootstrap's clusters).
 
     ``intervals`` gives the bootstrap statistic of each metric with an interval, on these outcomes (every one drawn
     from the same seed, so all see the same resamples); they are left out when there are no outcomes.
     ``constant``: the floor, whose reward is also the flat ``constant_reward`` (``None`` where there is none on
     these outcomes); ``floor`` False: the environment computes no floor, and the report has neither key.
+    ``run``: metrics of the whole run only, after the flat ones (E1 and E4 echo the costs they scored with).
     """
     drawn: dict[str, list[float | None]] = {}
     if outcomes and intervals is not None:
@@ -79,7 +83,8 @@ def build_metrics(outcomes: Sequence[Any], items: Sequence[str] | None, flat: Fl
             lo, hi = bootstrap_ci(len(outcomes), statistic, clusters=items)
             drawn[metric] = [lo, hi]
     report: dict[str, Any] = {
-        "metrics": {**flat(outcomes), CONSTANT_REWARD: None if constant is None else constant.reward_mean},
+        "metrics": {**flat(outcomes), **(run or {}),
+                    CONSTANT_REWARD: None if constant is None else constant.reward_mean},
         "intervals": drawn,
         "breakdowns": {name: breakdown_rows(outcomes, items, flat, b) for name, b in (breakdowns or {}).items()},
         "constant_policy": None if constant is None else constant.model_dump(),
@@ -98,6 +103,7 @@ def breakdown_rows(outcomes: Sequence[Any], items: Sequence[str] | None, flat: F
     covered = [outcomes[k] for k in rows]
     labels = None if items is None else [items[k] for k in rows]
     rewards = np.array([o.reward for o in covered], dtype=float)
+    flat = breakdown.flat or flat
     return {name: {**flat([covered[i] for i in idx]),
                    **group_reward(rewards[idx], None if labels is None else [labels[i] for i in idx])}
             for name, idx in groups.items()}

@@ -335,14 +335,19 @@ class Environment(ABC):
         """Metrics computed from the scorer's outcomes only (so a report can be rebuilt from results): by default
         :func:`~security_verifiers.core.metrics_builder.build_metrics` of the declarations (the outcomes read
         through :attr:`outcome_model`, :meth:`flat_metrics`, :meth:`interval_statistics` (by default the means of
-        :attr:`interval_metrics`), :attr:`breakdowns` and :meth:`constant_policy`). E1 and E4 (the abstaining kit)
-        still override it.
+        :attr:`interval_metrics`), :attr:`breakdowns`, :meth:`constant_policy` and :meth:`run_metrics`).
 
         ``items``: the item id of each outcome; bootstrap intervals resample items, not rollouts, so the
         rollouts of one item (``--samples`` > 1) do not count as independent evidence."""
         typed = self.typed_outcomes(outcomes)
         return build_metrics(typed, items, self.flat_metrics, self.interval_statistics, self.breakdowns,
-                             self.constant_policy(typed) if self.reports_floor else None, self.reports_floor)
+                             self.constant_policy(typed) if self.reports_floor else None, self.reports_floor,
+                             self.run_metrics())
+
+    def run_metrics(self) -> dict[str, Any]:
+        """Metrics of the whole run that no outcome holds, reported beside the flat ones (not in breakdowns): E1 and
+        E4 echo the costs they scored with. Default: none."""
+        return {}
 
     def interval_statistics(self, outcomes: Sequence[Any]) -> Mapping[str, Statistic]:
         """The bootstrap statistic of each metric with an interval, on these (typed) outcomes: by default the means

@@ -5,9 +5,10 @@ import json
 import pytest
 
 from security_verifiers.core.types import Item, Message, Transcript
-from security_verifiers.envs.kits.abstaining import AbstainingConfig, classifier_metrics, classifier_plots
+from security_verifiers.envs.kits.abstaining import AbstainingConfig, ClassifierOutcome, classifier_plots
 from security_verifiers.envs.network_logs import NetworkLogs
 from security_verifiers.envs.network_logs.env import LABELS
+from tests.envs.kits.abstaining.report import classifier_metrics
 
 ENV = NetworkLogs()  # default costs: missed 10, false alarm 1, abstain 0.5; reward 0.7 decision + 0.3 Brier
 FLOW = {"ts": 1.0, "id.orig_h": "10.0.0.1", "id.orig_p": 4444, "id.resp_h": "10.0.0.2", "id.resp_p": 22,
@@ -112,13 +113,13 @@ def test_env_metrics_uses_its_cost_profile() -> None:
 def test_no_outcomes_give_undefined_metrics() -> None:
     result = classifier_metrics([], AbstainingConfig(), LABELS)
     assert result["metrics"]["n"] == 0 and result["metrics"]["reward_mean"] is None
-    assert result["intervals"]["reward_mean"] == [None, None]
+    assert result["intervals"] == {}  # the builder draws no interval without outcomes
     json.dumps(result, allow_nan=False)
 
 
 @pytest.mark.parametrize("outcomes", [OUTCOMES, OUTCOMES[-1:]], ids=["mixed", "only-invalid"])
 def test_plots_are_written(tmp_path, outcomes) -> None:
-    paths = classifier_plots(outcomes, LABELS, tmp_path / "plots")
+    paths = classifier_plots(ClassifierOutcome.read_all(outcomes), LABELS, tmp_path / "plots")
     assert [p.name for p in paths] == ["reliability.png", "risk_coverage.png", "confusion.png"]
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -12,12 +12,14 @@ environment made from it adds ``@register`` above its class, the one line that l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from security_verifiers.core.metrics_builder import Breakdown, Statistic
+from security_verifiers.core.metrics_report import ConstantPolicy
 from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import parse_answer
 from security_verifiers.core.types import Item, Message, Score, Transcript
@@ -28,12 +30,11 @@ from security_verifiers.envs.kits.abstaining import (
     ClassifierOutcome,
     Labels,
     baseline_factories,
-    classifier_metrics,
     classifier_plots,
     constant_baseline_names,
-    point_metrics,
     score_answer,
 )
+from security_verifiers.envs.kits.abstaining import metrics as kit_metrics
 from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.models.base import Policy
 
@@ -114,17 +115,23 @@ class TemplateEnvironment(Environment):
     def component_weights(self) -> dict[str, float]:
         return self.config.component_weights()
 
-    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        return classifier_metrics(outcomes, self.config, LABELS, items)
+    # -- the metrics, declared (the abstaining kit's) ------------------------------------------
+    breakdowns: ClassVar[Mapping[str, Breakdown]] = kit_metrics.classifier_breakdowns(LABELS)
 
-    def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        return point_metrics(outcomes)
+    def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
+        return kit_metrics.flat_metrics(outcomes)
 
-    def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
-        return outcomes  # the kit's metrics read the stored dicts (by key, strictly)
+    def interval_statistics(self, outcomes: Sequence[Any]) -> Mapping[str, Statistic]:
+        return kit_metrics.interval_statistics(outcomes)
+
+    def run_metrics(self) -> dict[str, Any]:
+        return kit_metrics.cost_metrics(self.config)
+
+    def constant_policy(self, outcomes: Sequence[Any]) -> ConstantPolicy | None:
+        return kit_metrics.constant_policy(outcomes, self.config, LABELS)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
-        return classifier_plots(outcomes, LABELS, out_dir)
+        return classifier_plots(self.typed_outcomes(outcomes), LABELS, out_dir)
 
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs._template.baselines import HeuristicBaseline

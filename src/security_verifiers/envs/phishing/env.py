@@ -18,13 +18,15 @@ cost profile's towards committing (the README's Scoring section gives the bands)
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from security_verifiers.core.importing import Importer
+from security_verifiers.core.metrics_builder import Breakdown, Statistic
+from security_verifiers.core.metrics_report import ConstantPolicy
 from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import Parsed, parse_answer
 from security_verifiers.core.scoring import CostProfile
@@ -38,7 +40,9 @@ from security_verifiers.envs.kits.abstaining import (
     classifier_plots,
     score_answer,
 )
+from security_verifiers.envs.kits.abstaining import metrics as kit_metrics
 from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.envs.phishing import metrics as phishing_metrics
 from security_verifiers.envs.phishing.evidence import EvidenceItem, score_evidence
 from security_verifiers.envs.phishing.indicators import INDICATORS, MAX_EVIDENCE
 from security_verifiers.envs.phishing.items import LABELS, Mailbox, PhishingInput, PhishingTarget
@@ -243,21 +247,23 @@ class Phishing(Environment):
         return base.model_copy(update={"reward": reward, "components": {**base.components, EVIDENCE: earned},
                                        "outcome": outcome.model_dump()})
 
-    def metrics(self, outcomes: Sequence[dict[str, Any]], items: Sequence[str] | None = None) -> dict[str, Any]:
-        from security_verifiers.envs.phishing.metrics import phishing_metrics
+    # -- the metrics, declared (the abstaining kit's and the evidence part's: metrics.py) ---------
+    breakdowns: ClassVar[Mapping[str, Breakdown]] = phishing_metrics.BREAKDOWNS
 
-        return phishing_metrics(outcomes, self.config, LABELS, items)
+    def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
+        return phishing_metrics.flat_metrics(outcomes)
 
-    def point_metrics(self, outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        from security_verifiers.envs.phishing.metrics import phishing_point_metrics
+    def interval_statistics(self, outcomes: Sequence[Any]) -> Mapping[str, Statistic]:
+        return kit_metrics.interval_statistics(outcomes)
 
-        return phishing_point_metrics(outcomes)
+    def run_metrics(self) -> dict[str, Any]:
+        return kit_metrics.cost_metrics(self.config)
 
-    def typed_outcomes(self, outcomes: Sequence[dict[str, Any]]) -> Sequence[Any]:
-        return outcomes  # the kit's metrics read the stored dicts (by key, strictly)
+    def constant_policy(self, outcomes: Sequence[Any]) -> ConstantPolicy | None:
+        return phishing_metrics.constant_policy(outcomes, self.config, LABELS)
 
     def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
-        return classifier_plots(outcomes, LABELS, out_dir)
+        return classifier_plots(self.typed_outcomes(outcomes), LABELS, out_dir)
 
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.phishing.baselines import baseline_factories

@@ -1,5 +1,6 @@
-"""E4's metrics: the abstaining-classifier kit's (detection, cost, calibration, AURC, by family, split and
-difficulty) and the evidence part's, all from the stored outcomes.
+"""E4's metrics, declared for the one metrics builder: the abstaining-classifier kit's (detection, cost,
+calibration, AURC, by family, split and difficulty) and the evidence part's, all from the stored outcomes
+(:class:`~.env.PhishingOutcome`).
 
 - ``evidence_precision``: confirmed evidence / scored evidence, over every valid answer (micro-averaged, so an
   answer quoting five things weighs five times one quoting one).
@@ -8,40 +9,61 @@ difficulty) and the evidence part's, all from the stored outcomes.
 - ``evidence_grounded_rate``: quotes found in the email / quotes given.
 - The constant-policy floor is the best constant label, with the items' phishing rate and no evidence: the
   evidence part an empty list earns (1 where there is nothing to find) counts only where that label is right.
+
+The evidence metrics join the run's flat metrics and the family and split rows (not the difficulty rows).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
+from security_verifiers.core.metrics_builder import Breakdown
+from security_verifiers.core.metrics_report import ConstantPolicy
 from security_verifiers.core.scoring import Action, brier_score
-from security_verifiers.envs.kits.abstaining import Labels, classifier_metrics, point_metrics
+from security_verifiers.envs.kits.abstaining import Labels
+from security_verifiers.envs.kits.abstaining import metrics as kit_metrics
 from security_verifiers.envs.kits.abstaining.metrics import CONSTANT_DECIMALS, Columns
+from security_verifiers.envs.phishing.items import LABELS
 
 if TYPE_CHECKING:
-    from security_verifiers.envs.phishing.env import PhishingConfig
+    from security_verifiers.envs.phishing.env import PhishingConfig, PhishingOutcome
 
 
 def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-def evidence_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
-    valid = [o for o in outcomes if o["valid"]]
-    phishing = [o for o in valid if o["y"] == 1]
+def evidence_metrics(outcomes: Sequence[PhishingOutcome]) -> dict[str, float | None]:
+    """The evidence part's metrics (the module's docstring); a valid answer has every count."""
+    valid = [o for o in outcomes if o.valid]
+    phishing = [o for o in valid if o.y == 1]
+
+    def total(counts: list[int | None]) -> int:
+        return sum(c or 0 for c in counts)
+
     return {
-        "evidence_precision": _ratio(sum(o["evidence_confirmed"] for o in valid), sum(o["evidence_scored"]
-                                                                                     for o in valid)),
-        "evidence_recall": _ratio(sum(o["evidence_found"] for o in phishing), sum(o["evidence_to_find"]
-                                                                                for o in phishing)),
-        "evidence_grounded_rate": _ratio(sum(o["evidence_grounded"] for o in valid), sum(o["evidence_given"]
-                                                                                        for o in valid)),
+        "evidence_precision": _ratio(total([o.evidence_confirmed for o in valid]),
+                                     total([o.evidence_scored for o in valid])),
+        "evidence_recall": _ratio(total([o.evidence_found for o in phishing]),
+                                  total([o.evidence_to_find for o in phishing])),
+        "evidence_grounded_rate": _ratio(total([o.evidence_grounded for o in valid]),
+                                         total([o.evidence_given for o in valid])),
     }
 
 
-def _floor(outcomes: Sequence[Mapping[str, Any]], config: PhishingConfig, labels: Labels) -> ConstantPolicy | None:
+def flat_metrics(outcomes: Sequence[PhishingOutcome]) -> dict[str, Any]:
+    """The kit's flat metrics and the evidence part's."""
+    return {**kit_metrics.flat_metrics(outcomes), **evidence_metrics(outcomes)}
+
+
+BREAKDOWNS: dict[str, Breakdown] = kit_metrics.classifier_breakdowns(
+    LABELS, family=lambda group: {**kit_metrics.family_row(group, LABELS), **evidence_metrics(group)},
+    split=flat_metrics)
+
+
+def constant_policy(outcomes: Sequence[PhishingOutcome], config: PhishingConfig,
+                    labels: Labels) -> ConstantPolicy | None:
     """The best constant answer with no evidence. The evidence part is earned only under a correct committed label,
     where an empty list scores 1 on the items with nothing to find: for always-Legitimate the legitimate items,
     for always-Phishing the phishing items with nothing to find, for always-Abstain none."""
@@ -52,8 +74,8 @@ def _floor(outcomes: Sequence[Mapping[str, Any]], config: PhishingConfig, labels
     p = round(rate, CONSTANT_DECIMALS)
     costs, weight = config.costs, config.evidence_weight
     empty_scores: dict[Action, float] = {
-        "negative": sum(1 for o in outcomes if o["y"] == 0) / c.n,
-        "positive": sum(1 for o in outcomes if o["y"] == 1 and o["evidence_to_find"] == 0) / c.n,
+        "negative": sum(1 for o in outcomes if o.y == 0) / c.n,
+        "positive": sum(1 for o in outcomes if o.y == 1 and o.evidence_to_find == 0) / c.n,
         "abstain": 0.0,
     }
 
@@ -74,20 +96,3 @@ def _floor(outcomes: Sequence[Mapping[str, Any]], config: PhishingConfig, labels
              f"weights (the others: {others}), stating the items' {labels.positive} rate {p} as {labels.probability}, "
              f"with no evidence, which earns the evidence part only where its label is right and there is nothing to "
              f"find ({empty_scores[best]:.1%} of the items).")
-
-
-def phishing_metrics(outcomes: Sequence[dict[str, Any]], config: PhishingConfig, labels: Labels,
-                     items: Sequence[str] | None = None) -> dict[str, Any]:
-    out = classifier_metrics(outcomes, config, labels, items)
-    floor = _floor(outcomes, config, labels)
-    out["metrics"].update(evidence_metrics(outcomes))
-    out["metrics"][CONSTANT_REWARD] = None if floor is None else floor.reward_mean
-    out["constant_policy"] = None if floor is None else floor.model_dump()
-    for key in ("family", "split"):
-        for name, row in out["breakdowns"][key].items():
-            row.update(evidence_metrics([o for o in outcomes if o[key] == name]))
-    return out
-
-
-def phishing_point_metrics(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    return {**point_metrics(outcomes), **evidence_metrics(outcomes)}

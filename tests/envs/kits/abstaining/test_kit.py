@@ -16,11 +16,11 @@ from security_verifiers.envs.kits.abstaining import (
     ClassifierOutcome,
     Labels,
     baseline_factories,
-    classifier_metrics,
     classifier_plots,
     constant_baseline_names,
     score_answer,
 )
+from tests.envs.kits.abstaining.report import classifier_metrics
 
 PHISHING = Labels(positive="Phishing", negative="Legitimate", probability="p_phishing")
 ALARM_AVERSE = CostProfile(missed=1.0, false_alarm=10.0, abstain=0.5)  # abstain for 0.5 < p < 0.95
@@ -114,5 +114,5 @@ def test_metrics_and_plots_use_the_environments_names(tmp_path) -> None:
     assert result["metrics"]["tp"] == 1 and result["metrics"]["fn"] == 1 and result["metrics"]["fp"] == 1
     only_positive = classifier_metrics(outcomes[:2], AbstainingConfig(), PHISHING)
     assert only_positive["breakdowns"]["family"]["lure"]["label"] == "Phishing"
-    paths = classifier_plots(outcomes, PHISHING, tmp_path)
+    paths = classifier_plots(ClassifierOutcome.read_all(outcomes), PHISHING, tmp_path)
     assert [p.name for p in paths] == ["reliability.png", "risk_coverage.png", "confusion.png"]

@@ -2,8 +2,10 @@
 and the Brier rule; its metrics, plots and Bayes-action baselines (E1 network-logs and E4 phishing).
 
 An environment built on it declares its :class:`Labels`, subclasses :class:`AbstainingConfig` for its config,
-scores with :func:`score_answer`, reports with :func:`classifier_metrics` / :func:`classifier_plots`, and lists
-its baselines with :func:`baseline_factories` (its own probability models subclass :class:`BayesBaseline`).
+scores with :func:`score_answer`, declares its metrics with :mod:`.metrics` (flat metrics, bootstrap statistics,
+breakdowns, costs and floor, which the one metrics builder turns into the report) and plots with
+:func:`classifier_plots`, and lists its baselines with :func:`baseline_factories` (its own probability models
+subclass :class:`BayesBaseline`).
 """
 
 from security_verifiers.envs.kits.abstaining.baselines import (
@@ -14,7 +16,6 @@ from security_verifiers.envs.kits.abstaining.baselines import (
     bayes_answer,
     constant_baseline_names,
 )
-from security_verifiers.envs.kits.abstaining.metrics import classifier_metrics, point_metrics
 from security_verifiers.envs.kits.abstaining.plots import classifier_plots
 from security_verifiers.envs.kits.abstaining.reward import (
     CALIBRATION,
@@ -36,9 +37,7 @@ __all__ = [
     "ReferenceBaseline",
     "baseline_factories",
     "bayes_answer",
-    "classifier_metrics",
     "classifier_plots",
     "constant_baseline_names",
-    "point_metrics",
     "score_answer",
 ]

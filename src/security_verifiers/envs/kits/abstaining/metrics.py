@@ -1,14 +1,16 @@
-"""Metrics of an abstaining classifier, computed from its outcomes only (:class:`.reward.ClassifierOutcome`).
+"""Metrics of an abstaining classifier, computed from its outcomes only (:class:`.reward.ClassifierOutcome`), as
+the declarations :func:`~security_verifiers.core.metrics_builder.build_metrics` turns into the report (the same
+builder as every other environment's): the flat metrics, the bootstrap statistics, the breakdowns by family,
+split and difficulty, the costs echoed with the run's metrics, and the constant-policy floor.
 
 Invalid answers stay in every all-item quantity (expected cost at their recorded maximum cost, reward 0,
 format-valid rate) and drop out of the quantities that need a parsed answer (detection rates, Brier, ECE,
-AURC), so an unparseable reply is never a free pass. Outcomes are read by key, strictly: a missing field is
-an error, never a default.
+AURC), so an unparseable reply is never a free pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,16 +20,14 @@ from numpy.typing import NDArray
 from security_verifiers.core.metrics import (
     aurc,
     binary_decision_metrics,
-    bootstrap_ci,
     decision_confidence_loss,
     ece,
-    group_indices,
-    group_reward,
     mean_or_none,
 )
-from security_verifiers.core.metrics_report import CONSTANT_REWARD, ConstantPolicy
+from security_verifiers.core.metrics_builder import Breakdown, FlatMetrics, Statistic
+from security_verifiers.core.metrics_report import ConstantPolicy
 from security_verifiers.core.scoring import Action, brier_score
-from security_verifiers.envs.kits.abstaining.reward import AbstainingConfig, Labels
+from security_verifiers.envs.kits.abstaining.reward import AbstainingConfig, ClassifierOutcome, Labels
 
 N_BINS = 10
 #: The metrics that get bootstrap intervals (all from the same resamples).
@@ -52,15 +52,16 @@ class Columns:
     reward: NDArray[np.float64]
 
     @classmethod
-    def of(cls, outcomes: Sequence[Mapping[str, Any]]) -> Columns:
-        def floats(key: str) -> NDArray[np.float64]:
-            return np.array([np.nan if o[key] is None else o[key] for o in outcomes], dtype=float)
+    def of(cls, outcomes: Sequence[ClassifierOutcome]) -> Columns:
+        def floats(values: list[float | None]) -> NDArray[np.float64]:
+            return np.array([np.nan if v is None else v for v in values], dtype=float)
 
         return cls(
-            y=np.array([o["y"] for o in outcomes], dtype=np.int8),
-            action=np.array([o["action"] or "" for o in outcomes], dtype=str),
-            valid=np.array([o["valid"] for o in outcomes], dtype=bool),
-            p=floats("p"), cost=floats("cost"), brier=floats("brier"), reward=floats("reward"),
+            y=np.array([o.y for o in outcomes], dtype=np.int8),
+            action=np.array([o.action or "" for o in outcomes], dtype=str),
+            valid=np.array([o.valid for o in outcomes], dtype=bool),
+            p=floats([o.p for o in outcomes]), cost=floats([o.cost for o in outcomes]),
+            brier=floats([o.brier for o in outcomes]), reward=floats([o.reward for o in outcomes]),
         )
 
     @property
@@ -81,8 +82,10 @@ class Columns:
         return self.p[idx][valid], self.y[idx][valid]
 
 
-def flat_metrics(c: Columns) -> dict[str, float | int | None]:
-    """Every scalar metric of one set of outcomes (the whole run, or one split or difficulty)."""
+def flat_metrics(outcomes: Sequence[ClassifierOutcome]) -> dict[str, float | int | None]:
+    """Every scalar metric of one set of outcomes (the whole run, one split or difficulty, a paired bootstrap's
+    resample)."""
+    c = Columns.of(outcomes)
     p_valid, y_valid = c.forecasts()
     return {
         **c.decisions(),
@@ -94,9 +97,11 @@ def flat_metrics(c: Columns) -> dict[str, float | int | None]:
     }
 
 
-def intervals(c: Columns, items: Sequence[str] | None) -> dict[str, list[float | None]]:
-    """Bootstrap 95% intervals of :data:`INTERVAL_METRICS`; every metric sees the same resamples (one seed)."""
-    stats: dict[str, Callable[[NDArray[np.intp]], float | None]] = {
+def interval_statistics(outcomes: Sequence[ClassifierOutcome]) -> dict[str, Statistic]:
+    """The bootstrap statistic of each of :data:`INTERVAL_METRICS` (the builder draws every one from the same
+    resamples)."""
+    c = Columns.of(outcomes)
+    stats: dict[str, Statistic] = {
         "reward_mean": lambda idx: mean_or_none(c.reward[idx]),
         "expected_cost": lambda idx: mean_or_none(c.cost[idx]),
         "f1": lambda idx: c.decisions(idx)["f1"],
@@ -107,10 +112,18 @@ def intervals(c: Columns, items: Sequence[str] | None) -> dict[str, list[float |
         "ece": lambda idx: ece(*c.forecasts(idx), N_BINS),
         "aurc": lambda idx: aurc(*decision_confidence_loss(*c.forecasts(idx))),
     }
-    return {key: list(bootstrap_ci(c.n, stats[key], clusters=items)) for key in INTERVAL_METRICS}
+    return {key: stats[key] for key in INTERVAL_METRICS}
 
 
-def constant_policy(c: Columns, config: AbstainingConfig, labels: Labels) -> ConstantPolicy | None:
+def cost_metrics(config: AbstainingConfig) -> dict[str, float]:
+    """The costs the outcomes were scored under, echoed with the run's metrics, so that an expected cost is never
+    read without the costs that produced it."""
+    costs = config.costs
+    return {"cost_missed": costs.missed, "cost_false_alarm": costs.false_alarm, "cost_abstain": costs.abstain}
+
+
+def constant_policy(outcomes: Sequence[ClassifierOutcome], config: AbstainingConfig,
+                    labels: Labels) -> ConstantPolicy | None:
     """The best answer that ignores the item, and the mean reward it earns on these outcomes' items.
 
     The reward is separable: the decision part depends on the label alone and the Brier part on the probability
@@ -119,6 +132,7 @@ def constant_policy(c: Columns, config: AbstainingConfig, labels: Labels) -> Con
     the scorer's per-item reward averaged over the two truths, weighted by their shares: a function of ``rate``
     alone, so two splits with the same rate show the same floor to the last digit. ``None`` without outcomes.
     """
+    c = Columns.of(outcomes)
     if c.n == 0:
         return None
     rate = float(c.y.mean())
@@ -140,7 +154,7 @@ def constant_policy(c: Columns, config: AbstainingConfig, labels: Labels) -> Con
              f"weights (the others: {others}), stating the items' {labels.positive} rate {p} as {labels.probability}.")
 
 
-def family_row(outcomes: Sequence[Mapping[str, Any]], labels: Labels) -> dict[str, Any]:
+def family_row(outcomes: Sequence[ClassifierOutcome], labels: Labels) -> dict[str, Any]:
     """One family: its detection rate if positive, its false-alarm rate if negative (both if mixed)."""
     c = Columns.of(outcomes)
     d = c.decisions()
@@ -156,43 +170,12 @@ def family_row(outcomes: Sequence[Mapping[str, Any]], labels: Labels) -> dict[st
     return row
 
 
-def point_metrics(outcomes: Sequence[dict[str, Any]]) -> dict[str, float | int | None]:
-    """The scalar metrics of ``outcomes`` without intervals (a paired bootstrap recomputes them per resample)."""
-    return flat_metrics(Columns.of(outcomes))
-
-
-def classifier_metrics(outcomes: Sequence[dict[str, Any]], config: AbstainingConfig, labels: Labels,
-                       items: Sequence[str] | None = None) -> dict[str, Any]:
-    """``{"metrics": flat, "intervals": {metric: [lo, hi]}, "breakdowns": {family|split|difficulty: ...},
-    "constant_policy": ...}``.
-
-    ``config`` holds the costs and weights the outcomes were scored under; the costs are echoed in the metrics
-    (``cost_missed`` ...) so an expected cost is never read without the costs that produced it, and with the
-    weights they give :func:`constant_policy`. ``items`` (the item id of each outcome) makes the bootstrap
-    resample items rather than rollouts. Every breakdown row adds ``reward_ci`` and ``few_items``
-    (:func:`~security_verifiers.core.metrics.group_reward`).
-    """
-    c = Columns.of(outcomes)
-    costs = config.costs
-    constant = constant_policy(c, config, labels)
-
-    def rows(key: str, fn: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        return {name: {**fn([outcomes[i] for i in idx]),
-                       **group_reward(c.reward[idx], None if items is None else [items[i] for i in idx])}
-                for name, idx in group_indices([o[key] for o in outcomes]).items()}
-
-    def flat(group: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        return flat_metrics(Columns.of(group))
-
-    metrics = {**flat_metrics(c), "cost_missed": costs.missed, "cost_false_alarm": costs.false_alarm,
-               "cost_abstain": costs.abstain, CONSTANT_REWARD: None if constant is None else constant.reward_mean}
+def classifier_breakdowns(labels: Labels, *, family: FlatMetrics | None = None,
+                          split: FlatMetrics | None = None) -> dict[str, Breakdown]:
+    """The breakdowns by family (:func:`family_row`), split and difficulty (:func:`flat_metrics`); an environment
+    whose outcomes carry more (E4's evidence) gives its own rows for the family and split breakdowns."""
     return {
-        "metrics": metrics,
-        "intervals": intervals(c, items),
-        "breakdowns": {
-            "family": rows("family", lambda group: family_row(group, labels)),
-            "split": rows("split", flat),
-            "difficulty": rows("difficulty", flat),
-        },
-        "constant_policy": None if constant is None else constant.model_dump(),
+        "family": Breakdown(key=lambda o: o.family, flat=family or (lambda group: family_row(group, labels))),
+        "split": Breakdown(key=lambda o: o.split, flat=split or flat_metrics),
+        "difficulty": Breakdown(key=lambda o: o.difficulty, flat=flat_metrics),
     }

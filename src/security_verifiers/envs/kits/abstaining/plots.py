@@ -8,7 +8,7 @@ a miscalibrated model's curve runs anywhere in the unit square, so no corner ins
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from security_verifiers.core.metrics import (
     risk_coverage_curve,
 )
 from security_verifiers.envs.kits.abstaining.metrics import N_BINS, Columns
-from security_verifiers.envs.kits.abstaining.reward import Labels
+from security_verifiers.envs.kits.abstaining.reward import ClassifierOutcome, Labels
 from security_verifiers.envs.kits.plots import save_figure
 
 
@@ -95,14 +95,16 @@ def confusion_figure(c: Columns, labels: Labels) -> Figure:
     return fig
 
 
-def classifier_figures(outcomes: Sequence[dict[str, Any]], labels: Labels) -> dict[str, Figure]:
-    """The three figures by file name (what :func:`classifier_plots` writes)."""
-    c = Columns.of(outcomes)
+def classifier_figures(outcomes: Sequence[ClassifierOutcome | Mapping[str, Any]], labels: Labels) -> dict[str, Figure]:
+    """The three figures by file name (what :func:`classifier_plots` writes), of outcomes read or stored (an
+    environment whose outcome model adds fields passes them read)."""
+    c = Columns.of(ClassifierOutcome.read_all(outcomes))
     return {"reliability.png": reliability_figure(c, labels), "risk_coverage.png": risk_coverage_figure(c),
             "confusion.png": confusion_figure(c, labels)}
 
 
-def classifier_plots(outcomes: Sequence[dict[str, Any]], labels: Labels, out_dir: Path) -> list[Path]:
+def classifier_plots(outcomes: Sequence[ClassifierOutcome | Mapping[str, Any]], labels: Labels,
+                     out_dir: Path) -> list[Path]:
     """Write ``reliability.png``, ``risk_coverage.png`` and ``confusion.png`` into ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
