@@ -210,7 +210,7 @@ def read(world: World, task: TaskSpec) -> Reading:
     """Run the task's reading calls on a scratch copy of ``world`` (reads change nothing)."""
     state = WorldState(world, max_calls=100)
     calls = reads_for(task)
-    return Reading(calls, tuple(state.call(c.name, c.arguments_json()) for c in calls))
+    return Reading(calls, tuple(state.play(c.name, c.arguments_json()) for c in calls))
 
 
 def _payee_account(name: str, texts: tuple[str, ...]) -> str | None:
