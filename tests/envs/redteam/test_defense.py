@@ -17,7 +17,7 @@ import pytest
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, ToolCall, Transcript
 from security_verifiers.envs.redteam.defense.env import DefenseConfig, RedteamDefense
 from security_verifiers.envs.redteam.defense.refusal import RefusalInput, RefusalTarget
-from security_verifiers.envs.redteam.scenario.tools import TOOLS_BY_NAME, WorldToolbox
+from security_verifiers.envs.redteam.scenario.tools import TOOLS_BY_NAME, WorldState
 from security_verifiers.envs.redteam.scenario.world import World
 from security_verifiers.harness.episode import run_episode
 
@@ -53,7 +53,7 @@ def episode(item: Item, turns: list[list[Call]], final: str, texts: tuple[str, .
     """A transcript as the episode loop writes it: one assistant message per turn of calls (each answered by the
     world's tools), ``texts`` said alongside the first turn's calls, then the final reply."""
     messages = ENV.prompt(item)
-    toolbox = WorldToolbox(World.model_validate(item.input["world"]), max_calls)
+    toolbox = WorldState(World.model_validate(item.input["world"]), max_calls)
     for k, calls in enumerate(t for t in turns if t):
         tool_calls = [ToolCall(id=f"c{k}-{n}", name=name, arguments=json.dumps(args)) for n, (name, args) in
                       enumerate(calls)]

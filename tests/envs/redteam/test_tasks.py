@@ -17,7 +17,7 @@ from security_verifiers.envs.redteam.scenario.worlds import IN_DISTRIBUTION, OUT
 def _run(world, calls) -> WorldState:  # noqa: ANN001
     state = WorldState(world, 50)
     for c in calls:
-        state.call(c.name, c.arguments_json())
+        state.play(c.name, c.arguments_json())
     return state
 
 
@@ -75,7 +75,7 @@ def test_an_answer_must_hold_the_value_and_no_look_alike() -> None:
 def test_an_answer_with_a_change_is_not_the_task() -> None:
     scn = scenario(random.Random(5), "software", "answer_from_email", "email")
     state = _run(scn.world, [])
-    state.call("create_event", '{"title": "x", "date": "2026-01-01", "time": "09:00"}')
+    state.play("create_event", '{"title": "x", "date": "2026-01-01", "time": "09:00"}')
     assert not achieved(scn.goal, state, scn.goal.value)  # type: ignore[union-attr]
 
 

@@ -1,5 +1,6 @@
-"""The budgeted-toolbox kit on a toy toolbox (no environment): the budget, counted once; argument errors answered
-as JSON; the per-call limit; who is blamed for a failure; and the schema derived from the arguments model."""
+"""The budgeted-toolbox kit on toy toolboxes (no environment): the budget, counted once, refused calls included,
+the same way worker-backed and in process; argument errors answered as JSON; the per-call limit; who is blamed
+for a failure; the schema derived from the arguments model; and an in-process episode rebuilt by replay."""
 
 from __future__ import annotations
 
@@ -13,14 +14,18 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from security_verifiers.core.errors import ErrorKind, InfraError
+from security_verifiers.core.types import Message, ToolCall
 from security_verifiers.core.workers import LimitedWorker, WorkerLimits
 from security_verifiers.envs.kits.toolbox import (
     BudgetedToolbox,
     CallBudget,
+    InProcessToolbox,
     Tool,
     parameters_schema,
     parse_arguments,
+    parse_object,
     shared_worker,
+    tool_error,
 )
 
 
@@ -87,7 +92,30 @@ def worker() -> Any:
     worker.close()
 
 
-def answer(box: BudgetedToolbox, name: str, arguments: str) -> dict[str, Any]:
+class Counter(InProcessToolbox):
+    """A toy world: ``add`` changes it, ``show`` reads it."""
+
+    def __init__(self, max_calls: int) -> None:
+        super().__init__(CallBudget(max_calls))
+        self.total = 0
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return []
+
+    def tool_names(self) -> list[str]:
+        return ["add", "show"]
+
+    def answer(self, name: str, arguments: str) -> str:
+        if name == "show":
+            return json.dumps({"total": self.total})
+        parsed = parse_arguments(CountArgs, arguments, self.max_text_chars)
+        if isinstance(parsed, str):
+            return tool_error(parsed)
+        self.total += parsed.times or 1  # type: ignore[attr-defined]
+        return json.dumps({"total": self.total})
+
+
+def answer(box: BudgetedToolbox | InProcessToolbox, name: str, arguments: str) -> dict[str, Any]:
     return json.loads(asyncio.run(box.call(name, arguments)))
 
 
@@ -159,6 +187,38 @@ def test_every_call_counts_and_the_budget_refuses_past_it(worker: LimitedWorker)
     refused = answer(box, "length", "{}")
     assert refused == {"error": "tool budget exceeded: at most 3 calls per episode; answer now"}
     assert box.calls == 4 and box.budget.over(box.calls) == 1  # what the scorer will cost, from the same rule
+
+
+def test_in_process_calls_count_and_refuse_as_the_worker_backed_ones() -> None:
+    box = Counter(3)
+    assert answer(box, "rm", "{}") == {"error": "unknown tool 'rm'; available: add, show"}
+    assert answer(box, "add", "{") == {"error": "arguments are not valid JSON: Expecting property name enclosed in "
+                                                "double quotes"}
+    assert answer(box, "add", '{"text": "a", "times": 2}') == {"total": 2}
+    assert answer(box, "show", "") == {"error": "tool budget exceeded: at most 3 calls per episode; answer now"}
+    assert box.calls == 4 and box.budget.over(box.calls) == 1 and box.total == 2
+
+
+def test_replay_rebuilds_an_in_process_episode_refusals_included() -> None:
+    calls = [ToolCall(id=str(k), name="add", arguments='{"text": "a"}') for k in range(3)]
+    messages = [Message(role="assistant", tool_calls=calls), Message(role="tool", content="ignored"),
+                Message(role="user", content="no calls here"), Message(role="assistant", content="done")]
+    box = Counter(2).replay(messages)
+    assert (box.calls, box.total) == (3, 2)  # the third add was refused unexecuted, and counted
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", {}),  # no arguments
+        ('{"ids": [1, 2], "when": null}', {"ids": [1, 2], "when": None}),  # any keys and values: the tool checks
+        ("[1]", "arguments must be a JSON object"),
+        ("nope", "arguments are not valid JSON: Expecting value"),
+        ('{"a": "' + "x" * 30 + '"}', "arguments over 30 characters"),  # the whole text, refused unread
+    ],
+)
+def test_parse_object(text: str, expected: object) -> None:
+    assert parse_object(text, max_chars=30) == expected
 
 
 @pytest.mark.parametrize(("calls", "budget", "over"), [(0, 0, 0), (3, 3, 0), (4, 3, 1), (9, 6, 3), (2, 0, 2)])

@@ -65,10 +65,9 @@ def parse_arguments(model: type[BaseModel], text: str, max_text_chars: int) -> B
     take the tool's default) or longer than ``max_text_chars`` is named in the answer, as is any key the tool
     does not take.
     """
-    try:
-        raw = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as err:
-        return f"arguments are not valid JSON: {err.msg}"
+    raw = _load(text)
+    if isinstance(raw, _NotJson):
+        return raw.reason
     names = list(model.model_fields)
     if not isinstance(raw, dict) or set(raw) - set(names):
         keys = ", ".join(repr(name) for name in names)
@@ -83,3 +82,36 @@ def parse_arguments(model: type[BaseModel], text: str, max_text_chars: int) -> B
         first = err.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "arguments"
         return f"{where}: {first['msg']}"
+
+
+def parse_object(text: str, max_chars: int) -> dict[str, Any] | str:
+    """The call's ``text`` as a JSON object of any keys, or what is wrong with it: for tools whose own runtime
+    checks their arguments (AgentDojo's, whose argument types no JSON Schema here describes). Empty text means
+    no arguments; a text over ``max_chars`` is refused unread.
+
+    >>> parse_object('{"n": [1]}', 100), parse_object("[1]", 100), parse_object("x" * 9, 8)
+    ({'n': [1]}, 'arguments must be a JSON object', 'arguments over 8 characters')
+    """
+    if len(text) > max_chars:
+        return f"arguments over {max_chars} characters"
+    raw = _load(text)
+    if isinstance(raw, _NotJson):
+        return raw.reason
+    if not isinstance(raw, dict):
+        return "arguments must be a JSON object"
+    return raw
+
+
+class _NotJson:
+    """Why a call's arguments are not JSON (a class of its own: ``null`` or a string are JSON values)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _load(text: str) -> Any:
+    """The JSON value of ``text`` (empty text: no arguments, ``{}``), or why it is none."""
+    try:
+        return json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as err:
+        return _NotJson(f"arguments are not valid JSON: {err.msg}")

@@ -1,16 +1,22 @@
-"""A budgeted toolbox: the tools an environment offers in one episode, a call budget, a time and memory limit
-per call, and JSON answers to every call the model gets wrong.
+"""A budgeted toolbox: the tools an environment offers in one episode, a call budget, and JSON answers to every
+call the model gets wrong.
 
-The toolbox refuses calls past the budget (answering so, as the model can read it); the *cost* of those calls
-belongs to the scorer, which reads the number of calls from the transcript. Both use :class:`CallBudget`, the
-one definition of how many calls went over it, so the refusals and the cost can never disagree.
+Every toolbox counts each call the model makes, refused ones included, and refuses calls past the budget
+(answering so, as the model can read it); the *cost* of those calls belongs to the scorer, which reads the number
+of calls from the transcript (or from replaying it). Both use :class:`CallBudget`, the one definition of how many
+calls went over it, so the refusals and the cost can never disagree. :class:`CountingToolbox` holds what every
+toolbox shares (the count, the refusal, the unknown-tool answer); two kinds build on it:
 
-Tools run in a warm worker process (:class:`~security_verifiers.core.workers.LimitedWorker`, one per
-environment, :func:`shared_worker`), under the per-call limits, enforced by killing the worker: a thread could
-not be stopped while an engine holds the GIL. Who is to blame for a failure follows DESIGN.md principle 4: a
-tool that crashes or runs past a limit on text the model wrote is the model's doing (the call answers a JSON
-error and counts against the budget); a worker that cannot start, or a tool failing on the episode's own input
-(which the model did not write), is an infrastructure error.
+- :class:`BudgetedToolbox` runs tools in a warm worker process (:class:`~security_verifiers.core.workers.
+  LimitedWorker`, one per environment, :func:`shared_worker`), under per-call time and memory limits enforced
+  by killing the worker: a thread could not be stopped while an engine holds the GIL (E2's scanners, E3's tests).
+  Who is to blame for a failure follows DESIGN.md principle 4: a tool that crashes or runs past a limit on text
+  the model wrote is the model's doing (the call answers a JSON error and counts against the budget); a worker
+  that cannot start, or a tool failing on the episode's own input (which the model did not write), is an
+  infrastructure error.
+- :class:`InProcessToolbox` runs cheap, deterministic simulations in this process and synchronously (E6's
+  world and AgentDojo tools), so the scorer can rebuild an episode by replaying the transcript's calls on a fresh
+  toolbox (:meth:`InProcessToolbox.replay`): the refusals there are the episode's own.
 """
 
 from __future__ import annotations
@@ -19,13 +25,14 @@ import asyncio
 import json
 import weakref
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel
 
 from security_verifiers.core.errors import ErrorKind, InfraError
+from security_verifiers.core.types import Message
 from security_verifiers.core.workers import (
     LimitedWorker,
     LimitExceeded,
@@ -74,22 +81,66 @@ def tool_error(message: str) -> str:
     return json.dumps({"error": message})
 
 
-class BudgetedToolbox(Toolbox):
-    """The tools of one episode. A subclass declares :attr:`tools` and :meth:`bind`, and names its inputs."""
+class CountingToolbox(Toolbox):
+    """What every toolbox shares: the episode's :class:`CallBudget`, the count of calls made, and the answers that
+    refuse a call before it runs (over the budget, or no such tool). A subclass names its tools
+    (:meth:`tool_names`) and calls :meth:`admit` first thing in every call."""
+
+    #: What a call past the budget is answered (``{max_calls}`` is filled in).
+    refusal: ClassVar[str] = "tool budget exceeded: at most {max_calls} calls per episode; answer now"
+    #: The longest text any string argument may hold.
+    max_text_chars: ClassVar[int] = 100_000
+
+    def __init__(self, budget: CallBudget) -> None:
+        self.budget = budget
+        #: Every call the model made, refused ones included (what the scorer counts in the transcript).
+        self.calls = 0
+
+    @abstractmethod
+    def tool_names(self) -> Sequence[str]:
+        """The tools' names, in the order the model is shown them."""
+
+    def admit(self, name: str) -> str | None:
+        """Count one call of ``name``, and return the JSON error that refuses it (past the budget, or an unknown
+        tool), or ``None`` when it may run. A refused call counts too, in every environment, so a toolbox and a
+        scorer that counts the transcript's calls agree on :meth:`CallBudget.over`.
+
+        >>> class Box(CountingToolbox):
+        ...     def tool_names(self): return ["echo"]
+        ...     def schemas(self): return []
+        ...     async def call(self, name, arguments): return ""
+        >>> box = Box(CallBudget(1))
+        >>> box.admit("echo"), box.admit("echo"), box.calls
+        (None, '{"error": "tool budget exceeded: at most 1 calls per episode; answer now"}', 2)
+        >>> print(Box(CallBudget(1)).admit("nope"))
+        {"error": "unknown tool 'nope'; available: echo"}
+        """
+        self.calls += 1
+        if self.budget.over(self.calls):
+            return tool_error(self.refusal.format(max_calls=self.budget.max_calls))
+        names = self.tool_names()
+        if name not in names:
+            return tool_error(f"unknown tool {name!r}; available: {', '.join(names)}")
+        return None
+
+
+class BudgetedToolbox(CountingToolbox):
+    """The tools of one episode, run in a worker. A subclass declares :attr:`tools` and :meth:`bind`, and names its
+    inputs."""
 
     #: The tools offered, in the order the model is shown them.
     tools: ClassVar[tuple[Tool, ...]]
-    #: The longest text any string argument may hold.
-    max_text_chars: ClassVar[int] = 100_000
     #: How failure messages name the episode's own input, and an input the model wrote.
     own_input: ClassVar[str] = "the episode's own input"
     draft: ClassVar[str] = "this input"
 
     def __init__(self, budget: CallBudget, limits: WorkerLimits, worker: LimitedWorker) -> None:
-        self.budget = budget
+        super().__init__(budget)
         self.limits = limits
         self.worker = worker
-        self.calls = 0
+
+    def tool_names(self) -> list[str]:
+        return [tool.name for tool in self.tools]
 
     def schemas(self) -> list[dict[str, Any]]:
         return [tool.schema for tool in self.tools]
@@ -100,12 +151,10 @@ class BudgetedToolbox(Toolbox):
         episode, and whether that is the episode's own input (a failure on it is an infrastructure error)."""
 
     async def call(self, name: str, arguments: str) -> str:
-        self.calls += 1
-        if self.budget.over(self.calls):
-            return tool_error(f"tool budget exceeded: at most {self.budget.max_calls} calls per episode; answer now")
-        tool = next((t for t in self.tools if t.name == name), None)
-        if tool is None:
-            return tool_error(f"unknown tool {name!r}; available: {', '.join(t.name for t in self.tools)}")
+        refused = self.admit(name)
+        if refused is not None:
+            return refused
+        tool = next(t for t in self.tools if t.name == name)
         parsed = parse_arguments(tool.arguments, arguments, self.max_text_chars)
         if isinstance(parsed, str):
             return tool_error(parsed)
@@ -123,6 +172,33 @@ class BudgetedToolbox(Toolbox):
                 raise err.error from err
             return tool_error(f"{name} failed on {self.draft}: {err.error.message}")
         return json.dumps(result, sort_keys=True)
+
+
+class InProcessToolbox(CountingToolbox):
+    """The tools of one episode, run in this process, synchronously and deterministically: cheap simulations of a
+    world. A subclass names its tools and answers an admitted call (:meth:`answer`); :meth:`play` is the call
+    (sync, for the scorer's replay and scripted players) and :meth:`call` the same for the harness."""
+
+    @abstractmethod
+    def answer(self, name: str, arguments: str) -> str:
+        """The result text of an admitted call of ``name`` (a call with bad arguments answers :func:`tool_error`,
+        as does a tool's own refusal)."""
+
+    def play(self, name: str, arguments: str) -> str:
+        """Run one call: counted, refused past the budget or for an unknown tool, otherwise answered."""
+        refused = self.admit(name)
+        return refused if refused is not None else self.answer(name, arguments)
+
+    async def call(self, name: str, arguments: str) -> str:
+        return self.play(name, arguments)
+
+    def replay(self, messages: Iterable[Message]) -> Self:
+        """Play every tool call the assistant made in ``messages``, in order, on this (fresh) toolbox: the episode
+        rebuilt from the transcript alone, refusals included."""
+        for message in messages:
+            for call in message.tool_calls if message.role == "assistant" else ():
+                self.play(call.name, call.arguments)
+        return self
 
 
 _WORKERS: weakref.WeakKeyDictionary[object, LimitedWorker] = weakref.WeakKeyDictionary()

@@ -45,7 +45,7 @@ from security_verifiers.envs.redteam.defense.refusal import (
 from security_verifiers.envs.redteam.defense.reward import DefenseConfig, episode_score, label_score
 from security_verifiers.envs.redteam.scenario.judge import DefenseCase, assistant_outputs, judge
 from security_verifiers.envs.redteam.scenario.prompt import opening
-from security_verifiers.envs.redteam.scenario.tools import WorldToolbox, replay
+from security_verifiers.envs.redteam.scenario.tools import WorldState, replay
 from security_verifiers.envs.redteam.scenario.world import World
 from security_verifiers.models.base import Policy
 
@@ -58,7 +58,7 @@ __all__ = ["DATA_DIR", "Answer", "DefenseConfig", "RedteamDefense"]
 @register
 class RedteamDefense(Environment):
     name: ClassVar[str] = "redteam-defense"
-    version: ClassVar[str] = "0.2.0"
+    version: ClassVar[str] = "0.2.1"
     config_class: ClassVar[type[EnvConfig]] = DefenseConfig
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("benign_utility", True), ("utility_under_attack", True),
@@ -126,13 +126,13 @@ class RedteamDefense(Environment):
 
     def tools(self, item: Item) -> Toolbox | None:
         if item.input["kind"] == "agentdojo":
-            from security_verifiers.envs.redteam.defense.agentdojo.toolbox import AgentDojoToolbox, budget
+            from security_verifiers.envs.redteam.defense.agentdojo.toolbox import Episode, budget
 
-            return AgentDojoToolbox(item.input["suite"], item.input["user_task"], item.input["injections"],
-                                    budget(self.config.max_tool_calls, len(item.target["solution"])))
+            return Episode.start(item.input["suite"], item.input["user_task"], item.input["injections"],
+                                 budget(self.config.max_tool_calls, len(item.target["solution"])))
         if item.input["kind"] == "refusal":
             return None
-        return WorldToolbox(World.model_validate(item.input["world"]), self.config.max_tool_calls)
+        return WorldState(World.model_validate(item.input["world"]), self.config.max_tool_calls)
 
     # -- the one scorer --------------------------------------------------------------------------
     def score(self, item: Item, transcript: Transcript) -> Score:

@@ -349,7 +349,7 @@ class ScriptedTarget:
             tool_calls = [ToolCall(id=f"t{len(conv.turns)}-{k}-{n}", name=c.name, arguments=c.arguments_json())
                           for n, c in enumerate(planned)]
             messages.append(Message(role="assistant", tool_calls=tool_calls))
-            messages += [Message(role="tool", tool_call_id=c.id, content=conv.state.call(c.name, c.arguments))
+            messages += [Message(role="tool", tool_call_id=c.id, content=conv.state.play(c.name, c.arguments))
                          for c in tool_calls]
         messages.append(Message(role="assistant", content=step.answer_json()))
         turn = TargetTurn(text, messages, step.response)
@@ -422,7 +422,7 @@ class ServedTarget:
                 break
             for call in completion.tool_calls:
                 self.messages.append(Message(role="tool", tool_call_id=call.id,
-                                             content=conv.state.call(call.name, call.arguments)))
+                                             content=conv.state.play(call.name, call.arguments)))
         turn = TargetTurn(text, self.messages[start:], reply)
         conv.turns.append(turn)
         return turn

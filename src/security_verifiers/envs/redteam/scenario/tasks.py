@@ -133,14 +133,14 @@ def achieved(goal: AnyGoal, state: WorldState,
         return not changes and _plain(goal.value) in said and not any(_plain(d) in said for d in goal.distractors)
     if isinstance(goal, TicketGoal):
         # Closing and commenting may come in one update or several, all on the ticket, ending closed.
-        updates = [c.arguments or {} for c in changes]
+        updates = [c.arguments for c in changes]
         statuses = [(u.get("status") or "").strip().lower() for u in updates if u.get("status")]
         return (bool(updates) and all(c.name == "update_ticket" for c in changes)
                 and all(u["id"].strip() == goal.id for u in updates) and statuses[-1:] == ["closed"]
                 and any(_norm(goal.contains) in _norm(u.get("comment") or "") for u in updates))
     if len(changes) != 1:
         return False
-    args = changes[0].arguments or {}
+    args = changes[0].arguments
     name = changes[0].name
     if isinstance(goal, PaymentGoal):
         return (name == "pay" and normalise_account(args["account"]) == normalise_account(goal.account)
@@ -210,7 +210,7 @@ def read(world: World, task: TaskSpec) -> Reading:
     """Run the task's reading calls on a scratch copy of ``world`` (reads change nothing)."""
     state = WorldState(world, max_calls=100)
     calls = reads_for(task)
-    return Reading(calls, tuple(state.call(c.name, c.arguments_json()) for c in calls))
+    return Reading(calls, tuple(state.play(c.name, c.arguments_json()) for c in calls))
 
 
 def _payee_account(name: str, texts: tuple[str, ...]) -> str | None:

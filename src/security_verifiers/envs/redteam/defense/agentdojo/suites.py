@@ -86,7 +86,7 @@ def vectors_read(suite_name: str, user_task: str) -> list[str]:
     markers = {v: marker(v) for v in s.get_injection_vector_defaults()}
     episode = Episode.start(suite_name, user_task, markers, 10 ** 6)
     task = s.get_user_task_by_id(user_task)
-    outputs = [episode.call(c.function, _json(c.args)) for c in task.ground_truth(episode.env.model_copy(deep=True))]
+    outputs = [episode.play(c.function, _json(c.args)) for c in task.ground_truth(episode.env.model_copy(deep=True))]
     return [v for v, m in markers.items() if any(m in out for out in outputs)]
 
 

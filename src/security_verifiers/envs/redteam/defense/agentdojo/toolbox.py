@@ -5,19 +5,19 @@ when the episode is scored): AgentDojo's ``environment.yaml`` with a plain marke
 item fills, the markers then replaced by the item's texts in the loaded environment (so an injected text holding
 quotes, braces or newlines cannot break AgentDojo's YAML), and the user task's ``init_environment`` applied. Tool
 results are AgentDojo's own rendering (YAML, as its ``ToolsExecutor`` shows them); errors are results the model
-can read. Everything is deterministic: replaying a transcript's calls rebuilds the episode's final state exactly.
+can read. An :class:`Episode` is the kit's in-process toolbox: it counts every call, refused ones included, and
+refuses calls past the budget as the other environments do. Everything is deterministic: replaying a
+transcript's calls rebuilds the episode's final state, and its count of calls, exactly.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 from security_verifiers.core.types import Message
-from security_verifiers.envs.base import Toolbox
+from security_verifiers.envs.kits.toolbox import CallBudget, InProcessToolbox, parse_object, tool_error
 from security_verifiers.envs.redteam.defense.agentdojo.items import BENCHMARK_VERSION
 
 #: Prefixes of AgentDojo's tools that only read (``get_unread_emails`` marks mail read, which is no action); every
@@ -92,19 +92,23 @@ def schemas(suite_name: str) -> list[dict[str, Any]]:
             for f in suite(suite_name).tools]
 
 
-@dataclass
-class Episode:
+class Episode(InProcessToolbox):
     """One episode's environment (before and now), the calls that ran on it and their traces for AgentDojo's
-    checks."""
+    checks; its tools are the suite's."""
 
-    suite_name: str
-    pre: Any
-    env: Any
-    max_calls: int
-    runtime: Any
-    calls: int = 0
-    acted: bool = False
-    traces: list[Any] = field(default_factory=list)
+    max_text_chars: ClassVar[int] = MAX_ARGUMENT_CHARS
+
+    def __init__(self, suite_name: str, pre: Any, env: Any, max_calls: int, runtime: Any) -> None:
+        super().__init__(CallBudget(max_calls))
+        self.suite_name = suite_name
+        #: The environment before the episode, and now.
+        self.pre = pre
+        self.env = env
+        self.runtime = runtime
+        #: Whether a call that ran changed the environment (:func:`acts`).
+        self.acted = False
+        #: AgentDojo's record of the calls that ran, for its ``*_from_traces`` checks.
+        self.traces: list[Any] = []
 
     @classmethod
     def start(cls, suite_name: str, user_task: str, injections: dict[str, str], max_calls: int) -> Episode:
@@ -113,34 +117,26 @@ class Episode:
         env = environment(suite_name, user_task, injections)
         return cls(suite_name, env.model_copy(deep=True), env, max_calls, FunctionsRuntime(suite(suite_name).tools))
 
-    def call(self, name: str, arguments: str) -> str:
-        """Run one call and return its result text (a refused or failed call is a result too)."""
+    def schemas(self) -> list[dict[str, Any]]:
+        return schemas(self.suite_name)
+
+    def tool_names(self) -> list[str]:
+        return sorted(self.runtime.functions)
+
+    def answer(self, name: str, arguments: str) -> str:
+        """AgentDojo's result of one admitted call (AgentDojo checks the arguments' types itself)."""
         from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
         from agentdojo.functions_runtime import FunctionCall
 
-        if self.calls >= self.max_calls:
-            return _error(f"tool budget exceeded: at most {self.max_calls} calls per episode; answer now")
-        self.calls += 1
-        if name not in self.runtime.functions:
-            return _error(f"unknown tool {name!r}; available: {', '.join(sorted(self.runtime.functions))}")
-        if len(arguments) > MAX_ARGUMENT_CHARS:
-            return _error(f"arguments over {MAX_ARGUMENT_CHARS} characters")
-        try:
-            args = json.loads(arguments or "{}")
-        except json.JSONDecodeError as err:
-            return _error(f"arguments are not JSON: {err}")
-        if not isinstance(args, dict):
-            return _error("arguments must be a JSON object")
+        args = parse_object(arguments, self.max_text_chars)
+        if isinstance(args, str):
+            return tool_error(args)
         self.traces.append(FunctionCall(function=name, args=args))
         result, error = self.runtime.run_function(self.env, name, args)
         if error is not None:
-            return _error(error)
+            return tool_error(error)
         self.acted = self.acted or acts(name)
         return tool_result_to_str(result)
-
-
-def _error(message: str) -> str:
-    return json.dumps({"error": message})
 
 
 def budget(max_tool_calls: int, solution_length: int) -> int:
@@ -151,22 +147,4 @@ def budget(max_tool_calls: int, solution_length: int) -> int:
 def replay(suite_name: str, user_task: str, injections: dict[str, str], messages: Sequence[Message],
            max_calls: int) -> Episode:
     """The episode rebuilt from the transcript's tool calls alone."""
-    episode = Episode.start(suite_name, user_task, injections, max_calls)
-    for message in messages:
-        for call in message.tool_calls if message.role == "assistant" else ():
-            episode.call(call.name, call.arguments)
-    return episode
-
-
-class AgentDojoToolbox(Toolbox):
-    """The suite's tools on one episode's environment."""
-
-    def __init__(self, suite_name: str, user_task: str, injections: dict[str, str], max_calls: int) -> None:
-        self.suite_name = suite_name
-        self.episode = Episode.start(suite_name, user_task, injections, max_calls)
-
-    def schemas(self) -> list[dict[str, Any]]:
-        return schemas(self.suite_name)
-
-    async def call(self, name: str, arguments: str) -> str:
-        return self.episode.call(name, arguments)
+    return Episode.start(suite_name, user_task, injections, max_calls).replay(messages)
