@@ -12,29 +12,26 @@ environment made from it adds ``@register`` above its class, the one line that l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from security_verifiers.core.metrics_builder import Breakdown, Statistic
-from security_verifiers.core.metrics_report import ConstantPolicy
-from security_verifiers.core.outcome import Outcome
+from security_verifiers.core.metrics_builder import Breakdown
 from security_verifiers.core.parsing import parse_answer
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.envs._template.items import TemplateInput, TemplateTarget
-from security_verifiers.envs.base import EnvConfig, Environment, ItemContract
+from security_verifiers.envs.base import EnvConfig, ItemContract
 from security_verifiers.envs.kits.abstaining import (
     AbstainingConfig,
-    ClassifierOutcome,
+    AbstainingEnvironment,
     Labels,
     baseline_factories,
-    classifier_plots,
+    classifier_breakdowns,
     constant_baseline_names,
     score_answer,
 )
-from security_verifiers.envs.kits.abstaining import metrics as kit_metrics
 from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.models.base import Policy
 
@@ -70,7 +67,7 @@ p_attack < {lo}, and Abstain in between.
 """
 
 
-class TemplateEnvironment(Environment):
+class TemplateEnvironment(AbstainingEnvironment):
     name: ClassVar[str] = "template"
     version: ClassVar[str] = "1.0.0"
     config_class: ClassVar[type[EnvConfig]] = TemplateConfig
@@ -83,8 +80,11 @@ class TemplateEnvironment(Environment):
     honest_baselines: ClassVar[tuple[str, ...]] = ("heuristic",)
     hack_baselines: ClassVar[tuple[str, ...]] = constant_baseline_names(LABELS)
     item_contract: ClassVar[ItemContract] = ItemContract(TemplateInput, TemplateTarget, Answer)
-    #: What the scorer stores of one rollout (the kit's outcome; a model of your own derives from ``Outcome``).
-    outcome_model: ClassVar[type[Outcome]] = ClassifierOutcome
+    #: The answer's names. The kit's base stores the kit's outcome (``outcome_model``; a model of your own derives
+    #: from it) and declares the metrics, plots and reward weights; the breakdowns are the kit's, by family, split
+    #: and difficulty (add or replace rows here).
+    labels: ClassVar[Labels] = LABELS
+    breakdowns: ClassVar[Mapping[str, Breakdown]] = classifier_breakdowns(LABELS)
     config: TemplateConfig
 
     # -- data ---------------------------------------------------------------------------------
@@ -111,27 +111,6 @@ class TemplateEnvironment(Environment):
         fields = {"y": 1 if item.target["label"] == LABELS.positive else 0, "family": item.target["family"],
                   "split": item.split, "difficulty": item.meta.get("difficulty", "unknown")}
         return score_answer(parse_answer(transcript.final_text, Answer), fields, self.config, LABELS)
-
-    def component_weights(self) -> dict[str, float]:
-        return self.config.component_weights()
-
-    # -- the metrics, declared (the abstaining kit's) ------------------------------------------
-    breakdowns: ClassVar[Mapping[str, Breakdown]] = kit_metrics.classifier_breakdowns(LABELS)
-
-    def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
-        return kit_metrics.flat_metrics(outcomes)
-
-    def interval_statistics(self, outcomes: Sequence[Any]) -> Mapping[str, Statistic]:
-        return kit_metrics.interval_statistics(outcomes)
-
-    def run_metrics(self) -> dict[str, Any]:
-        return kit_metrics.cost_metrics(self.config)
-
-    def constant_policy(self, outcomes: Sequence[Any]) -> ConstantPolicy | None:
-        return kit_metrics.constant_policy(outcomes, self.config, LABELS)
-
-    def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
-        return classifier_plots(self.typed_outcomes(outcomes), LABELS, out_dir)
 
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs._template.baselines import HeuristicBaseline

@@ -9,28 +9,26 @@ numerically). What is E1's own here: the data, the prompt and the answer's names
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from security_verifiers.core.importing import Importer
-from security_verifiers.core.metrics_builder import Breakdown, Statistic
-from security_verifiers.core.metrics_report import ConstantPolicy
-from security_verifiers.core.outcome import Outcome
+from security_verifiers.core.metrics_builder import Breakdown
 from security_verifiers.core.parsing import parse_answer
 from security_verifiers.core.types import Item, Message, Score, Transcript
-from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, register
+from security_verifiers.envs.base import EnvConfig, ItemContract, register
 from security_verifiers.envs.kits.abstaining import (
     AbstainingConfig,
-    ClassifierOutcome,
+    AbstainingEnvironment,
+    Labels,
     baseline_factories,
-    classifier_plots,
+    classifier_breakdowns,
     constant_baseline_names,
     score_answer,
 )
-from security_verifiers.envs.kits.abstaining import metrics as kit_metrics
 from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.network_logs.capture import FIELDS, capture, prompt_notes
 from security_verifiers.envs.network_logs.items import LABELS, NetworkLogsInput, NetworkLogsTarget
@@ -109,7 +107,7 @@ def _row(flow: dict[str, Any], unrecorded: frozenset[str]) -> str:
 
 
 @register
-class NetworkLogs(Environment):
+class NetworkLogs(AbstainingEnvironment):
     name: ClassVar[str] = "network-logs"
     version: ClassVar[str] = "1.3.0"
     config_class: ClassVar[type[EnvConfig]] = NetworkLogsConfig
@@ -132,7 +130,8 @@ class NetworkLogs(Environment):
             "heuristic stays above always-Abstain on ood",
     }
     item_contract: ClassVar[ItemContract] = ItemContract(NetworkLogsInput, NetworkLogsTarget, Answer)
-    outcome_model: ClassVar[type[Outcome]] = ClassifierOutcome
+    labels: ClassVar[Labels] = LABELS
+    breakdowns: ClassVar[Mapping[str, Breakdown]] = classifier_breakdowns(LABELS)
     config: NetworkLogsConfig
 
     # -- data ---------------------------------------------------------------------------------
@@ -152,9 +151,6 @@ class NetworkLogs(Environment):
         from security_verifiers.envs.network_logs.public import PUBLIC_SETS
 
         return PUBLIC_SETS
-
-    def component_weights(self) -> dict[str, float]:
-        return self.config.component_weights()
 
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
@@ -190,24 +186,6 @@ class NetworkLogs(Environment):
         fields = {"y": 1 if item.target["label"] == LABELS.positive else 0, "family": item.target["family"],
                   "split": item.split, "difficulty": item.meta.get("difficulty", "unknown")}
         return score_answer(parse_answer(transcript.final_text, Answer), fields, self.config, LABELS)
-
-    # -- the metrics, declared (the abstaining kit's) ------------------------------------------
-    breakdowns: ClassVar[Mapping[str, Breakdown]] = kit_metrics.classifier_breakdowns(LABELS)
-
-    def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
-        return kit_metrics.flat_metrics(outcomes)
-
-    def interval_statistics(self, outcomes: Sequence[Any]) -> Mapping[str, Statistic]:
-        return kit_metrics.interval_statistics(outcomes)
-
-    def run_metrics(self) -> dict[str, Any]:
-        return kit_metrics.cost_metrics(self.config)
-
-    def constant_policy(self, outcomes: Sequence[Any]) -> ConstantPolicy | None:
-        return kit_metrics.constant_policy(outcomes, self.config, LABELS)
-
-    def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
-        return classifier_plots(self.typed_outcomes(outcomes), LABELS, out_dir)
 
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.network_logs import baselines as b

@@ -25,22 +25,22 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from security_verifiers.core.importing import Importer
-from security_verifiers.core.metrics_builder import Breakdown, Statistic
+from security_verifiers.core.metrics_builder import Breakdown
 from security_verifiers.core.metrics_report import ConstantPolicy
 from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.parsing import Parsed, parse_answer
 from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item, Message, Score, Transcript
-from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, register
+from security_verifiers.envs.base import EnvConfig, ItemContract, register
 from security_verifiers.envs.kits.abstaining import (
     CALIBRATION,
     DECISION,
     AbstainingConfig,
+    AbstainingEnvironment,
     ClassifierOutcome,
-    classifier_plots,
+    Labels,
     score_answer,
 )
-from security_verifiers.envs.kits.abstaining import metrics as kit_metrics
 from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.phishing import metrics as phishing_metrics
 from security_verifiers.envs.phishing.evidence import EvidenceItem, score_evidence
@@ -141,7 +141,7 @@ def _mailbox_lines(mailbox: dict[str, Any] | None) -> list[str]:
 
 
 @register
-class Phishing(Environment):
+class Phishing(AbstainingEnvironment):
     name: ClassVar[str] = "phishing"
     version: ClassVar[str] = "0.3.4"
     config_class: ClassVar[type[EnvConfig]] = PhishingConfig
@@ -162,6 +162,8 @@ class Phishing(Environment):
         "label-probability-mismatch")
     item_contract: ClassVar[ItemContract] = ItemContract(PhishingInput, PhishingTarget, Answer)
     outcome_model: ClassVar[type[Outcome]] = PhishingOutcome
+    labels: ClassVar[Labels] = LABELS
+    breakdowns: ClassVar[Mapping[str, Breakdown]] = phishing_metrics.BREAKDOWNS
     config: PhishingConfig
 
     @classmethod
@@ -184,9 +186,6 @@ class Phishing(Environment):
         from security_verifiers.envs.phishing.public import PUBLIC_SETS
 
         return PUBLIC_SETS
-
-    def component_weights(self) -> dict[str, float]:
-        return self.config.component_weights()
 
     def context(self, item: Item) -> Context:
         """The parsed email of ``item`` and what is derived from its input alone (cached: the prompt, the scorer
@@ -247,23 +246,12 @@ class Phishing(Environment):
         return base.model_copy(update={"reward": reward, "components": {**base.components, EVIDENCE: earned},
                                        "outcome": outcome.model_dump()})
 
-    # -- the metrics, declared (the abstaining kit's and the evidence part's: metrics.py) ---------
-    breakdowns: ClassVar[Mapping[str, Breakdown]] = phishing_metrics.BREAKDOWNS
-
+    # -- the metrics: the kit's, with the evidence part's (metrics.py) ---------------------------
     def flat_metrics(self, outcomes: Sequence[Any]) -> dict[str, Any]:
         return phishing_metrics.flat_metrics(outcomes)
 
-    def interval_statistics(self, outcomes: Sequence[Any]) -> Mapping[str, Statistic]:
-        return kit_metrics.interval_statistics(outcomes)
-
-    def run_metrics(self) -> dict[str, Any]:
-        return kit_metrics.cost_metrics(self.config)
-
     def constant_policy(self, outcomes: Sequence[Any]) -> ConstantPolicy | None:
         return phishing_metrics.constant_policy(outcomes, self.config, LABELS)
-
-    def plots(self, outcomes: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
-        return classifier_plots(self.typed_outcomes(outcomes), LABELS, out_dir)
 
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.phishing.baselines import baseline_factories
