@@ -19,16 +19,22 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 
 
 def plot_curves(log_path: Path, out: Path) -> Path:
-    """SFT loss, and for the RL stage the total reward and each component's mean per step."""
+    """SFT loss, and for the RL stage the total reward and each component's mean per step (top row) and the
+    health of the signal below it: the share of unparseable answers, the policy's entropy, and the steps the
+    no-signal guard skipped (every group with zero reward variance: the policy left unchanged)."""
     rows = [r for r in read_log(log_path) if "loss" in r or "reward" in r]
     stages = list(dict.fromkeys(r["stage"] for r in rows))
-    fig, axes = plt.subplots(1, max(1, len(stages)), figsize=(5.5 * max(1, len(stages)), 3.8), squeeze=False)
-    for ax, stage in zip(axes[0], stages, strict=False):
+    columns = max(1, len(stages))
+    fig, axes = plt.subplots(2, columns, figsize=(5.5 * columns, 6.6), squeeze=False,
+                             gridspec_kw={"height_ratios": [3, 2]})
+    for column, stage in enumerate(stages):
+        ax, health = axes[0][column], axes[1][column]
         part = [r for r in rows if r["stage"] == stage]
         if stage == "sft":
             points = [(r["step"], r["loss"]) for r in part if isinstance(r.get("loss"), int | float)]
             ax.plot(*zip(*points, strict=True), label="loss") if points else None
             ax.set_ylabel("loss")
+            health.axis("off")
         else:
             keys = ["reward"] + sorted(k for k in part[0] if k.startswith("rewards/") and k.endswith("/mean"))
             for key in keys:
@@ -36,16 +42,40 @@ def plot_curves(log_path: Path, out: Path) -> Path:
                 if points:
                     ax.plot(*zip(*points, strict=True), label=key.removeprefix("rewards/").removesuffix("/mean"))
             ax.set_ylabel("reward (train batch)")
+            _plot_health(health, part)
         ax.set_xlabel("step")
         ax.set_title(stage)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
     if not stages:
         axes[0][0].text(0.5, 0.5, "no logged steps", ha="center", va="center")
+        axes[1][0].axis("off")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def _plot_health(ax: Any, part: list[dict[str, Any]]) -> None:
+    """Parse-failure rate (left axis, 0-1), entropy (right axis) and a mark at each skipped no-signal step."""
+    failures = [(r["step"], r["parse_failure_rate"]) for r in part
+                if isinstance(r.get("parse_failure_rate"), int | float)]
+    if failures:
+        ax.plot(*zip(*failures, strict=True), color="tab:red", label="unparseable share")
+    skipped = [r["step"] for r in part if isinstance(r.get("skipped_no_signal"), int) and r["skipped_no_signal"] > 0]
+    if skipped:
+        ax.scatter(skipped, [0.0] * len(skipped), marker="|", s=80, color="black", label="no signal: step skipped")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_ylabel("unparseable share")
+    ax.set_xlabel("step")
+    entropy = [(r["step"], r["entropy"]) for r in part if isinstance(r.get("entropy"), int | float)]
+    if entropy:
+        right = ax.twinx()
+        right.plot(*zip(*entropy, strict=True), color="tab:blue", label="entropy")
+        right.set_ylabel("entropy (nats per token)")
+        right.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(alpha=0.3)
 
 
 def _series(log: list[dict[str, Any]], key: str) -> dict[int, float]:

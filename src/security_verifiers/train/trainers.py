@@ -10,8 +10,10 @@ a comparison of aggregation, at equal budget.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +22,91 @@ from security_verifiers.core.types import Item
 from security_verifiers.envs.base import Environment
 from security_verifiers.train.presets import GRPOSpec, LoraSpec, SFTSpec
 
+#: A parse-failure rate at or above this for :data:`PARSE_FAILURE_STEPS` logged steps in a row is warned about: the
+#: policy no longer writes answers the scorer can read, so its rewards carry almost no signal.
+PARSE_FAILURE_WARNING = 0.9
+PARSE_FAILURE_STEPS = 5
+
+
+class NoSignalGuard:
+    """Keeps an RL optimiser step that has no learning signal from moving the policy.
+
+    A GRPO step whose groups all have zero reward variance has every advantage 0: its policy-gradient loss has
+    zero gradient, yet Adam still moves the weights by the momentum of earlier steps (and weight decay, where
+    set), so steps with nothing to learn from changed the model (issue 30: 59 of 60 such steps moved every weight
+    by ~5.4 x the learning rate). The guard sees the advantages of each micro-batch and, when none of a step's
+    micro-batches on any process had a non-zero one, drops the gradients before the optimiser step: torch's
+    optimisers skip parameters without a gradient, so neither the weights nor the optimiser's state change. With
+    a KL term (``beta`` > 0) its pull towards the reference is dropped on such steps too: a step with no reward
+    signal leaves the policy as it was."""
+
+    def __init__(self) -> None:
+        self._signal = False
+        #: Optimiser steps taken and skipped, since the start.
+        self.steps = 0
+        self.skipped = 0
+
+    def saw(self, advantages: Any, accelerator: Any) -> None:
+        """Record one micro-batch's advantages (every process calls this in step, so the decision agrees)."""
+        import torch
+
+        local = torch.tensor([float(bool((advantages != 0).any()))], device=advantages.device)
+        if float(accelerator.gather(local).max()) > 0:
+            self._signal = True
+
+    def callback(self) -> Any:
+        from transformers import TrainerCallback
+
+        guard = self
+
+        class _Callback(TrainerCallback):  # type: ignore[misc]
+            def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, model: Any = None,
+                                      **_: Any) -> None:
+                guard.steps += 1
+                if not guard._signal and model is not None:
+                    guard.skipped += 1
+                    for parameter in model.parameters():
+                        parameter.grad = None
+
+            def on_optimizer_step(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+                guard._signal = False
+
+        return _Callback()
+
+
+@cache
+def _guarded_grpo_trainer() -> type:
+    """TRL's GRPO trainer, whose training micro-batches are shown to a :class:`NoSignalGuard`."""
+    from trl import GRPOTrainer
+
+    class GuardedGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
+        guard: NoSignalGuard
+
+        def _prepare_inputs(self, generation_batch: Any) -> Any:
+            inputs = super()._prepare_inputs(generation_batch)
+            if self.model.training:
+                self.guard.saw(inputs["advantages"], self.accelerator)
+            return inputs
+
+    return GuardedGRPOTrainer
+
 
 class StepLog:
     """Appends TRL's per-step logs to ``log.jsonl`` (one JSON object per line, flushed at once), with the
-    reward adapter's counts since the previous line: parse failures and masked scorer errors per step."""
+    reward adapter's counts since the previous line (parse failures and masked scorer errors per step) and the
+    optimiser steps the :class:`NoSignalGuard` skipped; warns on stderr once when the parse-failure rate stays at
+    :data:`PARSE_FAILURE_WARNING` or above for :data:`PARSE_FAILURE_STEPS` steps."""
 
-    def __init__(self, path: Path, stage: str, reward: EnvReward | None = None) -> None:
+    def __init__(self, path: Path, stage: str, reward: EnvReward | None = None,
+                 guard: NoSignalGuard | None = None) -> None:
         self.path = path
         self.stage = stage
         self.reward = reward
+        self.guard = guard
         self._last = reward.stats.as_dict() if reward is not None else None
+        self._skipped = 0
+        self._failing = 0
+        self._warned = False
         self._start = time.monotonic()
 
     def callback(self) -> Any:
@@ -56,8 +133,20 @@ class StepLog:
             row["parse_failure_rate"] = (now["parse_failures"] - self._last["parse_failures"]) / scored \
                 if scored else None
             self._last = now
+            self._warn_on_parse_failures(row["parse_failure_rate"], step)
+        if self.guard is not None:
+            row["skipped_no_signal"] = self.guard.skipped - self._skipped
+            self._skipped = self.guard.skipped
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")
+
+    def _warn_on_parse_failures(self, rate: float | None, step: int) -> None:
+        self._failing = self._failing + 1 if rate is not None and rate >= PARSE_FAILURE_WARNING else 0
+        if self._failing >= PARSE_FAILURE_STEPS and not self._warned:
+            self._warned = True
+            print(f"sv train: warning: {self.stage}: {PARSE_FAILURE_STEPS} steps in a row (to step {step}) with "
+                  f"{PARSE_FAILURE_WARNING:.0%} or more of the answers unparseable: the rewards carry almost no "
+                  "signal (is max_completion_length long enough for an answer? see log.jsonl)", file=sys.stderr)
 
 
 def _peft_config(lora: LoraSpec | None) -> Any:
@@ -100,7 +189,7 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
              report_to: Sequence[str] = ()) -> tuple[Path, EnvReward]:
     """Group-relative RL from the checkpoint at ``start``, rewarded by the environment's scorer."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig
 
     tokenizer, model = _load(start, AutoTokenizer, AutoModelForCausalLM)
     pool = None
@@ -110,7 +199,8 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
         pool = ScorerPool(env, env.score_workers)
         pool.warm_up()
     reward = EnvReward(env, items, pool)
-    log = StepLog(log_path, f"grpo:{variant}", reward)
+    guard = NoSignalGuard()
+    log = StepLog(log_path, f"grpo:{variant}", reward, guard)
     config = GRPOConfig(
         **_common_args(out, seed, use_cpu, bf16, report_to), max_steps=spec.steps, learning_rate=spec.learning_rate,
         per_device_train_batch_size=spec.prompts_per_step * spec.num_generations,
@@ -119,9 +209,10 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
         multi_objective_aggregation=AGGREGATION[variant], scale_rewards="group", lr_scheduler_type="constant",
         log_completions=False, shuffle_dataset=True,
     )
-    trainer = GRPOTrainer(model=model, reward_funcs=reward.functions(), args=config,
-                          train_dataset=prompt_dataset(env, items), processing_class=tokenizer,
-                          callbacks=[log.callback()], peft_config=_peft_config(lora))
+    trainer = _guarded_grpo_trainer()(model=model, reward_funcs=reward.functions(), args=config,
+                                      train_dataset=prompt_dataset(env, items), processing_class=tokenizer,
+                                      callbacks=[guard.callback(), log.callback()], peft_config=_peft_config(lora))
+    trainer.guard = guard
     try:
         trainer.train()
     finally:
