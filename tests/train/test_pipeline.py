@@ -18,8 +18,8 @@ SMOKE = {
     "data": {"train_split": "train", "train_n": 12, "heldout_split": "test", "heldout_n": 6, "data_seed": 0},
     "sft": {"targets": "baseline:reference", "epochs": 1, "learning_rate": 0.003, "batch_size": 4, "max_length": 2048},
     "grpo": {"steps": 2, "learning_rate": 0.001, "prompts_per_step": 2, "num_generations": 2,
-             "max_completion_length": 8, "temperature": 1.0, "beta": 0.0},
-    "eval": {"max_tokens": 8, "batch_size": 8},
+             "max_completion_length": 16, "temperature": 1.0, "beta": 0.0},
+    "eval": {"max_tokens": 16, "batch_size": 8},
     "threads": 1,
 }
 
@@ -63,7 +63,7 @@ def test_summary_pairs_before_and_after_and_hf_eval_reproduces_after(run: Path, 
     assert summary["items"]["shared"] == 6 and summary["a"]["model"].endswith("sft/checkpoint")
     row = summary["metrics"]["reward_mean"]
     assert row["delta"] == pytest.approx(row["b"] - row["a"])
-    argv = ["eval", "network-logs", "--model", f"hf:{run / 'grpo' / 'checkpoint'}", "--n", "6", "--max-tokens", "8",
+    argv = ["eval", "network-logs", "--model", f"hf:{run / 'grpo' / 'checkpoint'}", "--n", "6", "--max-tokens", "16",
             "--temperature", "0", "--env-option", "window=1", "--out", str(tmp_path), "--run-id", "x", "--quiet"]
     assert main(argv) == 0
     again = json.loads(next((tmp_path / "evals").glob("*/x/summary.json")).read_text())

@@ -80,7 +80,7 @@ def test_invalid_environment_overrides_are_clear_errors(tmp_path: Path, override
 
 
 @pytest.mark.parametrize("name", ["tiny-cpu", "lora-gpu"])
-@pytest.mark.parametrize("env_name", ["network-logs", "config-audit"])
+@pytest.mark.parametrize("env_name", ["network-logs", "phishing", "config-audit", "code-repair"])
 def test_shipped_presets_name_policies_each_environment_has(name: str, env_name: str) -> None:
     """A preset's SFT targets and distillation teacher, as a run on the environment sees them, exist there."""
     from security_verifiers.envs.base import get_env

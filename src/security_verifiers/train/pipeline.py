@@ -79,6 +79,11 @@ def _run_policy(env: Environment, model: str, dataset: Dataset, path: Path, *, s
     config = RunConfig(concurrency=max(8, 2 * batch_size), timeout_s=3600.0, samples=samples)
     asyncio.run(run_eval(env, policy, dataset, run_dir, config, model_name=model, progress=True))
     regenerate(path)
+    return _answers(run_dir)
+
+
+def _answers(run_dir: RunDir) -> list[tuple[str, str, float]]:
+    """(item id, answer text, reward) of each scored rollout of a finished run directory."""
     out = []
     for line in run_dir.results_path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
@@ -199,6 +204,9 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
             raise ConfigError(f"{after} is not the checkpoint its manifest recorded (changed since)")
         manifest.update(sft_from={"run": str(sft_run), "model": start_manifest.get("final_model")},
                         model=start_manifest.get("model"), sft_targets=start_manifest.get("sft_targets"))
+        targets = [a for _, a, _ in _answers(RunDir(sft_run / "teacher"))]
+        manifest["answer_tokens"] = _fit_budgets(command, env, preset, after, targets,
+                                                 (start_manifest.get("sft_targets") or {}).get("policy", "the teacher"))
         shutil.copytree(sft_run / "eval" / "after", run / "eval" / "before")
     else:
         before, after = _sft_stage(command, env, preset, train_set, run, manifest, seed, use_cpu, bf16)
@@ -237,6 +245,20 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     return run
 
 
+def _fit_budgets(command: Command, env: Environment, preset: TrainPreset, tokenizer_dir: Path, answers: list[str],
+                 teacher: str) -> dict[str, Any]:
+    """The teacher's answers measured against the run's completion budgets (:mod:`.budget`): refused, before
+    any training, when a budget would cut more than 5% of them."""
+    from security_verifiers.train.budget import answer_tokens, check_budgets
+
+    budgets = {"eval.max_tokens": preset.eval.max_tokens}
+    if command in RL_COMMANDS:
+        budgets["grpo.max_completion_length"] = preset.grpo.max_completion_length
+    lengths = answer_tokens(tokenizer_dir, answers)
+    return check_budgets(lengths, budgets, where=f"preset {preset.name!r} on {env.name}",
+                         teacher=teacher).model_dump()
+
+
 def _sft_stage(command: Command, env: Environment, preset: TrainPreset, train_set: Dataset, run: Path,
                manifest: dict[str, Any], seed: int, use_cpu: bool, bf16: bool) -> tuple[Path, Path]:
     """Targets (a policy's answers, filtered by reward for ``distill``), the starting model, and SFT on the
@@ -255,6 +277,7 @@ def _sft_stage(command: Command, env: Environment, preset: TrainPreset, train_se
     manifest["sft_targets"] = {"policy": teacher, "kept": len(answers)}
     start = _init_model(env, preset, train_set, run / "init", seed, answers)
     manifest["model"] = _identity(start)
+    manifest["answer_tokens"] = _fit_budgets(command, env, preset, start, [a for _, a, _ in answers], teacher)
     write_json_atomic(run / "manifest.json", manifest)
 
     by_id = {item.id: item for item in train_set.items}
