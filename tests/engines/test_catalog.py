@@ -29,6 +29,18 @@ def test_catalog_loads_with_unique_ids_and_valid_fields() -> None:
         assert rule.remediation.strip() and rule.title.strip()
 
 
+def test_catalog_files_read_the_same_with_libyaml_as_with_the_pure_python_loader() -> None:
+    # the catalog is read with libyaml's loader (fast, in every process); it must be the data the reference loader reads
+    import yaml
+
+    from security_verifiers.engines.configs import FAST_LOADER
+    from security_verifiers.engines.findings import CATALOG_DIR
+
+    for path in sorted(CATALOG_DIR.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        assert yaml.load(text, Loader=FAST_LOADER) == yaml.safe_load(text), path.name  # noqa: S506
+
+
 def test_every_registered_check_is_mapped_or_excluded(registry: dict) -> None:
     excluded = {(e.platform, e.checkov) for e in exclusions()}
     mapped = {(p, check) for p in PLATFORMS for check in checkov_map(p)}

@@ -106,12 +106,23 @@ class HclText:
     def __init__(self, text: str) -> None:
         self.text = text if text.endswith("\n") or not text else text + "\n"
         self._blocks: list[TFBlock] | None = None
+        self._scanned_text: str | None = None
+        self._scanned: tuple[list[str], list[LineInfo]] = ([], [])
 
     # -- reading --
 
     @property
     def lines(self) -> list[str]:
-        return self.text.splitlines(keepends=True)
+        """The lines of the current text (a fresh list: callers edit it)."""
+        return list(self._lines_and_infos()[0])
+
+    def _lines_and_infos(self) -> tuple[list[str], list[LineInfo]]:
+        """The lines of the current text and their :func:`scan`, computed once per text (every reading method
+        asks for them; the scan is pure Python over the whole file). The lists are shared: read them only."""
+        if self._scanned_text is not self.text:  # a str is immutable: the same object is the same text
+            lines = self.text.splitlines(keepends=True)
+            self._scanned_text, self._scanned = self.text, (lines, scan(lines))
+        return self._scanned
 
     def blocks(self) -> list[TFBlock]:
         if self._blocks is None:
@@ -123,22 +134,22 @@ class HclText:
 
     def body(self, block: TFBlock) -> Span:
         """The lines inside a block (the header line is included so that one-line blocks are covered)."""
-        infos = scan(self.lines)
+        infos = self._lines_and_infos()[1]
         return Span(block.start_line - 1, block.end_line, infos[block.start_line - 1].depth + 1)
 
     def block_text(self, block: TFBlock) -> str:
-        return "".join(self.lines[block.start_line - 1:block.end_line])
+        return "".join(self._lines_and_infos()[0][block.start_line - 1:block.end_line])
 
     def sub_blocks(self, span: Span, name: str) -> list[Span]:
         """Nested blocks ``name { ... }`` directly inside ``span``."""
-        lines, infos = self.lines, scan(self.lines)
+        lines, infos = self._lines_and_infos()
         header = re.compile(rf"^\s*{re.escape(name)}\s*\{{")
         return [Span(i, _span_end(infos, i, span.hi, span.depth), span.depth + 1) for i in range(span.lo + 1, span.hi)
                 if infos[i].depth == span.depth and not infos[i].heredoc and header.match(lines[i])]
 
     def find_attr(self, span: Span, key: str) -> tuple[int, int] | None:
         """The line range of attribute ``key`` directly inside ``span`` (multi-line values included)."""
-        lines, infos = self.lines, scan(self.lines)
+        lines, infos = self._lines_and_infos()
         pattern = re.compile(rf"^\s*{re.escape(key)}\s*=(?!=)")
         for i in range(span.lo + 1, span.hi):
             if infos[i].depth == span.depth and not infos[i].heredoc and pattern.match(lines[i]):
@@ -147,7 +158,7 @@ class HclText:
 
     def enclosing_block(self, index: int) -> tuple[str, list[str]] | None:
         """The top-level block around line ``index``: its keyword and labels (``resource``, [type, name])."""
-        lines, infos = self.lines, scan(self.lines)
+        lines, infos = self._lines_and_infos()
         for k in range(index, -1, -1):
             if infos[k].depth == 0 and not infos[k].heredoc and (match := HEADER_RE.match(lines[k])):
                 return match.group(1), [label.strip('"') for label in match.group(2).split()]
@@ -195,7 +206,7 @@ class HclText:
     def _aligned(self, span: Span, key: str) -> str:
         """``key`` padded to the ``=`` column of the attribute just above, as ``terraform fmt`` aligns a run of
         attributes (only when the key fits: a longer key would make fmt re-align the others)."""
-        lines, infos = self.lines, scan(self.lines)
+        lines, infos = self._lines_and_infos()
         for i in range(span.hi - 2, span.lo, -1):
             if infos[i].heredoc or infos[i].depth != span.depth or not lines[i].strip():
                 break
@@ -206,7 +217,7 @@ class HclText:
         return key + " "
 
     def _indent(self, span: Span) -> str:
-        lines, infos = self.lines, scan(self.lines)
+        lines, infos = self._lines_and_infos()
         for i in range(span.lo + 1, span.hi - 1):
             if infos[i].depth == span.depth and lines[i].strip() and not infos[i].heredoc:
                 return re.match(r"\s*", lines[i]).group(0)  # type: ignore[union-attr]
