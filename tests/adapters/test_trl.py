@@ -44,7 +44,7 @@ def test_every_function_returns_exactly_the_environments_score() -> None:
         assert by_name[TOTAL][n] == score.reward
         assert by_name["decision"][n] == score.components["decision"]
         assert by_name["calibration"][n] == score.components["calibration"]
-    assert reward.stats.as_dict() == {"scored": 30, "scorer_errors": 0, "parse_failures": 12}
+    assert reward.stats.as_dict() == {"scored": 30, "scorer_errors": 0, "parse_failures": 12, "failed_episodes": 0}
 
 
 def test_config_audit_rewards_equal_its_scorer_on_reference_answers() -> None:
@@ -128,10 +128,15 @@ def test_datasets_carry_prompts_and_item_ids() -> None:
         sft_dataset(env, items, ["a"])
 
 
-def test_tool_use_is_refused_for_training() -> None:
+def test_a_tool_mode_has_no_single_turn_form() -> None:
+    """A multi-turn environment's answers are whole episodes (train/episodes.py): its single-turn datasets and a
+    reward call without episodes are refused rather than scoring a tool call as the answer."""
     env = get_env("config-audit", {"mode": "tools"})
-    with pytest.raises(ConfigError, match="single-turn"):
-        EnvReward(env, [])
+    items = list(env.dataset("test").items)[:1]
+    for refused in (lambda: prompt_dataset(env, items), lambda: sft_dataset(env, items, ["a"]),
+                    lambda: EnvReward(env, items).function(TOTAL)([None], ["a"], [items[0].id])):
+        with pytest.raises(ConfigError, match="multi-turn"):
+            refused()
 
 
 def test_completion_text_reads_strings_and_messages() -> None:

@@ -71,5 +71,31 @@ def test_bad_sources_are_clear_errors(tmp_path: Path, checkpoint: Path, capsys: 
     assert "no such model directory" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="no model weights"):
         weights_digest(tmp_path)
-    with pytest.raises(ConfigError, match="single-turn"):
-        resolve_policy(f"hf:{checkpoint}", get_env("config-audit", {"mode": "tools"}))
+
+
+
+def test_a_local_model_calls_tools_in_text(checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the environment offers tools, the chat template lists them and a ``<tool_call>`` in the reply becomes a
+    structured call (here E5's ``deliver``); a reply without one is an answer."""
+    import torch
+
+    env = get_env("redteam-attack")
+    item = env.dataset("test", n=1).items[0]
+    toolbox = env.tools(item)
+    assert toolbox is not None
+    policy = HFLocalPolicy(str(checkpoint), sampling=Sampling(max_tokens=64), batch_size=2)
+    tokenizer = policy._tokenizer
+    reply = '<tool_call>{"name": "deliver", "arguments": {"content": "hello"}}</tool_call>'
+    seen: list[str] = []
+
+    def generate(input_ids: torch.Tensor, **_: object) -> torch.Tensor:
+        seen.extend(tokenizer.batch_decode(input_ids))
+        tail = tokenizer(reply, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        return torch.cat([input_ids, torch.tensor([tail] * len(input_ids))], dim=1)
+
+    monkeypatch.setattr(policy._model, "generate", generate)
+    with_tools, without = policy.generate([(env.prompt(item), toolbox.schemas()), (env.prompt(item), None)])
+    assert '"name": "deliver"' in seen[0] and "<tools>" in seen[0] and "<tools>" not in seen[1]
+    assert [(c.name, c.arguments) for c in with_tools.tool_calls] == [("deliver", '{"content": "hello"}')]
+    assert with_tools.text == "" and not without.tool_calls and without.text == reply
+    assert resolve_policy(f"hf:{checkpoint}", env).name == f"hf:{checkpoint}"  # tool-using environments accepted

@@ -85,3 +85,40 @@ def test_the_lora_path_runs_on_a_tiny_model_of_the_gpu_architecture(run: Path, t
     final = tmp_path / "l" / "grpo" / "checkpoint"
     assert not (final / "adapter_config.json").exists()  # adapters merged: hf:PATH loads the result alone
     assert manifest["final_model"]["weights_sha256"] != manifest["model"]["weights_sha256"]
+
+
+#: Multi-turn smoke runs: a short teacher where a long one would make the run slow (the budgets must fit its answers),
+#: the reference attacker where its tool calls are short.
+MULTI_TURN = {
+    "redteam-attack": ({}, "baseline:reference", 256),
+    "redteam-defense": ({}, "baseline:refuse-all", 64),
+    "code-repair": ({"mode": "tools"}, "baseline:noop", 64),
+    "config-audit": ({"mode": "tools"}, "baseline:empty", 64),
+}
+
+
+@pytest.mark.parametrize("env_name", list(MULTI_TURN))
+def test_a_multi_turn_environment_trains_over_whole_episodes(env_name: str, tmp_path: Path) -> None:
+    options, teacher, budget = MULTI_TURN[env_name]
+    config = {**SMOKE, "env_options": {env_name: options},
+              "model": {**SMOKE["model"], "tiny": {**SMOKE["model"]["tiny"], "max_positions": 8192}},
+              "data": {**SMOKE["data"], "train_n": 4, "heldout_n": 2, "heldout_split": "dev"},
+              "sft": {**SMOKE["sft"], "targets": teacher, "max_length": 8192},
+              "grpo": {**SMOKE["grpo"], "steps": 1, "max_completion_length": budget, "max_episode_tokens": 6000},
+              "eval": {"max_tokens": budget, "batch_size": 4}}
+    path = tmp_path / "mt.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["train", "grpo", "--env", env_name, "--config", str(path), "--out", str(tmp_path),
+                 "--run-id", "m"]) == 0
+    run = tmp_path / "m"
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["status"] == "finished" and manifest["env"]["name"] == env_name
+    counts = manifest["rl_reward_counts"]  # one step: 2 prompts x 2 episodes, each scored once (or failed)
+    # (two episodes of an item that came out the same are scored once)
+    assert 1 <= counts["scored"] <= 4 and counts["failed_episodes"] == 0, manifest["rl_scorer_error_examples"]
+    rows = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    assert [r["stage"] for r in rows if r["stage"].startswith("grpo")][:1] == ["grpo:grpo"]
+    for label in ("before", "after"):
+        records = [json.loads(line) for line in (run / "eval" / label / "results.jsonl").read_text().splitlines()]
+        assert len(records) == 2 and all(r["error"] is None for r in records)
+        assert all(r["transcript"]["messages"][0]["role"] == "system" for r in records)

@@ -13,10 +13,12 @@ TRL calls each reward function separately on the same completions, so :class:`En
   doing, so it must not be a reward of 0: every function returns ``None`` for that completion, which TRL
   turns into NaN, keeps out of the group baseline and gives an advantage of 0 (no gradient from it). The
   adapter counts them (:attr:`RewardStats.scorer_errors`) so a run can report and bound them.
-* Single turn: the completion is the model's final answer. Tool-using episodes (E2's tools mode) need a
-  multi-turn rollout loop in the trainer (TRL's ``environment_factory``/``rollout_func``), which this
-  adapter does not provide; :func:`check_single_turn` refuses such an environment instead of scoring a
-  tool call as an answer.
+* Single turn: the completion is the model's final answer, scored after the item's prompt. Multi-turn episodes
+  (tools modes, the red-team environments) are played by ``sv train``'s rollout function
+  (:mod:`security_verifiers.train.episodes`), which hands each episode's whole transcript to the reward functions
+  in the ``episode`` column; a single-turn form (:func:`prompt_dataset`, :func:`sft_dataset`, a reward call
+  without episodes) of a multi-turn environment is refused (:func:`check_single_turn`) rather than scoring a tool
+  call as an answer.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from security_verifiers.core.errors import ConfigError, InfraError
+from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.envs.base import Environment
 from security_verifiers.harness.episode import score_batch
@@ -49,8 +51,8 @@ def check_single_turn(env: Environment) -> None:
     """Raise :class:`ConfigError` when ``env`` is configured for multi-turn episodes (tools)."""
     if env.max_turns > 1:
         raise ConfigError(
-            f"{env.name} is configured for tool use ({env.max_turns} turns); training runs single-turn "
-            "episodes only: choose its no-tools mode (config-audit: --env-option mode=no_tools)"
+            f"{env.name} plays multi-turn episodes ({env.max_turns} turns): its answers are whole episodes (the "
+            "`episode` column of sv train's rollout), not single completions"
         )
 
 
@@ -99,16 +101,19 @@ class RewardStats:
     scored: int = 0
     scorer_errors: int = 0
     parse_failures: int = 0
+    #: Multi-turn episodes an infrastructure error ended before their answer (a tool's crash): not scored, their
+    #: rewards masked; counted by the rollout that played them.
+    failed_episodes: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {"scored": self.scored, "scorer_errors": self.scorer_errors, "parse_failures": self.parse_failures}
+        return {"scored": self.scored, "scorer_errors": self.scorer_errors, "parse_failures": self.parse_failures,
+                "failed_episodes": self.failed_episodes}
 
 
 class EnvReward:
     """The environment's scorer behind TRL's reward-function interface."""
 
     def __init__(self, env: Environment, items: Sequence[Item], pool: ScorerPool | None = None) -> None:
-        check_single_turn(env)
         self.env = env
         #: Score in these killable workers, under the environment's time and memory limits (as ``sv eval`` does);
         #: None scores in this process, where only the parsers' own caps apply.
@@ -122,8 +127,25 @@ class EnvReward:
         self.error_examples: list[str] = []
 
     def verdicts(self, item_ids: Sequence[str], texts: Sequence[str]) -> list[Score | InfraError]:
-        """The scorer's verdict on each (item, answer text); scored in one batch where not seen before."""
-        keys = list(zip(item_ids, texts, strict=True))
+        """The scorer's verdict on each (item, answer text) of a single-turn episode."""
+        check_single_turn(self.env)
+        return self._verdicts_of(list(zip(item_ids, texts, strict=True)), lambda item, text: Transcript(
+            messages=[*self.env.prompt(item), Message(role="assistant", content=text)]))
+
+    def episode_verdicts(self, item_ids: Sequence[str], episodes: Sequence[str | None]) -> list[Score | InfraError]:
+        """The scorer's verdict on each (item, whole episode): a multi-turn rollout's transcript (its messages,
+        tool calls and results, and what the tools recorded), as JSON (:mod:`security_verifiers.train.episodes`).
+        ``None``: an infrastructure error ended the episode (a tool crashed), which is nobody's answer."""
+        played = [(i, e) for i, e in zip(item_ids, episodes, strict=True) if e is not None]
+        verdicts = iter(self._verdicts_of(played, lambda _item, episode: Transcript.model_validate_json(episode)))
+        # A failed episode is counted (and its error kept) by the rollout that played it, once (:meth:`failed`):
+        # every reward function sees it.
+        failure = InfraError(ErrorKind.TOOL, "an infrastructure error ended the episode before its answer")
+        return [failure if episode is None else next(verdicts) for episode in episodes]
+
+    def _verdicts_of(self, keys: list[tuple[str, str]],
+                     transcript: Callable[[Item, str], Transcript]) -> list[Score | InfraError]:
+        """Verdicts for (item id, answer) keys, each scored once, in one batch, where not seen before."""
         with self._lock:
             missing = list(dict.fromkeys(k for k in keys if k not in self._verdicts))
         if missing:
@@ -131,8 +153,7 @@ class EnvReward:
             if unknown:
                 raise KeyError(f"item {unknown[0]!r} is not in the dataset this reward was built for")
             items = [self._items[i] for i, _ in missing]
-            transcripts = [Transcript(messages=[*self.env.prompt(item), Message(role="assistant", content=text)])
-                           for item, (_, text) in zip(items, missing, strict=True)]
+            transcripts = [transcript(item, answer) for item, (_, answer) in zip(items, missing, strict=True)]
             scores = self.pool.score_blocking(items, transcripts) if self.pool is not None \
                 else score_batch(self.env, items, transcripts)
             with self._lock:
@@ -143,6 +164,13 @@ class EnvReward:
                     self._verdicts.popitem(last=False)
         with self._lock:
             return [self._verdicts[k] for k in keys]
+
+    def failed(self, message: str) -> None:
+        """Count one episode an infrastructure error ended before its answer (``message``: what happened)."""
+        with self._lock:
+            self.stats.failed_episodes += 1
+            if len(self.error_examples) < 5:
+                self.error_examples.append(message)
 
     def _count(self, score: Score | InfraError) -> None:
         self.stats.scored += 1
@@ -158,8 +186,10 @@ class EnvReward:
         if name != TOTAL and name not in self.components:
             raise ValueError(f"{self.env.name} has no reward component {name!r}; it has {', '.join(self.components)}")
 
-        def reward(prompts: list[Any], completions: list[Any], item_id: list[str], **_: Any) -> list[float | None]:
-            verdicts = self.verdicts(item_id, [completion_text(c) for c in completions])
+        def reward(prompts: list[Any], completions: list[Any], item_id: list[str], episode: list[str] | None = None,
+                   **_: Any) -> list[float | None]:
+            verdicts = self.episode_verdicts(item_id, episode) if episode is not None \
+                else self.verdicts(item_id, [completion_text(c) for c in completions])
             out: list[float | None] = []
             for verdict in verdicts:
                 if isinstance(verdict, InfraError):

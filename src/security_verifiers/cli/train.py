@@ -10,6 +10,7 @@ from security_verifiers.cli.common import (
     DEFAULT_TRAIN_OUT,
     add_log_level,
     check_text_file,
+    parse_env_options,
 )
 from security_verifiers.core.errors import ConfigError
 
@@ -25,6 +26,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.seed is not None and args.seed < 0:
         raise ConfigError(f"--seed must be non-negative, got {args.seed}")  # (--seeds is checked by the ablation)
     preset = load_preset(args.preset, Path(args.config) if args.config else None)
+    options = parse_env_options(args.env_option)
+    if options:  # recorded in the run's manifest with the rest of the preset
+        merged = {**preset.env_options.get(args.env, {}), **options}
+        preset = preset.model_copy(update={"env_options": {**preset.env_options, args.env: merged}})
+    get_env(args.env, preset.env_options.get(args.env, {}))  # a bad option is named before anything trains
     if args.log_to is not None:
         from security_verifiers.tracking import check_targets, parse_targets
 
@@ -70,7 +76,11 @@ def register(sub: Any) -> None:
                         "and continues where it stopped when run again with the same arguments.")
     tr.add_argument("command", choices=["sft", "distill", "grpo", "gdpo", "weighted", "ablation"],
                     help="What to train.")
-    tr.add_argument("--env", required=True, help="Environment name (single-turn mode).")
+    tr.add_argument("--env", required=True, help="Environment name. Tool-using modes and the red-team environments "
+                    "train over whole episodes (tool calls and results in the context, tool results out of the loss).")
+    tr.add_argument("--env-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="Environment option (repeatable; values read as JSON), over the preset's env_options, e.g. "
+                    "mode=tools; `sv envs --options ENV` lists them.")
     source = tr.add_mutually_exclusive_group(required=True)
     source.add_argument("--preset", help="A shipped preset: tiny-cpu (config-built model, 2 CPU cores) or lora-gpu.")
     source.add_argument("--config", help="A preset file of the same shape (YAML).")

@@ -40,9 +40,6 @@ def resolve_policy(
             )
         return factories[name]()
     if model.startswith(HF_PREFIX):
-        if env.max_turns > 1:
-            raise ConfigError(f"{model}: local models answer single-turn episodes; {env.name} is configured "
-                              "for tool use")
         from security_verifiers.models.hf_local import HFLocalPolicy  # torch's import costs seconds
 
         policy = HFLocalPolicy(model.removeprefix(HF_PREFIX), sampling=sampling)

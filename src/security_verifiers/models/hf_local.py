@@ -8,7 +8,9 @@ runner, scorer, metrics and report as an API model.
   so the event loop keeps running while the CPU or GPU works.
 * Prompts go through the tokenizer's own chat template (a checkpoint written by ``sv train`` carries the one
   it was trained with). Sampling follows :class:`Sampling`: temperature 0 is greedy decoding.
-* Single turn only: the environment must not offer tools (checked when the policy is resolved).
+* Tools: where the environment offers them, the chat template lists them and the model writes its calls as text
+  (``<tool_call>`` JSON, :mod:`security_verifiers.models.tool_text`), which are read back into structured calls, so
+  tool-using environments (E2/E3 tools modes, the red-team episodes) run as they do with an API model.
 """
 
 from __future__ import annotations
@@ -20,8 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError
-from security_verifiers.core.types import Completion, Item, Message, Usage
+from security_verifiers.core.types import Completion, Item, Message, ToolCall, Usage
 from security_verifiers.models.base import DEFAULT_MAX_REPLY_BYTES, Sampling
+from security_verifiers.models.tool_text import parse_reply, render
+
+#: One conversation to answer: its messages and the tools offered (None: none).
+Conversation = tuple[list[Message], list[dict[str, Any]] | None]
 
 
 def weights_digest(path: Path) -> str:
@@ -54,7 +60,7 @@ class HFLocalPolicy:
         #: replies past this are recorded as unparseable (the episode's cap; ``sv eval --max-reply-bytes``)
         self.max_reply_bytes = DEFAULT_MAX_REPLY_BYTES
         self._model, self._tokenizer, self.device, self.identity = _load(source, device)
-        self._queue: list[tuple[list[Message], asyncio.Future[Completion]]] = []
+        self._queue: list[tuple[Conversation, asyncio.Future[Completion]]] = []
         self._drainer: asyncio.Task[None] | None = None
         self._generate_lock = threading.Lock()
 
@@ -64,10 +70,8 @@ class HFLocalPolicy:
 
     async def respond(self, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
                       sample: int) -> Completion:
-        if tools:
-            raise ConfigError("hf: models answer single-turn episodes only (no tools)")
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
-        self._queue.append((messages, future))
+        self._queue.append(((messages, tools or None), future))
         if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.create_task(self._drain())
         return await future
@@ -76,11 +80,11 @@ class HFLocalPolicy:
         while self._queue:
             await asyncio.sleep(0.005)  # let the episodes started in the same tick join the batch
             batch, self._queue = self._queue[:self.batch_size], self._queue[self.batch_size:]
-            batch = [(m, f) for m, f in batch if not f.cancelled()]  # an episode that timed out
+            batch = [(c, f) for c, f in batch if not f.cancelled()]  # an episode that timed out
             if not batch:
                 continue
             try:
-                completions = await asyncio.to_thread(self.generate, [m for m, _ in batch])
+                completions = await asyncio.to_thread(self.generate, [c for c, _ in batch])
             except Exception as err:  # noqa: BLE001 - the model failed, not the answer: an infrastructure error
                 for _, future in batch:
                     if not future.done():
@@ -91,14 +95,14 @@ class HFLocalPolicy:
                 if not future.done():
                     future.set_result(completion)
 
-    def generate(self, conversations: list[list[Message]]) -> list[Completion]:
-        """Replies to several conversations in one batched ``generate`` call."""
+    def generate(self, conversations: list[Conversation] | list[list[Message]]) -> list[Completion]:
+        """Replies to several conversations (messages, or messages and the tools offered) in one batched
+        ``generate`` call."""
         import torch
 
         tokenizer = self._tokenizer
-        texts = [tokenizer.apply_chat_template([{"role": m.role, "content": m.content} for m in conversation],
-                                               tokenize=False, add_generation_prompt=True)
-                 for conversation in conversations]
+        pairs = [c if isinstance(c, tuple) else (c, None) for c in conversations]
+        texts = [render(tokenizer, messages, tools, add_generation_prompt=True) for messages, tools in pairs]
         inputs = tokenizer(texts, return_tensors="pt", padding=True, padding_side="left",
                            add_special_tokens=False).to(self.device)
         sampling = self.sampling
@@ -113,12 +117,16 @@ class HFLocalPolicy:
             output = self._model.generate(**inputs, **options)
         prompt_len = inputs["input_ids"].shape[1]
         completions = []
-        for row, mask in zip(output, inputs["attention_mask"], strict=True):
+        for row, mask, (messages, tools) in zip(output, inputs["attention_mask"], pairs, strict=True):
             new = row[prompt_len:]
             ended = bool((new == tokenizer.eos_token_id).any()) if tokenizer.eos_token_id is not None else False
             text = tokenizer.decode(new, skip_special_tokens=True)
             n_new = int((new != tokenizer.pad_token_id).sum()) if tokenizer.pad_token_id is not None else len(new)
-            completions.append(Completion(text=text, finish_reason="stop" if ended else "length",
+            calls: list[ToolCall] = []
+            if tools:
+                turn = sum(m.role == "assistant" for m in messages)
+                text, calls = parse_reply(text, f"call{turn}")
+            completions.append(Completion(text=text, tool_calls=calls, finish_reason="stop" if ended else "length",
                                           usage=Usage(prompt_tokens=int(mask.sum()), completion_tokens=n_new)))
         return completions
 

@@ -32,11 +32,12 @@ import shutil
 from pathlib import Path
 from typing import Any, Literal
 
-from security_verifiers.adapters.trl import check_single_turn
 from security_verifiers.core.datasets import Dataset
 from security_verifiers.core.errors import ConfigError
 from security_verifiers.core.rundir import RunDir, code_version, environment_versions, now_iso, write_json_atomic
+from security_verifiers.core.types import Item, Message
 from security_verifiers.envs.base import Environment, get_env
+from security_verifiers.train.episodes import is_multi_turn
 from security_verifiers.train.presets import TrainPreset
 
 Command = Literal["sft", "distill", "grpo", "gdpo", "weighted"]
@@ -61,9 +62,9 @@ def _datasets(env: Environment, preset: TrainPreset) -> tuple[Dataset, Dataset]:
 
 
 def _run_policy(env: Environment, model: str, dataset: Dataset, path: Path, *, samples: int = 1,
-                max_tokens: int = 64, batch_size: int = 16) -> list[tuple[str, str, float]]:
+                max_tokens: int = 64, batch_size: int = 16) -> list[Episode]:
     """Play ``model`` (any ``--model`` the harness takes) on ``dataset`` into the run directory ``path``;
-    returns (item id, answer text, reward) for each scored rollout."""
+    returns (item id, the episode's messages, reward) for each scored rollout."""
     from security_verifiers.harness.policies import resolve_policy
     from security_verifiers.harness.runner import RunConfig, run_eval
     from security_verifiers.models.base import Sampling
@@ -79,23 +80,30 @@ def _run_policy(env: Environment, model: str, dataset: Dataset, path: Path, *, s
     config = RunConfig(concurrency=max(8, 2 * batch_size), timeout_s=3600.0, samples=samples)
     asyncio.run(run_eval(env, policy, dataset, run_dir, config, model_name=model, progress=True))
     regenerate(path)
-    return _answers(run_dir)
+    return _episodes(run_dir)
 
 
-def _answers(run_dir: RunDir) -> list[tuple[str, str, float]]:
-    """(item id, answer text, reward) of each scored rollout of a finished run directory."""
+#: One scored rollout of a run: (item id, the episode's messages, reward).
+Episode = tuple[str, list[Message], float]
+
+
+def _final_answer(messages: list[Message]) -> str:
+    return next((m.content for m in reversed(messages) if m.role == "assistant"), "")
+
+
+def _episodes(run_dir: RunDir) -> list[Episode]:
+    """(item id, the episode's messages, reward) of each scored rollout of a finished run directory."""
     out = []
     for line in run_dir.results_path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         if record.get("error") is None and record.get("reward") is not None:
-            messages = (record.get("transcript") or {}).get("messages") or []
-            answer = next((m["content"] for m in reversed(messages) if m["role"] == "assistant"), "")
-            out.append((record["item_id"], answer, float(record["reward"])))
+            messages = [Message.model_validate(m) for m in (record.get("transcript") or {}).get("messages") or []]
+            out.append((record["item_id"], messages, float(record["reward"])))
     return out
 
 
 def _init_model(env: Environment, preset: TrainPreset, train: Dataset, path: Path, seed: int,
-                targets: list[tuple[str, str, float]]) -> Path:
+                targets: list[Episode]) -> Path:
     """The starting checkpoint: a config-built model with a tokenizer trained on the train prompts and
     targets (tiny), or the given transformers checkpoint (hf) copied by reference."""
     spec = preset.model
@@ -105,7 +113,14 @@ def _init_model(env: Environment, preset: TrainPreset, train: Dataset, path: Pat
     from security_verifiers.train.tiny import tiny_model, train_tokenizer
 
     assert spec.tiny is not None
-    texts = [m.content for item in train.items for m in env.prompt(item)] + [t for _, t, _ in targets]
+    texts = [m.content for item in train.items for m in env.prompt(item)]
+    if is_multi_turn(env):  # everything the episodes show the model: tool schemas, replies, calls, tool results
+        toolbox = env.tools(train.items[0])
+        texts += [json.dumps(toolbox.schemas()) if toolbox is not None else ""]
+        texts += [text for _, messages, _ in targets for m in messages
+                  for text in (m.content, *(c.arguments for c in m.tool_calls))]
+    else:
+        texts += [_final_answer(messages) for _, messages, _ in targets]
     tokenizer = train_tokenizer(texts, spec.tiny.vocab_size)
     tiny_model(tokenizer, spec.tiny, seed).save_pretrained(path)
     tokenizer.save_pretrained(path)
@@ -169,7 +184,6 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     from security_verifiers.train.trainers import run_grpo
 
     env = get_env(env_name, preset.env_options.get(env_name, {}))
-    check_single_turn(env)
     preset = preset.for_env(env_name)
     if sft_run is not None and command not in RL_COMMANDS:
         raise ConfigError(f"only an RL command starts from an SFT run, not {command!r}")
@@ -204,8 +218,8 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
             raise ConfigError(f"{after} is not the checkpoint its manifest recorded (changed since)")
         manifest.update(sft_from={"run": str(sft_run), "model": start_manifest.get("final_model")},
                         model=start_manifest.get("model"), sft_targets=start_manifest.get("sft_targets"))
-        targets = [a for _, a, _ in _answers(RunDir(sft_run / "teacher"))]
-        manifest["answer_tokens"] = _fit_budgets(command, env, preset, after, targets,
+        targets = _episodes(RunDir(sft_run / "teacher"))
+        manifest["answer_tokens"] = _fit_budgets(command, env, preset, after, _replies(env, after, train_set, targets),
                                                  (start_manifest.get("sft_targets") or {}).get("policy", "the teacher"))
         shutil.copytree(sft_run / "eval" / "after", run / "eval" / "before")
     else:
@@ -245,6 +259,20 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     return run
 
 
+def _replies(env: Environment, tokenizer_dir: Path, train_set: Dataset, episodes: list[Episode]) -> list[str]:
+    """What the model is to write, reply by reply: a single-turn episode's answer; each turn of a multi-turn
+    episode as the chat template renders it (its tool calls included)."""
+    if not is_multi_turn(env):
+        return [_final_answer(messages) for _, messages, _ in episodes]
+    from transformers import AutoTokenizer
+
+    from security_verifiers.train.episodes import turn_rows
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir), local_files_only=tokenizer_dir.is_dir())
+    by_id = {item.id: item for item in train_set.items}
+    return [row["completion"] for row in turn_rows(tokenizer, env, [(by_id[i], m) for i, m, _ in episodes])]
+
+
 def _fit_budgets(command: Command, env: Environment, preset: TrainPreset, tokenizer_dir: Path, answers: list[str],
                  teacher: str) -> dict[str, Any]:
     """The teacher's answers measured against the run's completion budgets (:mod:`.budget`): refused, before
@@ -263,6 +291,8 @@ def _sft_stage(command: Command, env: Environment, preset: TrainPreset, train_se
                manifest: dict[str, Any], seed: int, use_cpu: bool, bf16: bool) -> tuple[Path, Path]:
     """Targets (a policy's answers, filtered by reward for ``distill``), the starting model, and SFT on the
     targets; returns (start, SFT checkpoint)."""
+    from security_verifiers.adapters.trl import sft_dataset
+    from security_verifiers.train.episodes import turn_dataset
     from security_verifiers.train.trainers import StepLog, run_sft
 
     teacher = preset.distill.teacher if command == "distill" else preset.sft.targets
@@ -277,12 +307,19 @@ def _sft_stage(command: Command, env: Environment, preset: TrainPreset, train_se
     manifest["sft_targets"] = {"policy": teacher, "kept": len(answers)}
     start = _init_model(env, preset, train_set, run / "init", seed, answers)
     manifest["model"] = _identity(start)
-    manifest["answer_tokens"] = _fit_budgets(command, env, preset, start, [a for _, a, _ in answers], teacher)
+    manifest["answer_tokens"] = _fit_budgets(command, env, preset, start, _replies(env, start, train_set, answers),
+                                             teacher)
     write_json_atomic(run / "manifest.json", manifest)
 
     by_id = {item.id: item for item in train_set.items}
-    _say(f"SFT on {len(answers)} answers ({preset.sft.epochs} epochs)")
-    sft = run_sft(env, [by_id[i] for i, _, _ in answers], [a for _, a, _ in answers], start, run / "sft",
-                  preset.sft, seed=seed, log=StepLog(run / "log.jsonl", "sft"), lora=preset.model.lora,
-                  use_cpu=use_cpu, bf16=bf16, report_to=preset.log_to)
+    episodes: list[tuple[Item, list[Message]]] = [(by_id[i], messages) for i, messages, _ in answers]
+
+    def rows(tokenizer: Any) -> Any:
+        if is_multi_turn(env):  # one row per assistant turn, rendered by the start's chat template
+            return turn_dataset(tokenizer, env, episodes)
+        return sft_dataset(env, [item for item, _ in episodes], [_final_answer(m) for _, m in episodes])
+
+    _say(f"SFT on {len(answers)} {'episodes' if is_multi_turn(env) else 'answers'} ({preset.sft.epochs} epochs)")
+    sft = run_sft(rows, start, run / "sft", preset.sft, seed=seed, log=StepLog(run / "log.jsonl", "sft"),
+                  lora=preset.model.lora, use_cpu=use_cpu, bf16=bf16, report_to=preset.log_to)
     return start, sft

@@ -71,7 +71,9 @@ class GRPOSpec(_Strict):
     learning_rate: float = Field(1e-3, gt=0)
     prompts_per_step: int = Field(4, ge=1)
     num_generations: int = Field(8, ge=2)
-    max_completion_length: int = Field(32, ge=1)
+    max_completion_length: int = Field(32, ge=1, description="Tokens per reply (per turn, in a multi-turn episode).")
+    max_episode_tokens: int = Field(4096, ge=16, description="A multi-turn episode's whole length (prompt, replies, "
+                                    "tool results): a turn that would pass it is not generated.")
     temperature: float = Field(1.0, gt=0)
     beta: float = Field(0.0, ge=0, description="KL coefficient against the starting model (0: no reference).")
     weights: dict[str, float] | None = Field(None, description="Component weights of the `weighted` variant.")

@@ -17,11 +17,28 @@ from pydantic import BaseModel, ConfigDict, Field
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerFast
 
-#: ChatML, as Qwen models use; ``{% generation %}`` marks what an assistant-only loss trains on.
+#: ChatML, as Qwen models use; ``{% generation %}`` marks what an assistant-only loss trains on. Tools, when offered,
+#: are listed in the system turn and called the way Qwen's template renders calls (``<tool_call>`` JSON, see
+#: :mod:`security_verifiers.models.tool_text`); a tool's result comes back as a ``<tool_response>`` user turn.
 CHAT_TEMPLATE = (
-    "{% for message in messages %}"
+    "{% set first = 0 %}"
+    "{% if tools %}<|im_start|>system\n"
+    "{% if messages and messages[0]['role'] == 'system' %}{{ messages[0]['content'] }}\n\n{% set first = 1 %}"
+    "{% endif %}"
+    "# Tools\n\nCall a function by writing, for each call, a JSON object with its name and arguments between "
+    "<tool_call></tool_call> tags.\n<tools>\n{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}</tools>"
+    "<|im_end|>\n{% endif %}"
+    "{% for message in messages[first:] %}"
     "{% if message['role'] == 'assistant' %}<|im_start|>assistant\n"
-    "{% generation %}{{ message['content'] }}<|im_end|>{% endgeneration %}\n"
+    "{% generation %}{{ message['content'] }}"
+    "{% for call in message.get('tool_calls') or [] %}"
+    "{% if message['content'] or not loop.first %}\n{% endif %}"
+    "<tool_call>\n{\"name\": {{ call['function']['name'] | tojson }}, "
+    "\"arguments\": {% if call['function']['arguments'] is string %}{{ call['function']['arguments'] }}"
+    "{% else %}{{ call['function']['arguments'] | tojson }}{% endif %}}\n</tool_call>"
+    "{% endfor %}<|im_end|>{% endgeneration %}\n"
+    "{% elif message['role'] == 'tool' %}<|im_start|>user\n<tool_response>\n{{ message['content'] }}\n"
+    "</tool_response><|im_end|>\n"
     "{% else %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n{% endif %}"
     "{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"

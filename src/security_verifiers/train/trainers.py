@@ -12,15 +12,19 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from security_verifiers.adapters.trl import AGGREGATION, EnvReward, Variant, prompt_dataset, reward_weights, sft_dataset
+from security_verifiers.adapters.trl import AGGREGATION, EnvReward, Variant, prompt_dataset, reward_weights
 from security_verifiers.core.types import Item
 from security_verifiers.envs.base import Environment
+from security_verifiers.train.episodes import EpisodeRollout, episode_prompts, is_multi_turn
 from security_verifiers.train.presets import GRPOSpec, LoraSpec, SFTSpec
+
+if TYPE_CHECKING:
+    import datasets
 
 #: A parse-failure rate at or above this for :data:`PARSE_FAILURE_STEPS` logged steps in a row is warned about: the
 #: policy no longer writes answers the scorer can read, so its rewards carry almost no signal.
@@ -82,6 +86,13 @@ def _guarded_grpo_trainer() -> type:
     class GuardedGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
         guard: NoSignalGuard
 
+        #: The inputs of the generation batch being rolled out: a multi-turn rollout reads their item ids.
+        sv_inputs: list[dict[str, Any]] = []
+
+        def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> Any:
+            self.sv_inputs = inputs
+            return super()._generate_and_score_completions(inputs)
+
         def _prepare_inputs(self, generation_batch: Any) -> Any:
             inputs = super()._prepare_inputs(generation_batch)
             if self.model.training:
@@ -130,6 +141,7 @@ class StepLog:
             scored = now["scored"] - self._last["scored"]
             row["scored"] = scored
             row["masked_scorer_errors"] = now["scorer_errors"] - self._last["scorer_errors"]
+            row["failed_episodes"] = now["failed_episodes"] - self._last["failed_episodes"]
             row["parse_failure_rate"] = (now["parse_failures"] - self._last["parse_failures"]) / scored \
                 if scored else None
             self._last = now
@@ -166,10 +178,11 @@ def _common_args(out: Path, seed: int, use_cpu: bool, bf16: bool, report_to: Seq
             "disable_tqdm": False}
 
 
-def run_sft(env: Environment, items: Sequence[Item], answers: Sequence[str], start: Path, out: Path,
-            spec: SFTSpec, *, seed: int, log: StepLog, lora: LoraSpec | None, use_cpu: bool, bf16: bool,
-            report_to: Sequence[str] = ()) -> Path:
-    """Fine-tune the checkpoint at ``start`` on (prompt, answer) pairs; the loss covers the answers only."""
+def run_sft(rows: Callable[[Any], datasets.Dataset], start: Path, out: Path, spec: SFTSpec, *, seed: int,
+            log: StepLog, lora: LoraSpec | None, use_cpu: bool, bf16: bool, report_to: Sequence[str] = ()) -> Path:
+    """Fine-tune the checkpoint at ``start`` on prompt-completion rows (``rows`` builds them with the start's
+    tokenizer: a multi-turn episode's turns are rendered by its chat template); the loss covers the completions
+    only."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
@@ -178,7 +191,7 @@ def run_sft(env: Environment, items: Sequence[Item], answers: Sequence[str], sta
                        learning_rate=spec.learning_rate, per_device_train_batch_size=spec.batch_size,
                        max_length=spec.max_length, completion_only_loss=True, lr_scheduler_type="cosine",
                        warmup_steps=0.05)
-    trainer = SFTTrainer(model=model, args=config, train_dataset=sft_dataset(env, items, answers),
+    trainer = SFTTrainer(model=model, args=config, train_dataset=rows(tokenizer),
                          processing_class=tokenizer, callbacks=[log.callback()], peft_config=_peft_config(lora))
     trainer.train()
     return _save(trainer, tokenizer, out / "checkpoint")
@@ -199,6 +212,10 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
         pool = ScorerPool(env, env.score_workers)
         pool.warm_up()
     reward = EnvReward(env, items, pool)
+    rollout = None
+    if is_multi_turn(env):  # whole episodes, played by the harness's episode loop with the model being trained
+        rollout = EpisodeRollout(env, items, tokenizer, reward, max_turn_tokens=spec.max_completion_length,
+                                 max_episode_tokens=spec.max_episode_tokens)
     guard = NoSignalGuard()
     log = StepLog(log_path, f"grpo:{variant}", reward, guard)
     config = GRPOConfig(
@@ -210,8 +227,10 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
         log_completions=False, shuffle_dataset=True,
     )
     trainer = _guarded_grpo_trainer()(model=model, reward_funcs=reward.functions(), args=config,
-                                      train_dataset=prompt_dataset(env, items), processing_class=tokenizer,
-                                      callbacks=[guard.callback(), log.callback()], peft_config=_peft_config(lora))
+                                      train_dataset=episode_prompts(env, items) if rollout is not None
+                                      else prompt_dataset(env, items), processing_class=tokenizer,
+                                      callbacks=[guard.callback(), log.callback()], peft_config=_peft_config(lora),
+                                      rollout_func=rollout)
     trainer.guard = guard
     try:
         trainer.train()
