@@ -63,6 +63,10 @@ def test_summary_pairs_before_and_after_and_hf_eval_reproduces_after(run: Path, 
     assert summary["items"]["shared"] == 6 and summary["a"]["model"].endswith("sft/checkpoint")
     row = summary["metrics"]["reward_mean"]
     assert row["delta"] == pytest.approx(row["b"] - row["a"])
+    learned = summary["learned"]  # the floor on the same items, and what the after run answered
+    assert learned["items"] == 6 and learned["floor"]["policy"].startswith("always-")
+    assert learned["after_vs_floor"]["reward_mean"] == pytest.approx(row["b"])
+    assert learned["after"]["n"] == 6 and learned["after"]["contradictions"] is not None
     argv = ["eval", "network-logs", "--model", f"hf:{run / 'grpo' / 'checkpoint'}", "--n", "6", "--max-tokens", "16",
             "--temperature", "0", "--env-option", "window=1", "--out", str(tmp_path), "--run-id", "x", "--quiet"]
     assert main(argv) == 0

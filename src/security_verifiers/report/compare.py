@@ -38,6 +38,20 @@ def load_run(run_dir: Path) -> tuple[dict[str, Any], list[RolloutRecord]]:
     return metadata, latest_by_key(read_results(run_dir / "results.jsonl"))
 
 
+def run_environment(meta_a: dict[str, Any], meta_b: dict[str, Any]) -> Environment:
+    """The environment both runs were scored by (from their metadata); runs of different environment versions or
+    configs measure different rewards and are refused, and so are runs scored by another version than this code's."""
+    env_a, env_b = meta_a.get("env") or {}, meta_b.get("env") or {}
+    for field in ("name", "version", "config"):
+        if env_a.get(field) != env_b.get(field):
+            raise ConfigError(f"the runs measure different rewards: environment {field} {env_a.get(field)!r} "
+                              f"against {env_b.get(field)!r}")
+    env: Environment = get_env(env_a["name"], env_a.get("config") or {})
+    if env.version != env_a["version"]:
+        raise ConfigError(f"the runs were scored by {env.name} {env_a['version']}; this code is {env.version}")
+    return env
+
+
 def _by_item(env: Environment, records: Sequence[RolloutRecord]) -> dict[str, list[Any]]:
     """Each item's scored outcomes, in the environment's typed form (validated once, read many times)."""
     out: dict[str, list[dict[str, Any]]] = {}
@@ -56,14 +70,7 @@ def compare_runs(a_dir: Path, b_dir: Path, n_boot: int = N_BOOT, seed: int = SEE
     """``{"env", "a", "b", "items": {...}, "metrics": {key: {"a", "b", "delta", "ci": [lo, hi]}}}``; the
     delta is B − A and its 95% interval comes from a paired percentile bootstrap over shared items."""
     (meta_a, records_a), (meta_b, records_b) = load_run(a_dir), load_run(b_dir)
-    env_a, env_b = meta_a.get("env") or {}, meta_b.get("env") or {}
-    for field in ("name", "version", "config"):
-        if env_a.get(field) != env_b.get(field):
-            raise ConfigError(f"the runs measure different rewards: environment {field} {env_a.get(field)!r} "
-                              f"against {env_b.get(field)!r}")
-    env: Environment = get_env(env_a["name"], env_a.get("config") or {})
-    if env.version != env_a["version"]:
-        raise ConfigError(f"the runs were scored by {env.name} {env_a['version']}; this code is {env.version}")
+    env = run_environment(meta_a, meta_b)
     outcomes_a, outcomes_b = _by_item(env, records_a), _by_item(env, records_b)
     shared = sorted(set(outcomes_a) & set(outcomes_b))
     if not shared:

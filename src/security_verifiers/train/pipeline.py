@@ -12,7 +12,9 @@ A run directory ``OUT/<run_id>/`` holds everything needed to trust (or redo) the
 * ``eval/before`` and ``eval/after``: ordinary ``sv eval`` run directories on the held-out split, the starting
   point of the last stage against its result, scored by the same code as every other run;
 * ``summary.json``: before, after and the paired delta of every metric with a 95% bootstrap interval over
-  items (:func:`~security_verifiers.report.compare.compare_runs`); ``curves.png``.
+  items (:func:`~security_verifiers.report.compare.compare_runs`), and ``learned``: the constant floor and each
+  run's delta against it, AUC, calibration, distinct answers and label/probability contradictions
+  (:mod:`.learned`), which the final printed line repeats; ``curves.png``.
 
 Stages: ``sft`` fine-tunes the starting model on the target policy's answers; ``distill`` the same on a
 teacher's answers that pass ``distill.min_reward`` (rejection sampling); ``grpo``, ``gdpo`` and ``weighted``
@@ -181,6 +183,7 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
 
     from security_verifiers.report.compare import compare_runs
     from security_verifiers.train.curves import plot_curves
+    from security_verifiers.train.learned import learned
     from security_verifiers.train.trainers import run_grpo
 
     env = get_env(env_name, preset.env_options.get(env_name, {}))
@@ -242,6 +245,8 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     summary = compare_runs(run / "eval" / "before", run / "eval" / "after")
     summary["command"] = command
     summary["seed"] = seed
+    found = learned(run / "eval" / "before", run / "eval" / "after")
+    summary["learned"] = found.model_dump(mode="json")
     write_json_atomic(run / "summary.json", summary)
     plot_curves(log_path, run / "curves.png")
     manifest.update(status="finished", finished_at=now_iso(), final_model=_identity(after))
@@ -249,7 +254,7 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     headline = summary["headline"][0] if summary["headline"] else "reward_mean"
     row = summary["metrics"][headline]
     _say(f"{headline}: before {row['a']:.4f}, after {row['b']:.4f}, delta {row['delta']:+.4f} "
-         f"[{row['ci'][0]:+.4f}, {row['ci'][1]:+.4f}] — {run}")
+         f"[{row['ci'][0]:+.4f}, {row['ci'][1]:+.4f}]; {found.line()} — {run}")
     if preset.log_to:
         from security_verifiers.tracking import log_eval_run
 
