@@ -184,12 +184,14 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     from security_verifiers.report.compare import compare_runs
     from security_verifiers.train.curves import plot_curves
     from security_verifiers.train.learned import learned
-    from security_verifiers.train.trainers import run_grpo
+    from security_verifiers.train.trainers import generation_args, run_grpo
 
     env = get_env(env_name, preset.env_options.get(env_name, {}))
     preset = preset.for_env(env_name)
     if sft_run is not None and command not in RL_COMMANDS:
         raise ConfigError(f"only an RL command starts from an SFT run, not {command!r}")
+    if command in RL_COMMANDS:
+        generation_args(preset.grpo)  # an unusable generation backend is refused before the SFT stage runs
     run = out / run_id
     if run.exists():
         raise ConfigError(f"{run} already exists; choose another --run-id")

@@ -77,6 +77,13 @@ class GRPOSpec(_Strict):
     temperature: float = Field(1.0, gt=0)
     beta: float = Field(0.0, ge=0, description="KL coefficient against the starting model (0: no reference).")
     weights: dict[str, float] | None = Field(None, description="Component weights of the `weighted` variant.")
+    generation: Literal["transformers", "paged", "vllm"] = Field(
+        "transformers", description="How the GRPO stage generates its completions: `transformers` (the model's "
+        "`generate`, padded batches; runs anywhere), `paged` (transformers' continuous batching over a paged KV "
+        "cache, TRL's `use_transformers_continuous_batching`), or `vllm` (a vLLM engine colocated in the training "
+        "process, TRL's `use_vllm` with `vllm_mode='colocate'`; needs the `vllm` package and a GPU, and is refused "
+        "when vllm is not importable rather than falling back). The sampling settings are the same; the speed "
+        "differs (`benchmarks/train_gpu.py` measures it).")
 
 
 class DistillSpec(_Strict):

@@ -9,6 +9,7 @@ a comparison of aggregation, at equal budget.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from security_verifiers.adapters.trl import AGGREGATION, EnvReward, Variant, prompt_dataset, reward_weights
+from security_verifiers.core.errors import ConfigError
 from security_verifiers.core.types import Item
 from security_verifiers.envs.base import Environment
 from security_verifiers.train.episodes import EpisodeRollout, episode_prompts, is_multi_turn
@@ -30,6 +32,11 @@ if TYPE_CHECKING:
 #: policy no longer writes answers the scorer can read, so its rewards carry almost no signal.
 PARSE_FAILURE_WARNING = 0.9
 PARSE_FAILURE_STEPS = 5
+
+#: Per generation, what the trainer adds to TRL's step metrics: the completions' tokens and the seconds spent
+#: generating them (see :func:`_guarded_grpo_trainer`); :class:`StepLog` turns them into tokens/s.
+GENERATED_TOKENS = "generation/tokens"
+GENERATION_SECONDS = "generation/seconds"
 
 
 class NoSignalGuard:
@@ -93,6 +100,21 @@ def _guarded_grpo_trainer() -> type:
             self.sv_inputs = inputs
             return super()._generate_and_score_completions(inputs)
 
+        def _generate(self, prompts: list[Any]) -> Any:
+            # Times every rollout (any backend, or a rollout function) and counts its tokens as TRL does: from
+            # TRL's own ``completions/mean_length`` (model tokens only, gathered over processes) times the
+            # completions (one per prompt entry, on every process).
+            mode = "train" if self.model.training else "eval"
+            start = time.perf_counter()
+            out = super()._generate(prompts)
+            seconds = time.perf_counter() - start
+            lengths = self._metrics[mode]["completions/mean_length"]
+            if lengths:
+                self._metrics[mode][GENERATED_TOKENS].append(
+                    lengths[-1] * len(prompts) * self.accelerator.num_processes)
+                self._metrics[mode][GENERATION_SECONDS].append(seconds)
+            return out
+
         def _prepare_inputs(self, generation_batch: Any) -> Any:
             inputs = super()._prepare_inputs(generation_batch)
             if self.model.training:
@@ -106,7 +128,19 @@ class StepLog:
     """Appends TRL's per-step logs to ``log.jsonl`` (one JSON object per line, flushed at once), with the
     reward adapter's counts since the previous line (parse failures and masked scorer errors per step) and the
     optimiser steps the :class:`NoSignalGuard` skipped; warns on stderr once when the parse-failure rate stays at
-    :data:`PARSE_FAILURE_WARNING` or above for :data:`PARSE_FAILURE_STEPS` steps."""
+    :data:`PARSE_FAILURE_WARNING` or above for :data:`PARSE_FAILURE_STEPS` steps.
+
+    A GRPO row also carries its generation's speed: ``generated_tokens`` (the completions' tokens),
+    ``generation_s`` (seconds in TRL's rollout, ``_generate``: generation with whichever backend, decoding, and a
+    vLLM engine's weight sync) and ``generated_tokens_per_s``; a step that generated nothing has 0 tokens and no
+    rate. The tokens are counted by the trainer from TRL's ``completions/mean_length`` times the completions,
+    not from the reward adapter: the adapter scores each distinct (item, answer) once, so identical answers in a
+    group would go uncounted, and TRL's length counts the model's tokens only (a multi-turn rollout's
+    environment tokens are masked out of it) up to and including the end-of-sequence token. The rate is over the
+    generation's own seconds, not TRL's ``step_time`` (which adds the scoring and the backward pass); sv train
+    logs every step, so each row holds one generation (with a longer logging interval the figures are the mean
+    per generation and the rate their ratio). The run's closing summary row carries none of the three.
+    """
 
     def __init__(self, path: Path, stage: str, reward: EnvReward | None = None,
                  guard: NoSignalGuard | None = None) -> None:
@@ -136,6 +170,11 @@ class StepLog:
         row: dict[str, Any] = {"stage": self.stage, "step": step, "max_steps": max_steps,
                                "elapsed_s": round(time.monotonic() - self._start, 2)}
         row.update({k: v for k, v in logs.items() if isinstance(v, int | float | str)})
+        if self.stage.startswith("grpo") and "loss" in logs:  # a training step's row, not the run's summary
+            tokens, seconds = row.pop(GENERATED_TOKENS, None), row.pop(GENERATION_SECONDS, None)
+            row["generated_tokens"] = round(tokens or 0)
+            row["generation_s"] = round(seconds, 4) if seconds is not None else None
+            row["generated_tokens_per_s"] = round(tokens / seconds, 1) if tokens and seconds else None
         if self.reward is not None and self._last is not None:
             now = self.reward.stats.as_dict()
             scored = now["scored"] - self._last["scored"]
@@ -176,6 +215,20 @@ def _common_args(out: Path, seed: int, use_cpu: bool, bf16: bool, report_to: Seq
     return {"output_dir": str(out / "trainer"), "seed": seed, "data_seed": seed, "use_cpu": use_cpu, "bf16": bf16,
             "logging_steps": 1, "save_strategy": "no", "report_to": list(report_to), "dataloader_num_workers": 0,
             "disable_tqdm": False}
+
+
+def generation_args(spec: GRPOSpec) -> dict[str, Any]:
+    """TRL's ``GRPOConfig`` arguments for the preset's ``grpo.generation``; a :class:`ConfigError` for ``vllm``
+    where the ``vllm`` package is not importable (no silent fallback to another backend)."""
+    if spec.generation == "paged":
+        return {"use_transformers_continuous_batching": True}
+    if spec.generation == "vllm":
+        if importlib.util.find_spec("vllm") is None:
+            raise ConfigError("grpo.generation is 'vllm' but the vllm package is not importable here; install it "
+                              "(pip install vllm, on a GPU machine) or set grpo.generation to 'paged' or "
+                              "'transformers'")
+        return {"use_vllm": True, "vllm_mode": "colocate"}
+    return {}
 
 
 def run_sft(rows: Callable[[Any], datasets.Dataset], start: Path, out: Path, spec: SFTSpec, *, seed: int,
@@ -224,7 +277,7 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
         num_generations=spec.num_generations, max_completion_length=spec.max_completion_length,
         temperature=spec.temperature, beta=spec.beta, reward_weights=reward_weights(env, variant, spec.weights),
         multi_objective_aggregation=AGGREGATION[variant], scale_rewards="group", lr_scheduler_type="constant",
-        log_completions=False, shuffle_dataset=True,
+        log_completions=False, shuffle_dataset=True, **generation_args(spec),
     )
     trainer = _guarded_grpo_trainer()(model=model, reward_funcs=reward.functions(), args=config,
                                       train_dataset=episode_prompts(env, items) if rollout is not None
