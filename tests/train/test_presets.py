@@ -59,6 +59,10 @@ def test_preset_selection_errors(tmp_path: Path, capsys: pytest.CaptureFixture[s
     err = capsys.readouterr().err
     assert "cannot read the preset" in err and "Traceback" not in err
     assert not any(tmp_path.glob("sft-*"))
+    assert main(["train", "sft", "--env", "config-audit", "--preset", "tiny-cpu", "--env-option", "mode=tool",
+                 "--out", str(tmp_path)]) == 2  # an option the environment refuses is named before anything runs
+    err = capsys.readouterr().err
+    assert "--env-option mode" in err and "Traceback" not in err and not any(tmp_path.glob("sft-*"))
 
 
 def test_environment_overrides_change_only_runs_on_that_environment(tmp_path: Path) -> None:
@@ -80,7 +84,8 @@ def test_invalid_environment_overrides_are_clear_errors(tmp_path: Path, override
 
 
 @pytest.mark.parametrize("name", ["tiny-cpu", "lora-gpu"])
-@pytest.mark.parametrize("env_name", ["network-logs", "phishing", "config-audit", "code-repair"])
+@pytest.mark.parametrize("env_name", ["network-logs", "phishing", "config-audit", "code-repair", "redteam-attack",
+                                      "redteam-defense"])
 def test_shipped_presets_name_policies_each_environment_has(name: str, env_name: str) -> None:
     """A preset's SFT targets and distillation teacher, as a run on the environment sees them, exist there."""
     from security_verifiers.envs.base import get_env
