@@ -263,7 +263,7 @@ def register(sub: Any) -> None:
     ev.add_argument("--model", default=None,
                     help="(Required, except with --resume, which reads it from the run.) "
                     "`baseline:<name>` for a built-in policy, `hf:<dir or hub name>` for a transformers model run "
-                    "in this process (single-turn; see DEVELOPERS.md), or a model name served by an "
+                    "in this process (tools called in text; see DEVELOPERS.md), or a model name served by an "
                     "OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, OpenRouter); several separated by commas run "
                     "one after another. No default.")
     ev.add_argument("--split", default=None,
