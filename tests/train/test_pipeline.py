@@ -91,9 +91,11 @@ def test_the_lora_path_runs_on_a_tiny_model_of_the_gpu_architecture(run: Path, t
     assert manifest["final_model"]["weights_sha256"] != manifest["model"]["weights_sha256"]
 
 
-#: Multi-turn smoke runs: a short teacher where a long one would make the run slow (the budgets must fit its answers),
-#: the reference attacker where its tool calls are short.
-MULTI_TURN = {
+#: Smoke runs of the other environments: a short teacher where a long one would make the run slow (the budgets must fit
+#: its answers), the reference attacker where its tool calls are short. The multi-turn ones train over whole episodes.
+SMOKE_RUNS = {
+    "phishing": ({}, "baseline:always-abstain", 64),
+    "config-audit-single-turn": ({}, "baseline:empty", 64),
     "redteam-attack": ({}, "baseline:reference", 256),
     "redteam-defense": ({}, "baseline:refuse-all", 64),
     "code-repair": ({"mode": "tools"}, "baseline:noop", 64),
@@ -101,9 +103,10 @@ MULTI_TURN = {
 }
 
 
-@pytest.mark.parametrize("env_name", list(MULTI_TURN))
-def test_a_multi_turn_environment_trains_over_whole_episodes(env_name: str, tmp_path: Path) -> None:
-    options, teacher, budget = MULTI_TURN[env_name]
+@pytest.mark.parametrize("case", list(SMOKE_RUNS))
+def test_every_environment_trains_and_multi_turn_ones_over_whole_episodes(case: str, tmp_path: Path) -> None:
+    options, teacher, budget = SMOKE_RUNS[case]
+    env_name = case.removesuffix("-single-turn")
     config = {**SMOKE, "env_options": {env_name: options},
               "model": {**SMOKE["model"], "tiny": {**SMOKE["model"]["tiny"], "max_positions": 8192}},
               "data": {**SMOKE["data"], "train_n": 4, "heldout_n": 2, "heldout_split": "dev"},
