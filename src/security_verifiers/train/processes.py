@@ -9,7 +9,8 @@ it wrote (the starting checkpoint, the teacher's answers, a stage's final checkp
 
 The preset's batch figures are per optimiser step over all processes, as in a one-process run: each process takes
 its share (``prompts_per_step * num_generations`` and ``sft.batch_size`` must divide by the processes), so a run
-on N GPUs trains on the same budget as a run on one. Without a launcher everything here is a no-op.
+on N GPUs trains on the same budget as a run on one. Without a launcher (no ``WORLD_SIZE`` above 1) everything here
+is a no-op that leaves accelerate's state alone: transformers initialises it as the trainer's ``use_cpu`` says.
 """
 
 from __future__ import annotations
@@ -35,17 +36,23 @@ def state() -> Any:
     return PartialState(cpu=not torch.cuda.is_available(), timeout=timedelta(seconds=TIMEOUT_S))
 
 
+def launched() -> bool:
+    """Whether this process is one of several started by a launcher."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
 def count() -> int:
-    return int(state().num_processes)
+    return int(state().num_processes) if launched() else 1
 
 
 def is_main() -> bool:
-    return bool(state().is_main_process)
+    return bool(state().is_main_process) if launched() else True
 
 
 def wait() -> None:
     """Every process waits here until all have come (the main process has written what the others read)."""
-    state().wait_for_everyone()
+    if launched():
+        state().wait_for_everyone()
 
 
 def agreed(value: Any) -> Any:
