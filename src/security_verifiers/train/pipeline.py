@@ -376,7 +376,7 @@ def _from_sft_run(r: Run, sft_run: Path) -> tuple[Path, Path]:
 
 def _grpo_stage(r: Run, sft: Path) -> Path:
     """RL from the SFT checkpoint (or the recorded result of an earlier session)."""
-    from security_verifiers.train.resume import finish_stage, prepare_stage, stage_done
+    from security_verifiers.train.checkpoints import finish_stage, prepare_stage, stage_done
     from security_verifiers.train.trainers import run_grpo
 
     if stage_done(r, "grpo"):
@@ -427,8 +427,8 @@ def _sft_stage(r: Run) -> tuple[Path, Path]:
     targets; returns (start, SFT checkpoint). The main process plays the teacher and builds the start; the others
     read them once it has."""
     from security_verifiers.adapters.trl import sft_dataset
+    from security_verifiers.train.checkpoints import finish_stage, prepare_stage, stage_done
     from security_verifiers.train.episodes import turn_dataset
-    from security_verifiers.train.resume import finish_stage, prepare_stage, stage_done
     from security_verifiers.train.trainers import StepLog, run_sft
 
     command, env, preset, run, train_set = r.command, r.env, r.preset, r.path, r.train_set
