@@ -53,7 +53,7 @@ def test_the_generation_option_reaches_trls_trainer(start: Path, tmp_path: Path,
     """The trainer run_grpo builds is inspected instead of trained: the option must be in its arguments and have
     set up TRL's generation backend (its continuous-batching config), with vLLM off."""
     seen: list[Any] = []
-    monkeypatch.setattr(trainers._guarded_grpo_trainer(), "train", lambda self: seen.append(self))
+    monkeypatch.setattr(trainers._guarded_grpo_trainer(), "train", lambda self, **_: seen.append(self))
     _grpo(start, tmp_path, generation)
     (trainer,) = seen
     assert trainer.args.use_transformers_continuous_batching is continuous_batching

@@ -8,6 +8,8 @@ A run directory ``OUT/<run_id>/`` holds everything needed to trust (or redo) the
 * ``log.jsonl``: one line per logged step of each stage (TRL's metrics, per-component reward mean and std,
   masked scorer errors and parse failures since the previous line);
 * ``init/`` (tiny preset: the config-built model and its tokenizer), ``sft/checkpoint``, ``grpo/checkpoint``;
+  while a stage trains, its state every ``checkpoint_every`` steps under ``sft/trainer/checkpoint-N`` (and
+  ``grpo/…``), removed once its final checkpoint is written and recorded in the manifest's ``stages``;
 * ``teacher/``: the run in which the SFT targets were produced (the reference, or any harness policy);
 * ``eval/before`` and ``eval/after``: ordinary ``sv eval`` run directories on the held-out split, the starting
   point of the last stage against its result, scored by the same code as every other run;
@@ -22,6 +24,11 @@ first run the SFT stage, then RL from its checkpoint, so "before" is the SFT mod
 stage's own. An RL run may instead start from a finished ``sft`` run of the same preset (``sft_run``): its
 checkpoint is the start and its held-out evaluation is "before", so the RL variants of an ablation start
 from one and the same model per seed (:mod:`security_verifiers.train.ablation`).
+
+An interrupted run continues with ``sv train --resume RUN_DIR`` (:mod:`.resume`): each step below looks at what
+the run directory already holds (a finished teacher or evaluation is kept, a partial one resumed; a recorded stage
+is kept, an interrupted one continues from its last ``trainer/checkpoint-N``). Under several processes
+(:mod:`.processes`) every process trains and the main one alone writes and evaluates.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import json
 import os
 import platform
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,6 +47,7 @@ from security_verifiers.core.errors import ConfigError
 from security_verifiers.core.rundir import RunDir, code_version, environment_versions, now_iso, write_json_atomic
 from security_verifiers.core.types import Item, Message
 from security_verifiers.envs.base import Environment, get_env
+from security_verifiers.train import processes
 from security_verifiers.train.episodes import is_multi_turn
 from security_verifiers.train.presets import TrainPreset
 
@@ -47,7 +56,8 @@ RL_COMMANDS = ("grpo", "gdpo", "weighted")
 
 
 def _say(message: str) -> None:
-    print(f"[sv train] {message}", flush=True)
+    if processes.is_main():
+        print(f"[sv train] {message}", flush=True)
 
 
 def _datasets(env: Environment, preset: TrainPreset) -> tuple[Dataset, Dataset]:
@@ -63,10 +73,21 @@ def _datasets(env: Environment, preset: TrainPreset) -> tuple[Dataset, Dataset]:
     return train, heldout
 
 
+def _complete(path: Path) -> bool:
+    """Whether the ``sv eval`` run directory ``path`` holds a finished run with its report (nothing to play)."""
+    try:
+        metadata = RunDir(path).read_metadata()
+    except (OSError, ValueError):
+        return False
+    return metadata.get("status") == "finished" and (metadata.get("rollouts") or {}).get("remaining") == 0 \
+        and (path / "report.md").is_file()
+
+
 def _run_policy(env: Environment, model: str, dataset: Dataset, path: Path, *, samples: int = 1,
                 max_tokens: int = 64, batch_size: int = 16) -> list[Episode]:
     """Play ``model`` (any ``--model`` the harness takes) on ``dataset`` into the run directory ``path``;
-    returns (item id, the episode's messages, reward) for each scored rollout."""
+    returns (item id, the episode's messages, reward) for each scored rollout. A finished run already there is
+    read, not played again; an unfinished one is resumed (its finished rollouts kept)."""
     from security_verifiers.harness.policies import resolve_policy
     from security_verifiers.harness.runner import RunConfig, run_eval
     from security_verifiers.models.base import Sampling
@@ -79,8 +100,11 @@ def _run_policy(env: Environment, model: str, dataset: Dataset, path: Path, *, s
     else:
         policy = resolve_policy(model, env, sampling=sampling)
     run_dir = RunDir(path)
+    if _complete(path):
+        return _episodes(run_dir)
     config = RunConfig(concurrency=max(8, 2 * batch_size), timeout_s=3600.0, samples=samples)
-    asyncio.run(run_eval(env, policy, dataset, run_dir, config, model_name=model, progress=True))
+    asyncio.run(run_eval(env, policy, dataset, run_dir, config, model_name=model, progress=True,
+                         resume=run_dir.metadata_path.is_file()))
     regenerate(path)
     return _episodes(run_dir)
 
@@ -174,28 +198,50 @@ def _check_sft_run(sft_run: Path, env: Environment, preset: TrainPreset, seed: i
     return manifest
 
 
-def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, out: Path, run_id: str,
-          sft_run: Path | None = None) -> Path:
-    """Run one ``sv train`` command; returns the run directory. ``sft_run``: an RL command starts from that
-    finished ``sft`` run's checkpoint instead of running its own SFT stage."""
+@dataclass
+class Run:
+    """One training run as its stages see it: what it trains, where, and its manifest (written by the main process
+    only). ``resume``: this session's entry of the manifest's ``resumes`` when it continues an earlier one."""
+
+    path: Path
+    command: Command
+    env: Environment
+    preset: TrainPreset
+    seed: int
+    train_set: Dataset
+    heldout: Dataset
+    manifest: dict[str, Any]
+    use_cpu: bool
+    bf16: bool
+    resume: dict[str, Any] | None = field(default=None)
+
+    @property
+    def log_path(self) -> Path:
+        return self.path / "log.jsonl"
+
+    def save(self) -> None:
+        if processes.is_main():
+            write_json_atomic(self.path / "manifest.json", self.manifest)
+
+
+def check_processes(command: Command, preset: TrainPreset, from_sft_run: bool) -> None:
+    """Under several processes, the preset's batches must divide among them (refused before anything runs)."""
+    processes.check_one_machine()
+    if not from_sft_run:
+        processes.per_process(preset.sft.batch_size, "sft.batch_size")
+    if command in RL_COMMANDS:
+        processes.per_process(preset.grpo.prompts_per_step * preset.grpo.num_generations,
+                              "grpo.prompts_per_step x grpo.num_generations")
+
+
+def prepare(command: Command, env: Environment, preset: TrainPreset, seed: int, out: Path, run: Path,
+            manifest: dict[str, Any] | None = None) -> Run:
+    """Threads, seed and trackers of this process; the datasets; the run's manifest (a new one unless given)."""
     import torch
     from transformers import set_seed
 
-    from security_verifiers.report.compare import compare_runs
-    from security_verifiers.train.curves import plot_curves
-    from security_verifiers.train.learned import learned
-    from security_verifiers.train.trainers import generation_args, run_grpo
+    from security_verifiers.harness.run_metadata import process_identity
 
-    env = get_env(env_name, preset.env_options.get(env_name, {}))
-    preset = preset.for_env(env_name)
-    if sft_run is not None and command not in RL_COMMANDS:
-        raise ConfigError(f"only an RL command starts from an SFT run, not {command!r}")
-    if command in RL_COMMANDS:
-        generation_args(preset.grpo)  # an unusable generation backend is refused before the SFT stage runs
-    run = out / run_id
-    if run.exists():
-        raise ConfigError(f"{run} already exists; choose another --run-id")
-    run.mkdir(parents=True)
     if preset.threads:
         torch.set_num_threads(preset.threads)
     set_seed(seed)
@@ -206,53 +252,89 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
     use_cpu = not torch.cuda.is_available()
     bf16 = preset.model.dtype == "bfloat16" and not use_cpu
     train_set, heldout = _datasets(env, preset)
-    manifest: dict[str, Any] = {
-        "status": "running", "started_at": now_iso(), "command": command, "variant": command, "seed": seed,
-        "code": code_version(), "env": env.describe(),
-        "data": {"train": {"id": train_set.id, "hash": train_set.hash, "n": len(train_set)},
-                 "heldout": {"id": heldout.id, "hash": heldout.hash, "n": len(heldout)}},
-        "preset": preset.model_dump(mode="json"), "versions": environment_versions(), "device": _device(),
-    }
-    write_json_atomic(run / "manifest.json", manifest)
-    log_path = run / "log.jsonl"
-    if sft_run is not None:
-        start_manifest = _check_sft_run(sft_run, env, preset, seed, manifest["data"])
-        before = after = sft_run / "sft" / "checkpoint"
-        recorded = (start_manifest.get("final_model") or {}).get("weights_sha256")
-        if _identity(after).get("weights_sha256") != recorded:
-            raise ConfigError(f"{after} is not the checkpoint its manifest recorded (changed since)")
-        manifest.update(sft_from={"run": str(sft_run), "model": start_manifest.get("final_model")},
-                        model=start_manifest.get("model"), sft_targets=start_manifest.get("sft_targets"))
-        targets = _episodes(RunDir(sft_run / "teacher"))
-        manifest["answer_tokens"] = _fit_budgets(command, env, preset, after, _replies(env, after, train_set, targets),
-                                                 (start_manifest.get("sft_targets") or {}).get("policy", "the teacher"))
-        shutil.copytree(sft_run / "eval" / "after", run / "eval" / "before")
-    else:
-        before, after = _sft_stage(command, env, preset, train_set, run, manifest, seed, use_cpu, bf16)
+    data = {"train": {"id": train_set.id, "hash": train_set.hash, "n": len(train_set)},
+            "heldout": {"id": heldout.id, "hash": heldout.hash, "n": len(heldout)}}
+    if manifest is None:
+        manifest = {
+            "status": "running", "started_at": now_iso(), "command": command, "variant": command, "seed": seed,
+            "code": code_version(), "env": env.describe(), "data": data,
+            "preset": preset.model_dump(mode="json"), "versions": environment_versions(), "device": _device(),
+            "processes": processes.count(),
+        }
+    elif manifest.get("data") != data:
+        raise ConfigError(f"{run}: the train or held-out items made now differ from the run's (data "
+                          f"{manifest.get('data')} then, {data} now); start a new run")
+    manifest["process"] = process_identity()  # the main process's: a resume refuses a run it still plays
+    return Run(run, command, env, preset, seed, train_set, heldout, manifest, use_cpu, bf16)
+
+
+def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, out: Path, run_id: str,
+          sft_run: Path | None = None) -> Path:
+    """Run one ``sv train`` command; returns the run directory. ``sft_run``: an RL command starts from that
+    finished ``sft`` run's checkpoint instead of running its own SFT stage."""
+    from security_verifiers.train.trainers import generation_args
+
+    env = get_env(env_name, preset.env_options.get(env_name, {}))
+    preset = preset.for_env(env_name)
+    if sft_run is not None and command not in RL_COMMANDS:
+        raise ConfigError(f"only an RL command starts from an SFT run, not {command!r}")
     if command in RL_COMMANDS:
-        sft = after
-        _say(f"{command} for {preset.grpo.steps} steps from the SFT checkpoint")
-        after, reward = run_grpo(env, list(train_set.items), sft, run / "grpo", preset.grpo, command, seed=seed,
-                                 log_path=log_path, lora=preset.model.lora, use_cpu=use_cpu, bf16=bf16,
-                                 report_to=preset.log_to)
-        before = sft
-        manifest["rl_reward_counts"] = reward.stats.as_dict()
-        manifest["rl_scorer_error_examples"] = reward.error_examples
+        generation_args(preset.grpo)  # an unusable generation backend is refused before the SFT stage runs
+    check_processes(command, preset, sft_run is not None)
+    run = out / run_id
+    if run.exists():
+        raise ConfigError(f"{run} already exists; choose another --run-id")
+    processes.wait()  # every process has looked before the main one creates it
+    if processes.is_main():
+        run.mkdir(parents=True)
+    r = prepare(command, env, preset, seed, out, run)
+    r.save()
+    return run_stages(r, sft_run)
+
+
+def run_stages(r: Run, sft_run: Path | None) -> Path:
+    """The run's stages, each skipped or continued where the run directory already holds it; the manifest says
+    how the run ended (``finished``, or ``stopped``/``failed`` and why)."""
+    from security_verifiers.harness.run_metadata import end_status
+
+    try:
+        return _stages(r, sft_run)
+    except BaseException as err:
+        if r.manifest.get("status") == "running":
+            r.manifest.update(end_status(err, stopped_early=False, remaining=0), ended_at=now_iso())
+            r.save()
+        raise
+
+
+def _stages(r: Run, sft_run: Path | None) -> Path:
+    from security_verifiers.report.compare import compare_runs
+    from security_verifiers.train.curves import plot_curves
+    from security_verifiers.train.learned import learned
+
+    run, env, preset, manifest = r.path, r.env, r.preset, r.manifest
+    if sft_run is not None:
+        before, after = _from_sft_run(r, sft_run)
+    else:
+        before, after = _sft_stage(r)
+    if r.command in RL_COMMANDS:
+        before, after = after, _grpo_stage(r, after)
+    if not processes.is_main():
+        return run  # the main process evaluates and writes the rest
     for label, path in (("before", before), ("after", after)):
-        if (run / "eval" / label).exists():
+        if _complete(run / "eval" / label):
             continue
-        _say(f"held-out evaluation {label} ({path.name if path.is_dir() else path}) on {len(heldout)} items")
-        _run_policy(env, f"hf:{path}", heldout, run / "eval" / label, max_tokens=preset.eval.max_tokens,
+        _say(f"held-out evaluation {label} ({path.name if path.is_dir() else path}) on {len(r.heldout)} items")
+        _run_policy(env, f"hf:{path}", r.heldout, run / "eval" / label, max_tokens=preset.eval.max_tokens,
                     batch_size=preset.eval.batch_size)
     summary = compare_runs(run / "eval" / "before", run / "eval" / "after")
-    summary["command"] = command
-    summary["seed"] = seed
+    summary["command"] = r.command
+    summary["seed"] = r.seed
     found = learned(run / "eval" / "before", run / "eval" / "after")
     summary["learned"] = found.model_dump(mode="json")
     write_json_atomic(run / "summary.json", summary)
-    plot_curves(log_path, run / "curves.png")
-    manifest.update(status="finished", finished_at=now_iso(), final_model=_identity(after))
-    write_json_atomic(run / "manifest.json", manifest)
+    plot_curves(r.log_path, run / "curves.png")
+    manifest.update(status="finished", status_reason=None, finished_at=now_iso(), final_model=_identity(after))
+    r.save()
     headline = summary["headline"][0] if summary["headline"] else "reward_mean"
     row = summary["metrics"][headline]
     _say(f"{headline}: before {row['a']:.4f}, after {row['b']:.4f}, delta {row['delta']:+.4f} "
@@ -261,9 +343,55 @@ def train(command: Command, env_name: str, preset: TrainPreset, *, seed: int, ou
         from security_verifiers.tracking import log_eval_run
 
         for label in ("before", "after"):
-            for line in log_eval_run(run / "eval" / label, preset.log_to, out, project=f"sv-train-{env.name}"):
+            for line in log_eval_run(run / "eval" / label, preset.log_to, run.parent,
+                                     project=f"sv-train-{env.name}"):
                 _say(f"held-out evaluation {label}: {line}")
     return run
+
+
+def _from_sft_run(r: Run, sft_run: Path) -> tuple[Path, Path]:
+    """The start of an RL run from a finished ``sft`` run: its checkpoint, and its held-out evaluation as
+    "before"."""
+    start_manifest = _check_sft_run(sft_run, r.env, r.preset, r.seed, r.manifest["data"])
+    sft = sft_run / "sft" / "checkpoint"
+    recorded = (start_manifest.get("final_model") or {}).get("weights_sha256")
+    if _identity(sft).get("weights_sha256") != recorded:
+        raise ConfigError(f"{sft} is not the checkpoint its manifest recorded (changed since)")
+    if processes.is_main() and "answer_tokens" not in r.manifest:
+        r.manifest.update(sft_from={"run": str(sft_run.resolve()), "model": start_manifest.get("final_model")},
+                          model=start_manifest.get("model"), sft_targets=start_manifest.get("sft_targets"))
+        targets = _episodes(RunDir(sft_run / "teacher"))
+        teacher = (start_manifest.get("sft_targets") or {}).get("policy", "the teacher")
+        r.manifest["answer_tokens"] = _fit_budgets(r.command, r.env, r.preset, sft,
+                                                   _replies(r.env, sft, r.train_set, targets), teacher)
+        r.save()
+    if processes.is_main() and not (r.path / "eval" / "before").exists():
+        partial = r.path / "eval" / "before.copying"
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(sft_run / "eval" / "after", partial)
+        partial.rename(r.path / "eval" / "before")
+    processes.wait()
+    return sft, sft
+
+
+def _grpo_stage(r: Run, sft: Path) -> Path:
+    """RL from the SFT checkpoint (or the recorded result of an earlier session)."""
+    from security_verifiers.train.checkpoints import finish_stage, prepare_stage, stage_done
+    from security_verifiers.train.trainers import run_grpo
+
+    if stage_done(r, "grpo"):
+        return r.path / "grpo" / "checkpoint"
+    resume_from = prepare_stage(r, "grpo", f"grpo:{r.command}")
+    step = f", resumed from step {resume_from.name.split('-')[-1]}" if resume_from is not None else ""
+    _say(f"{r.command} for {r.preset.grpo.steps} steps from the SFT checkpoint{step}")
+    after, reward = run_grpo(r.env, list(r.train_set.items), sft, r.path / "grpo", r.preset.grpo, r.command,
+                             seed=r.seed, log_path=r.log_path, lora=r.preset.model.lora, use_cpu=r.use_cpu,
+                             bf16=r.bf16, report_to=r.preset.log_to, checkpoint_every=r.preset.checkpoint_every,
+                             checkpoint_keep=r.preset.checkpoint_keep, resume_from=resume_from)
+    r.manifest["rl_reward_counts"] = reward.stats.as_dict()
+    r.manifest["rl_scorer_error_examples"] = reward.error_examples
+    finish_stage(r, "grpo", after)
+    return after
 
 
 def _replies(env: Environment, tokenizer_dir: Path, train_set: Dataset, episodes: list[Episode]) -> list[str]:
@@ -294,29 +422,39 @@ def _fit_budgets(command: Command, env: Environment, preset: TrainPreset, tokeni
                          teacher=teacher).model_dump()
 
 
-def _sft_stage(command: Command, env: Environment, preset: TrainPreset, train_set: Dataset, run: Path,
-               manifest: dict[str, Any], seed: int, use_cpu: bool, bf16: bool) -> tuple[Path, Path]:
+def _sft_stage(r: Run) -> tuple[Path, Path]:
     """Targets (a policy's answers, filtered by reward for ``distill``), the starting model, and SFT on the
-    targets; returns (start, SFT checkpoint)."""
+    targets; returns (start, SFT checkpoint). The main process plays the teacher and builds the start; the others
+    read them once it has."""
     from security_verifiers.adapters.trl import sft_dataset
+    from security_verifiers.train.checkpoints import finish_stage, prepare_stage, stage_done
     from security_verifiers.train.episodes import turn_dataset
     from security_verifiers.train.trainers import StepLog, run_sft
 
+    command, env, preset, run, train_set = r.command, r.env, r.preset, r.path, r.train_set
+    start = run / "init" if preset.model.kind == "tiny" else Path(str(preset.model.source))
+    if stage_done(r, "sft"):
+        return start, run / "sft" / "checkpoint"
     teacher = preset.distill.teacher if command == "distill" else preset.sft.targets
-    _say(f"answers of {teacher} on {len(train_set)} train items (the SFT targets)")
-    answers = _run_policy(env, teacher, train_set, run / "teacher",
-                          samples=preset.distill.samples if command == "distill" else 1,
-                          max_tokens=preset.eval.max_tokens, batch_size=preset.eval.batch_size)
-    if command == "distill":
-        answers = [a for a in answers if a[2] >= preset.distill.min_reward]
-    if not answers:
-        raise ConfigError(f"no SFT targets: {teacher} produced no answer passing the threshold")
-    manifest["sft_targets"] = {"policy": teacher, "kept": len(answers)}
-    start = _init_model(env, preset, train_set, run / "init", seed, answers)
-    manifest["model"] = _identity(start)
-    manifest["answer_tokens"] = _fit_budgets(command, env, preset, start, _replies(env, start, train_set, answers),
-                                             teacher)
-    write_json_atomic(run / "manifest.json", manifest)
+    if processes.is_main():
+        if not _complete(run / "teacher"):
+            _say(f"answers of {teacher} on {len(train_set)} train items (the SFT targets)")
+        answers = _targets(command, preset, _run_policy(
+            env, teacher, train_set, run / "teacher", samples=preset.distill.samples if command == "distill" else 1,
+            max_tokens=preset.eval.max_tokens, batch_size=preset.eval.batch_size))
+        if not answers:
+            raise ConfigError(f"no SFT targets: {teacher} produced no answer passing the threshold")
+        r.manifest["sft_targets"] = {"policy": teacher, "kept": len(answers)}
+        recorded = (r.manifest.get("model") or {}).get("weights_sha256")
+        if recorded is None or not start.is_dir() or _identity(start).get("weights_sha256") != recorded:
+            start = _init_model(env, preset, train_set, run / "init", r.seed, answers)
+        r.manifest["model"] = _identity(start)
+        r.manifest["answer_tokens"] = _fit_budgets(command, env, preset, start,
+                                                   _replies(env, start, train_set, answers), teacher)
+        r.save()
+    processes.wait()  # the teacher's answers and the start are written
+    if not processes.is_main():
+        answers = _targets(command, preset, _episodes(RunDir(run / "teacher")))
 
     by_id = {item.id: item for item in train_set.items}
     episodes: list[tuple[Item, list[Message]]] = [(by_id[i], messages) for i, messages, _ in answers]
@@ -326,7 +464,17 @@ def _sft_stage(command: Command, env: Environment, preset: TrainPreset, train_se
             return turn_dataset(tokenizer, env, episodes)
         return sft_dataset(env, [item for item, _ in episodes], [_final_answer(m) for _, m in episodes])
 
-    _say(f"SFT on {len(answers)} {'episodes' if is_multi_turn(env) else 'answers'} ({preset.sft.epochs} epochs)")
-    sft = run_sft(rows, start, run / "sft", preset.sft, seed=seed, log=StepLog(run / "log.jsonl", "sft"),
-                  lora=preset.model.lora, use_cpu=use_cpu, bf16=bf16, report_to=preset.log_to)
+    resume_from = prepare_stage(r, "sft", "sft")
+    step = f", resumed from step {resume_from.name.split('-')[-1]}" if resume_from is not None else ""
+    _say(f"SFT on {len(answers)} {'episodes' if is_multi_turn(env) else 'answers'} ({preset.sft.epochs} epochs{step})")
+    sft = run_sft(rows, start, run / "sft", preset.sft, seed=r.seed, log=StepLog(r.log_path, "sft"),
+                  lora=preset.model.lora, use_cpu=r.use_cpu, bf16=r.bf16, report_to=preset.log_to,
+                  checkpoint_every=preset.checkpoint_every, checkpoint_keep=preset.checkpoint_keep,
+                  resume_from=resume_from)
+    finish_stage(r, "sft", sft)
     return start, sft
+
+
+def _targets(command: Command, preset: TrainPreset, answers: list[Episode]) -> list[Episode]:
+    """The SFT targets among a teacher's answers: all of them, or for ``distill`` those passing its threshold."""
+    return [a for a in answers if a[2] >= preset.distill.min_reward] if command == "distill" else answers

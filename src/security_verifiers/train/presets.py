@@ -109,6 +109,12 @@ class TrainPreset(_Strict):
     distill: DistillSpec = Field(default_factory=DistillSpec)
     eval: EvalSpec = Field(default_factory=EvalSpec)
     threads: int | None = Field(None, ge=1, description="torch threads (default: every core).")
+    checkpoint_every: int | None = Field(
+        50, ge=1, description="Save each training stage's state (weights, optimiser, scheduler, RNG) every this many "
+        "optimiser steps, and at its end, under the stage's `trainer/checkpoint-N`, so that `sv train --resume "
+        "RUN_DIR` continues an interrupted stage from there; none: no intermediate checkpoints (an interrupted "
+        "stage restarts from its beginning). A stage's are removed once its final checkpoint is written.")
+    checkpoint_keep: int = Field(2, ge=1, description="Intermediate checkpoints kept per stage (the oldest go).")
     log_to: list[Literal["wandb", "mlflow"]] = Field(
         default_factory=list, description="Trackers TRL logs every step to, and the held-out evaluations are "
         "logged to at the end (`sv train --log-to`; needs the tracking extra). Default: none.")

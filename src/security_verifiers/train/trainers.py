@@ -1,7 +1,11 @@
 """The two TRL stages of ``sv train``: supervised fine-tuning and group-relative RL, with what they log.
 
 Both stages take a checkpoint directory and write one; nothing else is shared between them, so a run can be
-read (and resumed by hand) stage by stage. The GRPO stage's rewards come from :class:`EnvReward` — the
+read and resumed stage by stage. Every ``checkpoint_every`` optimiser steps a stage saves its whole state under
+``trainer/checkpoint-N`` (transformers' own: weights, optimiser, scheduler, RNG; the GRPO stage adds its reward
+counts and skipped steps, :data:`COUNTS_FILE`), and a stage given ``resume_from`` continues from such a
+checkpoint. Under several processes (:mod:`.processes`) each trains its share of every batch and the main process
+alone writes the log and the checkpoints. The GRPO stage's rewards come from :class:`EnvReward` — the
 environment's own scorer — and its variants differ only in TRL's ``reward_weights`` and
 ``multi_objective_aggregation`` (see :mod:`security_verifiers.adapters.trl`), so a comparison between them is
 a comparison of aggregation, at equal budget.
@@ -37,6 +41,11 @@ PARSE_FAILURE_STEPS = 5
 #: generating them (see :func:`_guarded_grpo_trainer`); :class:`StepLog` turns them into tokens/s.
 GENERATED_TOKENS = "generation/tokens"
 GENERATION_SECONDS = "generation/seconds"
+
+#: What a GRPO stage's intermediate checkpoint adds to transformers' state: the reward adapter's counts (summed over
+#: processes), its scorer-error examples and the :class:`NoSignalGuard`'s counts, restored when the stage resumes,
+#: so that the run's totals and the step log's per-step figures go on from where the checkpoint left them.
+COUNTS_FILE = "sv_counts.json"
 
 
 class NoSignalGuard:
@@ -144,12 +153,15 @@ class StepLog:
 
     def __init__(self, path: Path, stage: str, reward: EnvReward | None = None,
                  guard: NoSignalGuard | None = None) -> None:
+        from security_verifiers.train import processes
+
         self.path = path
         self.stage = stage
         self.reward = reward
         self.guard = guard
-        self._last = reward.stats.as_dict() if reward is not None else None
-        self._skipped = 0
+        self.main = processes.is_main()  # the other processes count with it but write nothing
+        self._last = processes.summed(reward.stats.as_dict()) if reward is not None else None
+        self._skipped = guard.skipped if guard is not None else 0
         self._failing = 0
         self._warned = False
         self._start = time.monotonic()
@@ -176,7 +188,9 @@ class StepLog:
             row["generation_s"] = round(seconds, 4) if seconds is not None else None
             row["generated_tokens_per_s"] = round(tokens / seconds, 1) if tokens and seconds else None
         if self.reward is not None and self._last is not None:
-            now = self.reward.stats.as_dict()
+            from security_verifiers.train import processes
+
+            now = processes.summed(self.reward.stats.as_dict())  # every process logs each step: they agree
             scored = now["scored"] - self._last["scored"]
             row["scored"] = scored
             row["masked_scorer_errors"] = now["scorer_errors"] - self._last["scorer_errors"]
@@ -184,10 +198,13 @@ class StepLog:
             row["parse_failure_rate"] = (now["parse_failures"] - self._last["parse_failures"]) / scored \
                 if scored else None
             self._last = now
-            self._warn_on_parse_failures(row["parse_failure_rate"], step)
+            if self.main:
+                self._warn_on_parse_failures(row["parse_failure_rate"], step)
         if self.guard is not None:
             row["skipped_no_signal"] = self.guard.skipped - self._skipped
             self._skipped = self.guard.skipped
+        if not self.main:
+            return
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")
 
@@ -209,11 +226,16 @@ def _peft_config(lora: LoraSpec | None) -> Any:
                       target_modules=list(lora.target_modules), task_type="CAUSAL_LM")
 
 
-def _common_args(out: Path, seed: int, use_cpu: bool, bf16: bool, report_to: Sequence[str] = ()) -> dict[str, Any]:
+def _common_args(out: Path, seed: int, use_cpu: bool, bf16: bool, report_to: Sequence[str] = (),
+                 checkpoint_every: int | None = None, checkpoint_keep: int = 2) -> dict[str, Any]:
     """``report_to``: the trackers TRL logs each step to (``--log-to``; :mod:`security_verifiers.tracking` sets
-    their defaults), none by default: the step log (``log.jsonl``) is the record."""
+    their defaults), none by default: the step log (``log.jsonl``) is the record. ``checkpoint_every``: save the
+    trainer's state every this many steps (and at the end) under ``out/trainer/checkpoint-N``, keeping the last
+    ``checkpoint_keep``; none: never."""
+    saving: dict[str, Any] = {"save_strategy": "no"} if checkpoint_every is None else {
+        "save_strategy": "steps", "save_steps": checkpoint_every, "save_total_limit": checkpoint_keep}
     return {"output_dir": str(out / "trainer"), "seed": seed, "data_seed": seed, "use_cpu": use_cpu, "bf16": bf16,
-            "logging_steps": 1, "save_strategy": "no", "report_to": list(report_to), "dataloader_num_workers": 0,
+            "logging_steps": 1, **saving, "report_to": list(report_to), "dataloader_num_workers": 0,
             "disable_tqdm": False}
 
 
@@ -232,30 +254,39 @@ def generation_args(spec: GRPOSpec) -> dict[str, Any]:
 
 
 def run_sft(rows: Callable[[Any], datasets.Dataset], start: Path, out: Path, spec: SFTSpec, *, seed: int,
-            log: StepLog, lora: LoraSpec | None, use_cpu: bool, bf16: bool, report_to: Sequence[str] = ()) -> Path:
+            log: StepLog, lora: LoraSpec | None, use_cpu: bool, bf16: bool, report_to: Sequence[str] = (),
+            checkpoint_every: int | None = None, checkpoint_keep: int = 2, resume_from: Path | None = None) -> Path:
     """Fine-tune the checkpoint at ``start`` on prompt-completion rows (``rows`` builds them with the start's
     tokenizer: a multi-turn episode's turns are rendered by its chat template); the loss covers the completions
-    only."""
+    only. ``resume_from``: a ``trainer/checkpoint-N`` of this stage to continue from."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
+    from security_verifiers.train.processes import per_process
+
     tokenizer, model = _load(start, AutoTokenizer, AutoModelForCausalLM)
-    config = SFTConfig(**_common_args(out, seed, use_cpu, bf16, report_to), num_train_epochs=spec.epochs,
-                       learning_rate=spec.learning_rate, per_device_train_batch_size=spec.batch_size,
+    config = SFTConfig(**_common_args(out, seed, use_cpu, bf16, report_to, checkpoint_every, checkpoint_keep),
+                       num_train_epochs=spec.epochs, learning_rate=spec.learning_rate,
+                       per_device_train_batch_size=per_process(spec.batch_size, "sft.batch_size"),
                        max_length=spec.max_length, completion_only_loss=True, lr_scheduler_type="cosine",
                        warmup_steps=0.05)
     trainer = SFTTrainer(model=model, args=config, train_dataset=rows(tokenizer),
                          processing_class=tokenizer, callbacks=[log.callback()], peft_config=_peft_config(lora))
-    trainer.train()
+    trainer.train(resume_from_checkpoint=str(resume_from) if resume_from is not None else None)
     return _save(trainer, tokenizer, out / "checkpoint")
 
 
 def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, spec: GRPOSpec, variant: Variant,
              *, seed: int, log_path: Path, lora: LoraSpec | None, use_cpu: bool, bf16: bool,
-             report_to: Sequence[str] = ()) -> tuple[Path, EnvReward]:
-    """Group-relative RL from the checkpoint at ``start``, rewarded by the environment's scorer."""
+             report_to: Sequence[str] = (), checkpoint_every: int | None = None, checkpoint_keep: int = 2,
+             resume_from: Path | None = None) -> tuple[Path, EnvReward]:
+    """Group-relative RL from the checkpoint at ``start``, rewarded by the environment's scorer; ``resume_from``:
+    a ``trainer/checkpoint-N`` of this stage to continue from (its reward counts and skipped steps restored).
+    The returned adapter's counts are the whole stage's, summed over processes, on the main process."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig
+
+    from security_verifiers.train import processes
 
     tokenizer, model = _load(start, AutoTokenizer, AutoModelForCausalLM)
     pool = None
@@ -270,10 +301,14 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
         rollout = EpisodeRollout(env, items, tokenizer, reward, max_turn_tokens=spec.max_completion_length,
                                  max_episode_tokens=spec.max_episode_tokens)
     guard = NoSignalGuard()
+    if resume_from is not None:
+        _restore_counts(resume_from / COUNTS_FILE, reward, guard)
     log = StepLog(log_path, f"grpo:{variant}", reward, guard)
     config = GRPOConfig(
-        **_common_args(out, seed, use_cpu, bf16, report_to), max_steps=spec.steps, learning_rate=spec.learning_rate,
-        per_device_train_batch_size=spec.prompts_per_step * spec.num_generations,
+        **_common_args(out, seed, use_cpu, bf16, report_to, checkpoint_every, checkpoint_keep), max_steps=spec.steps,
+        learning_rate=spec.learning_rate,
+        per_device_train_batch_size=processes.per_process(spec.prompts_per_step * spec.num_generations,
+                                                          "grpo.prompts_per_step x grpo.num_generations"),
         num_generations=spec.num_generations, max_completion_length=spec.max_completion_length,
         temperature=spec.temperature, beta=spec.beta, reward_weights=reward_weights(env, variant, spec.weights),
         multi_objective_aggregation=AGGREGATION[variant], scale_rewards="group", lr_scheduler_type="constant",
@@ -282,15 +317,56 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
     trainer = _guarded_grpo_trainer()(model=model, reward_funcs=reward.functions(), args=config,
                                       train_dataset=episode_prompts(env, items) if rollout is not None
                                       else prompt_dataset(env, items), processing_class=tokenizer,
-                                      callbacks=[guard.callback(), log.callback()], peft_config=_peft_config(lora),
-                                      rollout_func=rollout)
+                                      callbacks=[guard.callback(), log.callback(), _counts_callback(reward, guard)],
+                                      peft_config=_peft_config(lora), rollout_func=rollout)
     trainer.guard = guard
     try:
-        trainer.train()
+        trainer.train(resume_from_checkpoint=str(resume_from) if resume_from is not None else None)
     finally:
         if pool is not None:
             pool.close()
+    totals, examples = processes.summed(reward.stats.as_dict()), processes.gathered(reward.error_examples)[:5]
+    for key, value in totals.items():
+        setattr(reward.stats, key, value)
+    reward.error_examples = examples
     return _save(trainer, tokenizer, out / "checkpoint"), reward
+
+
+def _counts_callback(reward: EnvReward, guard: NoSignalGuard) -> Any:
+    """Writes :data:`COUNTS_FILE` into each intermediate checkpoint as transformers saves it."""
+    from transformers import TrainerCallback
+
+    from security_verifiers.train import processes
+
+    class _Callback(TrainerCallback):  # type: ignore[misc]
+        def on_save(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            counts = processes.summed(reward.stats.as_dict())  # every process saves together: they agree
+            examples = processes.gathered(reward.error_examples)[:5]
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if processes.is_main() and folder.is_dir():
+                (folder / COUNTS_FILE).write_text(json.dumps(
+                    {"reward": counts, "error_examples": examples,
+                     "guard": {"steps": guard.steps, "skipped": guard.skipped}}), encoding="utf-8")
+
+    return _Callback()
+
+
+def _restore_counts(path: Path, reward: EnvReward, guard: NoSignalGuard) -> None:
+    """The counts a checkpoint saved, on the main process (the others count from 0: their counts are summed with
+    its); the guard's on every process (its decisions agree across them). A checkpoint without them (written
+    before they were saved) restarts the counts, said on stderr."""
+    from security_verifiers.train import processes
+
+    if not path.is_file():
+        print(f"sv train: warning: {path.parent} holds no reward counts; the stage's counts restart at 0",
+              file=sys.stderr)
+        return
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    if processes.is_main():
+        for key, value in saved["reward"].items():
+            setattr(reward.stats, key, int(value))
+        reward.error_examples = list(saved.get("error_examples") or [])
+    guard.steps, guard.skipped = int(saved["guard"]["steps"]), int(saved["guard"]["skipped"])
 
 
 def _load(start: Path, tokenizer_class: Any, model_class: Any) -> tuple[Any, Any]:
@@ -301,10 +377,15 @@ def _load(start: Path, tokenizer_class: Any, model_class: Any) -> tuple[Any, Any
 
 
 def _save(trainer: Any, tokenizer: Any, path: Path) -> Path:
-    """Save full weights (LoRA adapters merged) and the tokenizer, so ``hf:PATH`` loads the result alone."""
+    """Save full weights (LoRA adapters merged) and the tokenizer, so ``hf:PATH`` loads the result alone; the
+    main process writes, the others wait until it has."""
+    from security_verifiers.train import processes
+
     model = trainer.model
     if hasattr(model, "merge_and_unload"):
         model = model.merge_and_unload()
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
+    if processes.is_main():
+        model.save_pretrained(path)
+        tokenizer.save_pretrained(path)
+    processes.wait()
     return path
