@@ -132,7 +132,7 @@ def register(sub: Any) -> None:
                         "reward, group-normalised), gdpo (each component normalised in its group, then weighted), "
                         "weighted (components with the preset's weights). Writes OUT/<run_id>/ with manifest.json, "
                         "log.jsonl, curves.png, checkpoints, eval/before and eval/after run directories on the "
-                        "held-out split and summary.json (paired deltas with 95%% bootstrap intervals). "
+                        "held-out split and summary.json (paired deltas with 95% bootstrap intervals). "
                         "ablation: the --variants over --seeds seeds at equal budget, every RL variant of a seed "
                         "starting from one SFT run; writes ablation.md, ablation.json, heldout.png and curves.png, "
                         "and continues where it stopped when run again with the same arguments. "
