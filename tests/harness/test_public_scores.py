@@ -45,8 +45,7 @@ def test_a_recorded_table_agrees_with_itself_and_records_the_version(tmp_path: P
 
 @pytest.mark.parametrize(("table", "hashes", "message"), [
     # a score moved: named with both values, and the rule
-    (_moved("reward_mean", 0.86), HASHES, "phishing 0.3.4 test heuristic: reward_mean is 0.86, recorded 0.87: a change "
-     "that moves a baseline's score (the reward, the metrics or the public sets) bumps the environment's version"),
+    (_moved("reward_mean", 0.86), HASHES, "phishing 0.3.4 test heuristic: reward_mean is 0.86, recorded 0.87"),
     # undefined where it was defined is a move too
     (_moved("reward_mean", None), HASHES, "reward_mean is None, recorded 0.87"),
     # the public set changed under the same version
@@ -59,7 +58,17 @@ def test_each_difference_is_named(tmp_path: Path, table: dict, hashes: dict, mes
     env = _env(tmp_path)
     write_record(env, TABLE, HASHES)
     problems = record_problems(env, table, hashes)
-    assert len(problems) == 1 and message in problems[0], problems
+    assert message in problems[0], problems
+    moved = "is not recorded" not in message  # then the rule, once: bump the version, then record again
+    assert len(problems) == 1 + moved
+    assert ("bumps phishing's version" in problems[-1]) == moved and "`sv gate --record --env phishing`" in problems[-1]
+
+
+def test_a_long_list_is_cut(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    write_record(env, TABLE, HASHES)
+    many = {"test": {name: {"reward_mean": 0.1, "f1": 0.1} for name in TABLE["test"]}}
+    assert record_problems(env, many, HASHES, most=2)[2] == "... and 2 more"
 
 
 def test_another_version_must_record_the_file_again(tmp_path: Path) -> None:
@@ -67,12 +76,13 @@ def test_another_version_must_record_the_file_again(tmp_path: Path) -> None:
     bumped = _env(tmp_path, _Bumped)
     (problem,) = record_problems(bumped, TABLE, HASHES)  # even with nothing moved
     assert "records phishing 0.3.4, this code is phishing 99.0.0" in problem
-    assert "`sv gate --record phishing`" in problem and "changelog" in problem
+    assert "`sv gate --record --env phishing`" in problem and "changelog" in problem
 
 
 def test_recording_a_moved_score_needs_a_version_bump(tmp_path: Path) -> None:
     write_record(_env(tmp_path), TABLE, HASHES)
-    with pytest.raises(ConfigError, match="1 recorded score.* of phishing 0.3.4 moved; first: .*reward_mean is 0.5"):
+    with pytest.raises(ConfigError, match=r"1 recorded score.* of phishing 0.3.4 moved \(first: .*reward_mean is 0.5"
+                                          r".*bump phishing's version"):
         write_record(_env(tmp_path), _moved("reward_mean", 0.5), HASHES)
     write_record(_env(tmp_path), _moved("brier", 0.1), HASHES)  # nothing moved: a new metric is recorded as is
     write_record(bumped := _env(tmp_path, _Bumped), _moved("reward_mean", 0.5), HASHES)
@@ -92,7 +102,7 @@ class _RescaledAndBumped(_Rescaled):
 
 
 @pytest.mark.parametrize(("broken", "message"), [
-    (_Rescaled, "phishing 0.3.4 test reference: reward_mean is 0.99, recorded 1.0"),
+    (_Rescaled, "phishing 0.3.4 ood reference: reward_mean is 0.99, recorded 1.0"),
     (_RescaledAndBumped, "records phishing 0.3.4, this code is phishing 0.3.99"),
 ])
 def test_the_conformance_check_fails_on_a_moved_reward(broken: type, message: str) -> None:

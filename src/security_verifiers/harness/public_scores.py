@@ -2,7 +2,7 @@
 
 Each environment's ``data_dir`` holds ``baseline_scores.json`` beside the public sets it describes: for each public
 split, the split's hash and, for every built-in baseline, its ``reward_mean`` and headline metrics, with the
-environment's version. ``sv gate --record ENV`` writes it (:func:`write_record`). The conformance check
+environment's version. ``sv gate --record --env ENV`` writes it (:func:`write_record`). The conformance check
 ``reference_is_top_and_hacks_lose`` plays every baseline over every public split anyway; it also measures this table
 from those same episodes and compares it with the record (:func:`record_problems`), so a change that moves a
 baseline's score fails the suite, naming what moved, unless the environment's version was bumped and the file
@@ -110,23 +110,34 @@ def _record(env: Environment, table: ScoreTable, hashes: Mapping[str, str]) -> d
         "version": env.version,
         "about": "Every built-in baseline's reward_mean and headline metrics on the committed public splits, as "
                  "this version of the environment scores them. A change that moves one bumps the environment's "
-                 f"version and changelog and records this file again (`sv gate --record {env.name}`).",
+                 f"version and changelog and records this file again (`sv gate --record --env {env.name}`).",
         "splits": {split: {"dataset_hash": hashes[split], "baselines": table[split]} for split in table},
     }
 
 
 def record_problems(env: Environment, table: ScoreTable, hashes: Mapping[str, str],
-                    tolerance: float = TOLERANCE) -> list[str]:
+                    tolerance: float = TOLERANCE, most: int = 20) -> list[str]:
     """What differs between the measured ``table`` (and split ``hashes``) and ``env``'s committed record, one line
-    each; empty when they agree. A record of another version is one problem: record the file again."""
-    return [line for _, line in _problems(env, table, hashes, tolerance)]
+    each (the first ``most``), then what to do; empty when they agree. A record of another version is one problem:
+    record the file again."""
+    problems = _problems(env, table, hashes, tolerance)
+    if not problems:
+        return []
+    lines = [line for _, line in problems[:most]]
+    if len(problems) > most:
+        lines.append(f"... and {len(problems) - most} more")
+    if any(moved for moved, _ in problems):
+        lines.append(f"A change that moves a baseline's score (the reward, the metrics or the public sets) bumps "
+                     f"{env.name}'s version and its changelog says what moved; then record the file again in the "
+                     f"same change (`sv gate --record --env {env.name}`).")
+    return lines
 
 
 def _problems(env: Environment, table: ScoreTable, hashes: Mapping[str, str],
               tolerance: float) -> list[tuple[bool, str]]:
     """:func:`record_problems`, each with whether it is a moved score (or hash) of the recorded version."""
     record, where = read_record(env), record_path(env)
-    again = f"`sv gate --record {env.name}`"
+    again = f"`sv gate --record --env {env.name}`"
     if record is None:
         return [(False, f"{env.name} has no recorded baseline scores ({where}): record them with {again} and commit "
                  "the file")]
@@ -134,8 +145,6 @@ def _problems(env: Environment, table: ScoreTable, hashes: Mapping[str, str],
         return [(False, f"{where} records {env.name} {record.get('version')}, this code is {env.name} {env.version}: "
                 f"a new version's scores are recorded in the same change: run {again}, and say what moved in the "
                 "environment's changelog")]
-    bump = ("a change that moves a baseline's score (the reward, the metrics or the public sets) bumps the "
-            f"environment's version and changelog, then records the file again ({again})")
     problems: list[tuple[bool, str]] = []
     recorded_splits = record.get("splits") or {}
     for split in sorted(set(table) | set(recorded_splits)):
@@ -147,7 +156,7 @@ def _problems(env: Environment, table: ScoreTable, hashes: Mapping[str, str],
         entry = recorded_splits[split]
         if entry.get("dataset_hash") != hashes.get(split):
             problems.append((True, f"{env.name} {env.version} {split}: the public split's hash is "
-                            f"{hashes.get(split)}, the record's {entry.get('dataset_hash')}: {bump}"))
+                            f"{hashes.get(split)}, the record's {entry.get('dataset_hash')}"))
         recorded, measured = entry.get("baselines") or {}, table[split]
         for name in sorted(set(recorded) | set(measured)):
             if name not in recorded or name not in measured:
@@ -162,7 +171,7 @@ def _problems(env: Environment, table: ScoreTable, hashes: Mapping[str, str],
                                     f"the file again ({again})"))
                 elif _moved(recorded[name][key], measured[name][key], tolerance):
                     problems.append((True, f"{env.name} {env.version} {split} {name}: {key} is "
-                                    f"{measured[name][key]!r}, recorded {recorded[name][key]!r}: {bump}"))
+                                    f"{measured[name][key]!r}, recorded {recorded[name][key]!r}"))
     return problems
 
 
@@ -179,7 +188,8 @@ def write_record(env: Environment, table: ScoreTable, hashes: Mapping[str, str])
     if record is not None and record.get("version") == env.version:
         moved = [line for is_move, line in _problems(env, table, hashes, TOLERANCE) if is_move]
         if moved:
-            raise ConfigError(f"{len(moved)} recorded score(s) of {env.name} {env.version} moved; first: {moved[0]}")
+            raise ConfigError(f"{len(moved)} recorded score(s) of {env.name} {env.version} moved (first: {moved[0]}): "
+                              f"bump {env.name}'s version and say what moved in its changelog, then record again")
     path = record_path(env)
     path.write_text(json.dumps(_record(env, table, hashes), indent=2) + "\n", encoding="utf-8")
     return path
