@@ -25,7 +25,7 @@ def data_file(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("command", [[], ["eval"], ["report"], ["bench"], ["data", "build"], ["envs"], ["train"],
-                                     ["compare"]])
+                                     ["compare"], ["gate"]])
 def test_every_command_has_help(command: list[str], capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main([*command, "--help"])

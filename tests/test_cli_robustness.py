@@ -212,6 +212,12 @@ CASES: list[tuple[str, list[str], str]] = [
     ("compare-binary-results", ["compare", "{run:good}", "{run:binary_results}"], "results.jsonl"),
     ("compare-n-boot-zero", ["compare", "{run:good}", "{run:good}", "--n-boot", "0"], "--n-boot"),
     ("compare-n-boot-not-int", ["compare", "{run:good}", "{run:good}", "--n-boot", "x"], "invalid int"),
+    # gate: the run directories are checked as compare checks them
+    ("gate-other-env", ["gate", "{run:good}", "--against", "{run:other_env}"], "says config-audit"),
+    ("gate-other-version", ["gate", "{run:good}", "--against", "{run:other_version}"], "0.1.0"),
+    ("gate-missing", ["gate", "{run:good}", "--against", "{a_dir}/nope"], "nope"),
+    ("gate-n-boot-zero", ["gate", "{run:good}", "--against", "{run:good}", "--n-boot", "0"], "--n-boot"),
+    ("gate-record-unknown-env", ["gate", "--record", "--env", "no-such-env"], "unknown environment"),
     # bench
     ("bench-unknown-env", ["bench", "--env", "no-such-env", "--out-dir"], "unknown environment"),
     ("bench-unknown-option", ["bench", "--bogus"], "unrecognized arguments"),

@@ -1,4 +1,4 @@
-"""The ``sv`` command line: eval, report, view, compare, train, bench, data (build, import), rules, cache, envs,
+"""The ``sv`` command line: eval, report, view, compare, gate, train, bench, data (build, import), rules, cache, envs,
 sandbox; one module per command, each adding its subcommand with ``register``."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from security_verifiers.cli import bench, cache, data, envs, evaluate, report, rules, train
+from security_verifiers.cli import bench, cache, data, envs, evaluate, gate, report, rules, train
 from security_verifiers.cli.common import EXIT_USAGE, Parser, add_log_level
 from security_verifiers.cli.sandbox import add_sandbox_parser
 from security_verifiers.core.errors import ConfigError, DatasetError
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.register(sub)
     train.register(sub)
     report.register_compare(sub)
+    gate.register(sub)
     bench.register(sub)
     data.register(sub)
     rules.register(sub)

@@ -12,7 +12,7 @@ from security_verifiers.cli.evaluate import print_errors, print_metrics
 from security_verifiers.core.errors import ConfigError
 
 
-def _check_run_dir(run_dir: Path) -> None:
+def check_run_dir(run_dir: Path) -> None:
     """A ConfigError unless ``run_dir`` is a readable run directory of a known environment at this code's version,
     whose results are all of that environment: checked before a report or a comparison writes or computes
     anything (another version's outcomes may mean something else)."""
@@ -49,7 +49,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from security_verifiers.report import regenerate
 
     run_dir = Path(args.run_dir)
-    _check_run_dir(run_dir)
+    check_run_dir(run_dir)
     summary = regenerate(run_dir)
     print_metrics(summary)  # the table `sv eval` prints
     print_errors(summary)
@@ -79,7 +79,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.n_boot < 1:
         raise ConfigError("--n-boot must be at least 1")
     for run in (args.run_a, args.run_b):
-        _check_run_dir(Path(run))
+        check_run_dir(Path(run))
     result = compare_runs(Path(args.run_a), Path(args.run_b), n_boot=args.n_boot)
     if args.json:
         print(json.dumps(result, indent=2))

@@ -15,12 +15,11 @@ from functools import partial
 from statistics import fmean
 from typing import Any
 
-from security_verifiers.core.errors import InfraError
 from security_verifiers.core.types import Item, Message, ParseStatus, RolloutRecord, Score, Transcript
 from security_verifiers.envs.base import Environment
 from security_verifiers.envs.kits.public_sets import BaselineRewards, committed_manifest
-from security_verifiers.harness.episode import play_episode, run_episode, score_batch
-from security_verifiers.models.base import Policy
+from security_verifiers.harness.episode import play_episode, run_episode
+from security_verifiers.harness.public_scores import record_problems, score_row, scored_baselines
 
 #: Replies that are not answers in any environment's grammar.
 GARBAGE_REPLIES: tuple[str, ...] = (
@@ -40,35 +39,9 @@ GARBAGE_REPLIES: tuple[str, ...] = (
 FEW = 3
 
 
-async def _rewards(env: Environment, policy: Policy, items: Sequence[Item]) -> list[float]:
-    """Play every episode, then score them in the environment's batches, as the runner does."""
-    transcripts = []
-    for item in items:
-        record, transcript = await play_episode(env, policy, item)
-        if transcript is None:
-            raise AssertionError(f"{env.name}: {policy.name} hit an infrastructure error: {record.error}")
-        transcripts.append(transcript)
-    rewards = []
-    size = env.score_batch_size
-    for start in range(0, len(items), size):
-        for score in score_batch(env, list(items[start:start + size]), transcripts[start:start + size]):
-            if isinstance(score, InfraError):
-                raise AssertionError(f"{env.name}: scoring {policy.name} hit an infrastructure error: {score}")
-            rewards.append(score.reward)
-    return rewards
-
-
 def mean_rewards(env: Environment, items: Sequence[Item], names: Sequence[str]) -> dict[str, float]:
     """Mean reward of each named baseline over ``items`` (through the real episode loop)."""
-    factories = env.baselines()
-    out: dict[str, float] = {}
-    for name in names:
-        policy = factories[name]()
-        prepare = getattr(policy, "prepare", None)
-        if callable(prepare):
-            prepare(list(items))
-        out[name] = fmean(asyncio.run(_rewards(env, policy, items)))
-    return out
+    return {name: fmean(s.reward for s in scores) for name, scores in scored_baselines(env, items, names).items()}
 
 
 def baseline_rewards(env: Environment) -> BaselineRewards:
@@ -92,10 +65,15 @@ def check_declares_its_contract(env: Environment) -> None:
 def check_reference_is_top_and_hacks_lose(env: Environment) -> None:
     """On every public split: the reference tops every baseline, and every hack falls below every honest
     baseline (parity hacks may tie), except the (split, hack) parts listed in the environment's
-    ``conformance_exceptions``."""
-    names = ["reference", *env.honest_baselines, *env.hack_baselines]
+    ``conformance_exceptions``. From the same episodes (the costliest of the suite, so played once), every
+    baseline's scores are those its ``baseline_scores.json`` records for this version
+    (:mod:`~security_verifiers.harness.public_scores`): rewards are a public contract."""
+    table, hashes = {}, {}
     for split in env.public_splits:
-        means = mean_rewards(env, list(env.dataset(split).items), names)
+        dataset = env.dataset(split)
+        runs = scored_baselines(env, list(dataset.items), list(env.baselines()))
+        table[split], hashes[split] = {name: score_row(env, scores) for name, scores in runs.items()}, dataset.hash
+        means = {name: fmean(s.reward for s in scores) for name, scores in runs.items()}
         for name, value in means.items():
             assert means["reference"] >= value, (
                 f"{split}: {name} ({value:.4f}) beats reference ({means['reference']:.4f})")
@@ -115,6 +93,8 @@ def check_reference_is_top_and_hacks_lose(env: Environment) -> None:
             assert max(means[h] for h in env.bench_hacks) >= means[strongest] - 1e-12, (
                 f"{split}: the strongest hack {strongest} ({means[strongest]:.4f}) is not among bench_hacks "
                 f"{env.bench_hacks}; add it, so `sv bench` shows the bar every hack stays under")
+    problems = record_problems(env, table, hashes)
+    assert not problems, "baseline scores differ from the record:\n" + "\n".join(problems)
 
 
 def check_garbage_is_a_parse_failure(env: Environment) -> None:
