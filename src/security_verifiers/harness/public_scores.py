@@ -147,32 +147,29 @@ def _problems(env: Environment, table: ScoreTable, hashes: Mapping[str, str],
                 "environment's changelog")]
     problems: list[tuple[bool, str]] = []
     recorded_splits = record.get("splits") or {}
-    for split in sorted(set(table) | set(recorded_splits)):
-        if split not in recorded_splits or split not in table:
-            problems.append((False, f"{env.name} {env.version}: public split {split!r} is "
-                            f"{'not recorded' if split not in recorded_splits else 'recorded but no longer public'}"
-                            f": record the file again ({again})"))
-            continue
+    for split in _on_both(f"{env.name} {env.version}: public split", recorded_splits, table, again, problems):
         entry = recorded_splits[split]
         if entry.get("dataset_hash") != hashes.get(split):
             problems.append((True, f"{env.name} {env.version} {split}: the public split's hash is "
                             f"{hashes.get(split)}, the record's {entry.get('dataset_hash')}"))
         recorded, measured = entry.get("baselines") or {}, table[split]
-        for name in sorted(set(recorded) | set(measured)):
-            if name not in recorded or name not in measured:
-                problems.append((False, f"{env.name} {env.version} {split}: baseline {name} is "
-                                f"{'not recorded' if name not in recorded else 'recorded but gone'}: record the "
-                                f"file again ({again})"))
-                continue
-            for key in sorted(set(recorded[name]) | set(measured[name])):
-                if key not in recorded[name] or key not in measured[name]:
-                    problems.append((False, f"{env.name} {env.version} {split} {name}: metric {key} is "
-                                    f"{'not recorded' if key not in recorded[name] else 'recorded but gone'}: record "
-                                    f"the file again ({again})"))
-                elif _moved(recorded[name][key], measured[name][key], tolerance):
+        for name in _on_both(f"{env.name} {env.version} {split}: baseline", recorded, measured, again, problems):
+            for key in _on_both(f"{env.name} {env.version} {split} {name}: metric", recorded[name], measured[name],
+                                again, problems):
+                if _moved(recorded[name][key], measured[name][key], tolerance):
                     problems.append((True, f"{env.name} {env.version} {split} {name}: {key} is "
                                     f"{measured[name][key]!r}, recorded {recorded[name][key]!r}"))
     return problems
+
+
+def _on_both(what: str, recorded: Mapping[str, Any], measured: Mapping[str, Any], again: str,
+             problems: list[tuple[bool, str]]) -> list[str]:
+    """The keys both sides hold, sorted; each key only one side holds becomes a problem (not a moved score: the
+    file is recorded again)."""
+    for key in sorted(set(recorded) ^ set(measured)):
+        state = "not recorded" if key not in recorded else "recorded but gone"
+        problems.append((False, f"{what} {key} is {state}: record the file again ({again})"))
+    return sorted(set(recorded) & set(measured))
 
 
 def _moved(recorded: float | None, measured: float | None, tolerance: float) -> bool:
