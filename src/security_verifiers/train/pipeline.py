@@ -118,14 +118,12 @@ def _final_answer(messages: list[Message]) -> str:
 
 
 def _episodes(run_dir: RunDir) -> list[Episode]:
-    """(item id, the episode's messages, reward) of each scored rollout of a finished run directory."""
-    out = []
-    for line in run_dir.results_path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        if record.get("error") is None and record.get("reward") is not None:
-            messages = [Message.model_validate(m) for m in (record.get("transcript") or {}).get("messages") or []]
-            out.append((record["item_id"], messages, float(record["reward"])))
-    return out
+    """(item id, the episode's messages, reward) of each scored rollout of a finished run directory (the last record
+    of a rollout that a resume redid)."""
+    from security_verifiers.report.summary import read_results
+
+    return [(r.item_id, list(r.transcript.messages), float(r.reward)) for r in read_results(run_dir.results_path)
+            if r.error is None and r.reward is not None and r.transcript is not None]
 
 
 def _init_model(env: Environment, preset: TrainPreset, train: Dataset, path: Path, seed: int,
