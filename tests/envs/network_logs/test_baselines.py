@@ -154,3 +154,42 @@ def test_quality_ordering_on_the_public_test_set(public_test) -> None:
     for policy in (heuristic, gbdt):
         assert policy[0] > max(r for r, _ in constants) + 0.03
         assert policy[1] < min(c for _, c in constants) - 0.1
+
+
+def _with_window_prefix(item: Item, prefix: list[dict]) -> Item:
+    """The item with everything before its last 3 preceding flows replaced by ``prefix``."""
+    return item.model_copy(update={"input": {**item.input, "window": [*prefix, *item.input["window"][-3:]]}})
+
+
+def test_baselines_read_only_what_the_prompt_shows(public_test) -> None:
+    """Under ``window=3`` the baselines' answers do not move when the flows the prompt leaves out change (here: all
+    of them replaced by a horizontal scan from the host), while the default (window 20) baselines do see them; under
+    the compact prompt the fields it leaves out (source port, packet counts) change nothing either."""
+    items = [i for i in public_test if len(i.input["window"]) >= 12 and i.input["flow"]["proto"] == "tcp"][:40]
+    assert len(items) >= 20
+    scan = [{**items[0].input["flow"], "id.resp_h": f"10.9.0.{k}", "conn_state": "REJ", "history": "Sr",
+             "orig_bytes": 0, "resp_bytes": 0} for k in range(17)]
+    scanned = [_with_window_prefix(i, scan) for i in items]
+    shown3 = NetworkLogs.from_options({"window": 3}).baselines()
+    default = ENV.baselines()
+    for name in ("heuristic", "gbdt"):
+        policy = shown3[name]()
+        assert [policy.answer(i, []) for i in items] == [policy.answer(i, []) for i in scanned], name
+        assert policy.describe()["shown"] == {"window": 3, "hidden": []}
+        full = default[name]()
+        assert [full.answer(i, []) for i in items] != [full.answer(i, []) for i in scanned], name
+        assert "shown" not in full.describe()
+    compact = NetworkLogs.from_options({"window": 3, "prompt_style": "compact"}).baselines()["gbdt"]()
+    repacked = [i.model_copy(update={"input": {**i.input, "flow": {**i.input["flow"], "id.orig_p": 1, "orig_pkts": 999,
+                                                                      "resp_pkts": 0}}}) for i in items]
+    assert [compact.answer(i, []) for i in items] == [compact.answer(i, []) for i in repacked]
+
+
+def test_the_default_view_is_the_whole_input(public_test) -> None:
+    """Items hold at most 20 preceding flows, the default window: the default baselines read them untouched, so their
+    public-set scores (``baseline_scores.json``) are those of before the view existed."""
+    from security_verifiers.envs.network_logs.baselines import SHOWN_ALL, Shown
+
+    assert all(SHOWN_ALL(i.input) is i.input for i in public_test)
+    cut = Shown(window=0, hidden=("orig_pkts",))(public_test[0].input)
+    assert cut["window"] == [] and cut["flow"]["orig_pkts"] is None and "orig_pkts" in cut["capture"]["unrecorded"]

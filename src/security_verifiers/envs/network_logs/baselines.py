@@ -10,11 +10,20 @@ profile the environment is configured with (a required argument, which ``Network
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from security_verifiers.core.scoring import CostProfile
 from security_verifiers.core.types import Item
-from security_verifiers.envs.kits.abstaining import BayesBaseline
-from security_verifiers.envs.network_logs.capture import capture, coarsened, recorded, timing_known
+from security_verifiers.envs.kits.abstaining import BayesBaseline, Labels
+from security_verifiers.envs.network_logs.capture import (
+    FIELDS,
+    PLACEHOLDERS,
+    capture,
+    coarsened,
+    recorded,
+    timing_known,
+)
 from security_verifiers.envs.network_logs.features import UNKNOWN_ROLE, failed, features, service_verdict
 from security_verifiers.envs.network_logs.generator import generate
 from security_verifiers.envs.network_logs.sites import is_internal
@@ -113,6 +122,40 @@ def _is_dns(flow: dict[str, Any]) -> bool:
 def _bare_http_download(flow: dict[str, Any]) -> bool:
     return (flow["proto"] == "tcp" and not is_internal(flow["id.resp_h"]) and (flow["resp_bytes"] or 0) > 25_000
             and (flow["service"] == "http" or flow["id.resp_p"] in (80, 81, 8080)))
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the prompt shows of an item: the last ``window`` preceding flows, and every field but ``hidden``.
+
+    The baselines read an item through it, so that under a shorter window or the compact prompt they know no more
+    than the model they are compared with, and a teacher's answers (which ``sv train`` has a model imitate) depend
+    only on what that model can read: a teacher that reads 20 flows while its student sees 3 teaches answers the
+    student cannot learn (measured with the tiny model: SFT on the heuristic's full-window answers ended below the
+    constant floor, on a GBDT's that saw the student's view above it). The default shows all an item holds (its
+    window has at most 20 flows), so the default baselines are unchanged.
+    """
+
+    window: int = 20
+    hidden: tuple[str, ...] = ()
+
+    def __call__(self, item_input: dict[str, Any]) -> dict[str, Any]:
+        window = item_input["window"][-self.window:] if self.window else []
+        if len(window) == len(item_input["window"]) and not self.hidden:
+            return item_input
+        placeholders = {k: PLACEHOLDERS.get(k) for k in self.hidden}  # packet counts have none: unset
+        described = capture(item_input)
+        unrecorded = sorted({*described["unrecorded"], *self.hidden}, key=FIELDS.index)
+        return {**item_input, "flow": {**item_input["flow"], **placeholders},
+                "window": [{**w, **placeholders} for w in window],
+                "capture": {"ts_resolution": described["ts_resolution"], "unrecorded": unrecorded}}
+
+    def describe(self) -> dict[str, Any]:
+        return {"window": self.window, "hidden": list(self.hidden)}
+
+
+#: Everything (the full prompt and a window of 20 flows: every item's whole input).
+SHOWN_ALL = Shown()
 
 
 def heuristic_probability(item_input: dict[str, Any]) -> float:
@@ -260,20 +303,31 @@ def _single_flow_probability(flow: dict[str, Any], seen: _Window, service_known:
     return 0.02
 
 
-class HeuristicBaseline(BayesBaseline):
+class _ShownBaseline(BayesBaseline):
+    """A Bayes-action baseline that reads each item as the prompt shows it (:class:`Shown`)."""
+
+    def __init__(self, costs: CostProfile, labels: Labels, shown: Shown = SHOWN_ALL) -> None:
+        super().__init__(costs, labels)
+        self.shown = shown
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), **({"shown": self.shown.describe()} if self.shown != SHOWN_ALL else {})}
+
+
+class HeuristicBaseline(_ShownBaseline):
     """Hand-written analyst rules (:func:`heuristic_probability`) and the Bayes action of the configured costs."""
 
     name = "heuristic"
 
     def probabilities(self, items: list[Item]) -> list[float]:
-        return [heuristic_probability(item.input) for item in items]
+        return [heuristic_probability(self.shown(item.input)) for item in items]
 
 
 # --------------------------------------------------------------------------------------------------
 # GBDT
 # --------------------------------------------------------------------------------------------------
-#: Fitted models by (train size, train seed): trained once per process, never written to disk.
-_FITTED: dict[tuple[int, int], Any] = {}
+#: Fitted models by (train size, train seed, view): trained once per process, never written to disk.
+_FITTED: dict[tuple[int, int, Shown], Any] = {}
 
 
 def _unnamed(view: dict[str, Any]) -> dict[str, Any]:
@@ -344,8 +398,9 @@ CAPTURE_VIEWS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (
     cicflowmeter_view, argus_view, unsw_set_view, machinelearningcve_view)
 
 
-def training_matrix(items: list[Item]) -> tuple[Any, Any]:
-    """Features and labels of the training items, with every other one also as one real capture shows it."""
+def training_matrix(items: list[Item], shown: Shown = SHOWN_ALL) -> tuple[Any, Any]:
+    """Features and labels of the training items, with every other one also as one real capture shows it, each as
+    the prompt shows it (``shown``)."""
     import numpy as np
 
     rows, labels = [], []
@@ -355,12 +410,12 @@ def training_matrix(items: list[Item]) -> tuple[Any, Any]:
         if k % 2 == 0:
             views.append(CAPTURE_VIEWS[k // 2 % len(CAPTURE_VIEWS)](item.input))
         for view in views:
-            rows.append(features(view))
+            rows.append(features(shown(view)))
             labels.append(y)
     return np.array(rows, dtype=float), np.array(labels)
 
 
-def _fit(train_size: int, train_seed: int) -> Any:
+def _fit(train_size: int, train_seed: int, shown: Shown = SHOWN_ALL) -> Any:
     """Gradient boosting on the window features, calibrated by isotonic regression over 3 folds.
 
     scikit-learn is imported here, not at module level, so that the other baselines (the heuristic
@@ -371,14 +426,14 @@ def _fit(train_size: int, train_seed: int) -> Any:
     from sklearn.ensemble import HistGradientBoostingClassifier
     from threadpoolctl import threadpool_limits
 
-    x, y = training_matrix(generate("train", train_size, seed=train_seed))
+    x, y = training_matrix(generate("train", train_size, seed=train_seed), shown)
     gbdt = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, max_leaf_nodes=31,
                                           l2_regularization=1.0, random_state=0)
     with threadpool_limits(1):
         return CalibratedClassifierCV(gbdt, method="isotonic", cv=3).fit(x, y)
 
 
-class GBDTBaseline(BayesBaseline):
+class GBDTBaseline(_ShownBaseline):
     """Calibrated ``HistGradientBoostingClassifier`` models on :func:`features`, each trained on its own generated
     items, averaged; and the Bayes action of the configured costs.
 
@@ -393,15 +448,14 @@ class GBDTBaseline(BayesBaseline):
     train_seeds: ClassVar[tuple[int, ...]] = (0, 1, 2, 3, 4)
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "baseline", "name": self.name, "train_size": self.train_size,
-                "train_seeds": list(self.train_seeds), "costs": self.costs.model_dump()}
+        return {**super().describe(), "train_size": self.train_size, "train_seeds": list(self.train_seeds)}
 
     def models(self) -> list[Any]:
         for seed in self.train_seeds:
-            key = (self.train_size, seed)
+            key = (self.train_size, seed, self.shown)
             if key not in _FITTED:
                 _FITTED[key] = _fit(*key)
-        return [_FITTED[(self.train_size, seed)] for seed in self.train_seeds]
+        return [_FITTED[(self.train_size, seed, self.shown)] for seed in self.train_seeds]
 
     def probabilities(self, items: list[Item]) -> list[float]:
         import numpy as np
@@ -409,7 +463,7 @@ class GBDTBaseline(BayesBaseline):
 
         if not items:
             return []
-        x = np.array([features(i.input) for i in items], dtype=float)
+        x = np.array([features(self.shown(i.input)) for i in items], dtype=float)
         with threadpool_limits(1):
             p = np.mean([model.predict_proba(x)[:, 1] for model in self.models()], axis=0)
         return [float(v) for v in p]

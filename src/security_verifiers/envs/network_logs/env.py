@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -79,6 +80,10 @@ Costs: missed attack {missed}, false alarm {false_alarm}, Abstain {abstain}; p_m
 """
 COMPACT_FIELDS = ("dt", "id.resp_h", "id.resp_p", "proto", "service", "duration", "orig_bytes", "resp_bytes",
                   "conn_state", "history")
+
+#: The fields a compact prompt leaves out (the timestamp stays, as intervals). The source address is left out too
+#: but not hidden from the baselines: every row is the same host's, which is all they read of it.
+COMPACT_HIDDEN = ("id.orig_p", "orig_pkts", "resp_pkts")
 
 _FIELD_VALUES = operator.itemgetter(*FIELDS)
 
@@ -190,5 +195,8 @@ class NetworkLogs(AbstainingEnvironment):
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.network_logs import baselines as b
 
-        # The honest baselines act by the costs this environment scores with (the kit binds them).
-        return baseline_factories(self.config, LABELS, {"heuristic": b.HeuristicBaseline, "gbdt": b.GBDTBaseline})
+        # The honest baselines act by the costs this environment scores with (the kit binds them), and read each item
+        # as the prompt shows it: its window, and in the compact style without the fields that style leaves out.
+        shown = b.Shown(self.config.window, COMPACT_HIDDEN if self.config.prompt_style == "compact" else ())
+        return baseline_factories(self.config, LABELS, {"heuristic": partial(b.HeuristicBaseline, shown=shown),
+                                                        "gbdt": partial(b.GBDTBaseline, shown=shown)})
