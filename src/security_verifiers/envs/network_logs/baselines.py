@@ -451,11 +451,11 @@ class GBDTBaseline(_ShownBaseline):
         return {**super().describe(), "train_size": self.train_size, "train_seeds": list(self.train_seeds)}
 
     def models(self) -> list[Any]:
-        for seed in self.train_seeds:
-            key = (self.train_size, seed, self.shown)
+        keys = [(self.train_size, seed, self.shown) for seed in self.train_seeds]
+        for key in keys:
             if key not in _FITTED:
                 _FITTED[key] = _fit(*key)
-        return [_FITTED[(self.train_size, seed, self.shown)] for seed in self.train_seeds]
+        return [_FITTED[key] for key in keys]
 
     def probabilities(self, items: list[Item]) -> list[float]:
         import numpy as np

@@ -81,9 +81,9 @@ Costs: missed attack {missed}, false alarm {false_alarm}, Abstain {abstain}; p_m
 COMPACT_FIELDS = ("dt", "id.resp_h", "id.resp_p", "proto", "service", "duration", "orig_bytes", "resp_bytes",
                   "conn_state", "history")
 
-#: The fields a compact prompt leaves out (the timestamp stays, as intervals). The source address is left out too
-#: but not hidden from the baselines: every row is the same host's, which is all they read of it.
-COMPACT_HIDDEN = ("id.orig_p", "orig_pkts", "resp_pkts")
+#: The fields a compact prompt leaves out, which the baselines then do not read: all but the shown ones, the timestamp
+#: (shown as intervals) and the source address (not shown, but every row is the same host's, all they read of it).
+COMPACT_HIDDEN = tuple(f for f in FIELDS if f not in {*COMPACT_FIELDS, "ts", "id.orig_h"})
 
 _FIELD_VALUES = operator.itemgetter(*FIELDS)
 
