@@ -73,6 +73,9 @@ class PhishingConfig(AbstainingConfig):
                                description="Decision costs: a phishing email let through costs 5, a legitimate one "
                                "quarantined 2, sending it to a human 1.")
     evidence_weight: float = Field(0.2, ge=0, le=0.5, description="Weight of the evidence part of the reward.")
+    prompt_style: Literal["full", "compact"] = Field(
+        "full", description="compact: a short instruction that names the indicators without describing them, for "
+        "models with small context windows; the email shown and the scorer are the same.")
 
     def component_weights(self) -> dict[str, float]:
         rest = 1.0 - self.evidence_weight
@@ -125,6 +128,16 @@ that is not in it or does not show its indicator costs. Give no evidence rather 
 
 Indicators:
 {indicators}
+"""
+
+
+COMPACT_SYSTEM_PROMPT = """Is this email phishing? Answer with one JSON object and nothing after it:
+{{"label": "Phishing" | "Legitimate" | "Abstain", "p_phishing": <your probability, 0 to 1>, "evidence": \
+[{{"quote": "<exact text from the email>", "indicator": "<indicator id>"}}]}}
+Costs: missed phishing {missed}, false alarm {false_alarm}, Abstain {abstain}; p_phishing is Brier-scored. Evidence \
+(at most {max_evidence}) earns only with a correct Phishing or Legitimate label; a quote not in the email or not \
+showing its indicator costs.
+Indicators: {indicators}
 """
 
 
@@ -210,11 +223,16 @@ class Phishing(AbstainingEnvironment):
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
         costs = self.config.costs
-        lo, hi = costs.abstain_band()
-        indicators = "\n".join(f"- {name}: {what}" for name, (_, what) in INDICATORS.items())
-        system = SYSTEM_PROMPT.format(missed=costs.missed, false_alarm=costs.false_alarm, abstain=costs.abstain,
-                                      lo=round(lo, 4), hi=round(hi, 4), max_evidence=MAX_EVIDENCE,
-                                      indicators=indicators)
+        if self.config.prompt_style == "compact":
+            system = COMPACT_SYSTEM_PROMPT.format(missed=costs.missed, false_alarm=costs.false_alarm,
+                                                  abstain=costs.abstain, max_evidence=MAX_EVIDENCE,
+                                                  indicators=", ".join(INDICATORS))
+        else:
+            lo, hi = costs.abstain_band()
+            indicators = "\n".join(f"- {name}: {what}" for name, (_, what) in INDICATORS.items())
+            system = SYSTEM_PROMPT.format(missed=costs.missed, false_alarm=costs.false_alarm, abstain=costs.abstain,
+                                          lo=round(lo, 4), hi=round(hi, 4), max_evidence=MAX_EVIDENCE,
+                                          indicators=indicators)
         user = "\n".join([*_mailbox_lines(item.input.get("mailbox")), "", "The email:", "",
                           self.context(item).rendering.text])
         return [Message(role="system", content=system), Message(role="user", content=user)]
