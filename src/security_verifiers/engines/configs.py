@@ -332,9 +332,10 @@ def unwrap_hcl(body: dict[str, Any]) -> dict[str, Any]:
 
 
 class _TreeKeepingParser:
-    """Takes the place of hcl2's module-level parser inside ``hcl2.loads``: the same dict for every caller,
-    and the lark syntax tree kept (per thread) for the expression evaluator. ``hcl2.loads`` guards the parser
-    against unclosed quotes, on which its string regex backtracks for minutes, so we call it, not lark."""
+    """Takes the place of hcl2's module-level parser inside ``hcl2.loads``: the lark syntax tree kept (per thread)
+    for the expression evaluator, and hcl2's dict for any other caller. ``hcl2.loads`` guards the parser against
+    unclosed quotes, on which its string regex backtracks for minutes, so we call it, not lark. Our own calls
+    (:func:`_hcl_loads`) ask for the tree only: the dict is built from it when someone reads it."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -345,6 +346,8 @@ class _TreeKeepingParser:
 
         tree = type(self.inner).lark_parser.parse(text)
         self.local.tree = tree
+        if getattr(self.local, "tree_only", False):
+            return {}  # _hcl_loads builds the dict from the tree on demand (_HclParse.document)
         return DictTransformer().transform(tree)  # type: ignore[no-any-return]
 
     def __getattr__(self, name: str) -> Any:
@@ -363,24 +366,49 @@ def _tree_keeping_parser() -> _TreeKeepingParser:
         return hcl2.api.hcl2
 
 
-@dataclass(frozen=True)
+def _parse_failure(err: Exception) -> ConfigParseError:
+    return ConfigParseError(f"HCL does not parse: {type(err).__name__}: {_parse_error_text(err)}")
+
+
 class _HclParse:
-    document: dict[str, Any]
-    tree: Any
+    """One text's lark syntax tree and hcl2's dict of it, built from the tree on first use (hcl2's
+    ``DictTransformer``, a pass over the whole tree): the evaluator reads only the tree and builds its own
+    document, so a text that is only evaluated, never validated (the autofix's intermediate texts, the
+    prompt's resource types) never pays for the dict. A dict that cannot be built makes the text one that does
+    not parse, with the message hcl2's own failure gives."""
+
+    def __init__(self, tree: Any) -> None:
+        self.tree = tree
+        self._document: dict[str, Any] | ConfigParseError | None = None
+        self._lock = threading.Lock()
+
+    def document(self) -> dict[str, Any] | ConfigParseError:
+        with self._lock:  # one dict for every caller
+            if self._document is None:
+                from hcl2.transformer import DictTransformer
+
+                try:
+                    self._document = DictTransformer().transform(self.tree)
+                except Exception as err:  # noqa: BLE001 - lark wraps a transformer's failure in its VisitError
+                    self._document = _parse_failure(err)
+            return self._document
 
 
 @functools.lru_cache(maxsize=512)
 def _hcl_loads(text: str) -> _HclParse | ConfigParseError:
-    """hcl2's parse of ``text`` and its syntax tree, memoised: the parser costs ~3-15 ms a file and the same
-    text is read by the policy engine, Checkov, the autofixer, validation and the inventory check."""
+    """hcl2's parse of ``text`` (its syntax tree; the dict on demand), memoised: the parser costs ~3-15 ms a file
+    and the same text is read by the policy engine, Checkov, the autofixer, validation and the inventory check."""
     import hcl2
 
     parser = _tree_keeping_parser()
+    parser.local.tree_only = True
     try:
-        document = hcl2.loads(text)
+        hcl2.loads(text)
     except Exception as err:  # noqa: BLE001 - the parser raises lark's many error types
-        return ConfigParseError(f"HCL does not parse: {type(err).__name__}: {_parse_error_text(err)}")
-    return _HclParse(document, parser.local.tree)
+        return _parse_failure(err)
+    finally:
+        parser.local.tree_only = False
+    return _HclParse(parser.local.tree)
 
 
 def _parse_error_text(err: Exception) -> str:
@@ -395,6 +423,7 @@ def _parse_error_text(err: Exception) -> str:
 
 
 def _parsed(text: str) -> _HclParse:
+    """The syntax tree of ``text``; ConfigParseError if it does not parse (its dict is not built here)."""
     cached = _hcl_loads(text)
     if isinstance(cached, ConfigParseError):
         raise ConfigParseError(str(cached))
@@ -403,7 +432,10 @@ def _parsed(text: str) -> _HclParse:
 
 def hcl_document(text: str) -> dict[str, Any]:
     """hcl2's raw parse of ``text`` (memoised and shared: treat it as read-only); ConfigParseError if invalid."""
-    return _parsed(text).document
+    document = _parsed(text).document()
+    if isinstance(document, ConfigParseError):
+        raise ConfigParseError(str(document))
+    return document
 
 
 @functools.lru_cache(maxsize=512)
@@ -412,10 +444,24 @@ def _evaluated(text: str, context: tuple[str, ...]) -> EvaluatedFile | ConfigPar
 
     try:
         main = _parsed(text)
-        others = tuple((other, _parsed(other).tree) for other in context)
+        if context:  # failures in the order they always came: this file's dict, then each context file's
+            hcl_document(text)
+        others = []
+        for other in context:
+            hcl_document(other)  # a context file whose dict cannot be built does not parse
+            others.append((other, _parsed(other).tree))
     except ConfigParseError as err:
         return err
-    return evaluate_file(text, main.tree, others)
+    try:
+        return evaluate_file(text, main.tree, tuple(others))
+    except Exception:
+        # The evaluator builds its document with a subclass of hcl2's DictTransformer over the same tree, so a
+        # tree whose dict cannot be built fails here too: that is the text not parsing, as it was always judged
+        # (the dict used to be built first). Any other failure of the evaluator is raised as it was.
+        document = main.document()
+        if isinstance(document, ConfigParseError):
+            return document
+        raise
 
 
 def evaluated_terraform(text: str, context: tuple[str, ...] = ()) -> EvaluatedFile:
