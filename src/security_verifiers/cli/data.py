@@ -35,6 +35,10 @@ def cmd_data_build(args: argparse.Namespace) -> int:
     from security_verifiers.envs.base import get_env
 
     env = get_env(args.env)
+    if args.heldout:
+        return _build_heldout(env, args)
+    if args.secret_file is not None or args.record:
+        raise ConfigError("--secret-file and --record go with --heldout")
     if args.public:
         return _build_public(env, args)
     if args.from_run is not None:
@@ -97,6 +101,45 @@ def _build_from_run(env: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def _build_heldout(env: Any, args: argparse.Namespace) -> int:
+    """``sv data build ENV --heldout --secret-file KEY [--record] [--out FILE]``: the gated held-out set."""
+    from security_verifiers.core.datasets import canonical_json, dataset_header
+    from security_verifiers.core.heldout import build_heldout, read_key, record
+
+    given = [f"--{name.replace('_', '-')}" for name in ("split", "n", "seed", "from_run")
+             if getattr(args, name) is not None] + (["--public"] if args.public else [])
+    if given:
+        raise ConfigError(f"--heldout builds the public splits' definition under the key's seed; it takes no "
+                          f"{', '.join(given)}")
+    if args.secret_file is None:
+        raise ConfigError("--heldout needs --secret-file KEY (make one with: head -c 32 /dev/urandom | base64 > KEY; "
+                          "keep it out of the repository)")
+    key = read_key(args.secret_file)
+    out = Path(args.out) if args.out is not None else None
+    if out is not None and out.is_dir():
+        raise ConfigError(f"--out {out} is a directory; give a file name")
+    t0 = time.perf_counter()
+    from security_verifiers.core.progress import progress_to
+
+    with progress_to(f"sv data build {env.name} --heldout"):
+        dataset, commitment = build_heldout(env, key)
+    public = {canonical_json(i.input) for split in env.public_splits for i in env.dataset(split).items}
+    report: dict[str, Any] = {"env": env.name, "commitment_id": commitment.id,
+                              "commitment": commitment.model_dump(mode="json"), "n": len(dataset),
+                              "inputs_also_in_public_sets": sum(canonical_json(i.input) in public
+                                                                for i in dataset.items)}
+    if out is not None:
+        header = dataset_header(env.name, env.version, split="heldout", n=len(dataset), written_by="sv data build "
+                                "--heldout (private: never publish this file)")
+        _write_dataset(dataset.items, out, header)
+        report["file"] = str(out)
+    if args.record:
+        report["recorded_in"] = str(record(env, commitment))
+    report["seconds"] = round(time.perf_counter() - t0, 2)
+    print(json.dumps(report))
+    return 0
+
+
 def _build_public(env: Any, args: argparse.Namespace) -> int:
     """``sv data build ENV --public``: the committed public splits, manifest and data card, rebuilt."""
     from security_verifiers.envs.kits.public_sets import build_public_sets
@@ -134,7 +177,8 @@ def register(sub: Any) -> None:
     build = data_sub.add_parser("build", help="Generate a dataset deterministically (same seed, same hash).",
                                 description="Generate one split (--split, --n, --seed, --out FILE), or with --public "
                                 "rebuild an environment's committed public splits, manifest.json and DATA_CARD.md "
-                                "(byte-identical to the committed files).")
+                                "(byte-identical to the committed files), or with --heldout --secret-file KEY build "
+                                "the gated held-out set and its commitment.")
     build.add_argument("env", help="Environment name.")
     build.add_argument("--public", action="store_true",
                        help="Rebuild the committed public splits with their manifest and data card, into --out DIR "
@@ -143,6 +187,15 @@ def register(sub: Any) -> None:
     build.add_argument("--n", type=int, default=None, help="Number of items.")
     build.add_argument("--seed", type=int, default=None, help="Generator seed.")
     build.add_argument("--out", default=None, help="Output JSONL file (with --public: a directory).")
+    build.add_argument("--heldout", action="store_true",
+                       help="Build the gated held-out set: the public splits' sizes generated from a seed derived "
+                       "from --secret-file; prints its commitment (--record adds it to the environment's committed "
+                       "data/heldout.json; --out FILE writes the items, which must stay private).")
+    build.add_argument("--secret-file", default=None, metavar="KEY",
+                       help="With --heldout: the file holding the secret key (at least 16 bytes).")
+    build.add_argument("--record", action="store_true",
+                       help="With --heldout: add the commitment to the environment's data/heldout.json (a "
+                       "maintainer's step, committed with the project).")
     build.add_argument("--from-run", default=None, metavar="RUN_DIR",
                        help="redteam-defense only: build the items from the successful attacks of an `sv eval "
                        "redteam-attack` run (self-play), into --out FILE.")

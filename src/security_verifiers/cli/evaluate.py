@@ -34,6 +34,10 @@ def _load_dataset(env: Any, args: argparse.Namespace) -> Any:
     from security_verifiers.core.subset import ItemSubset
 
     _limit_from_n(args)  # a run stored before --limit, resumed
+    if args.heldout:
+        return _load_heldout(env, args)
+    if args.secret_file is not None:
+        raise ConfigError("--secret-file goes with --heldout")
     subset = ItemSubset.parse(args.limit, args.sample_seed)
     if args.data is not None:
         if args.split is not None:
@@ -55,6 +59,23 @@ def _load_dataset(env: Any, args: argparse.Namespace) -> Any:
         if subset is not None:
             part = subset.select(part)
         dataset = part if dataset is None else dataset + part
+    return dataset
+
+
+def _load_heldout(env: Any, args: argparse.Namespace) -> Any:
+    """The gated held-out set built from ``--secret-file``, refused unless its commitment is published for this
+    environment; the commitment goes into the run's metadata (``args.heldout_claim``)."""
+    from security_verifiers.core.heldout import build_heldout, check_published, read_key
+
+    given = [f"--{name.replace('_', '-')}" for name in ("split", "data", "data_hash", "data_seed", "limit",
+                                                        "sample_seed") if getattr(args, name) is not None]
+    if given:
+        raise ConfigError(f"--heldout evaluates the whole committed held-out set; it takes no {', '.join(given)}")
+    if args.secret_file is None:
+        raise ConfigError("--heldout needs --secret-file KEY, the key the set was committed with")
+    dataset, commitment = build_heldout(env, read_key(args.secret_file))
+    check_published(env, commitment)
+    args.heldout_claim = {"id": commitment.id, "commitment": commitment.model_dump(mode="json")}
     return dataset
 
 
@@ -194,6 +215,8 @@ def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
         run_dir = RunDir.for_run(root, env.name, args.model, args.run_id if args.run_id is not None else new_run_id())
     print(f"run directory: {run_dir.path}{' (resumed)' if args.resume else ''}", file=sys.stderr)
     stored = {"invocation": invocation(args, env.config.model_dump(mode="json"), endpoint, sampling)}
+    if getattr(args, "heldout_claim", None) is not None:
+        stored["heldout"] = args.heldout_claim
     if getattr(args, "config_file", None) is not None:
         stored["config_file"] = args.config_file
     outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, run_config, resume=args.resume,
@@ -280,6 +303,12 @@ def register(sub: Any) -> None:
                     help="Evaluate a dataset file (JSONL from `sv data build`) instead of --split (default: none).")
     ev.add_argument("--data-hash", default=None,
                     help="Expected sha256:… hash of --data; a mismatch is an error (default: not checked).")
+    ev.add_argument("--heldout", action="store_true", default=None,
+                    help="Evaluate the gated held-out set built from --secret-file KEY (refused unless its "
+                    "commitment is published in the environment's data/heldout.json); the run's metadata records "
+                    "the commitment, which `sv heldout verify RUN` checks. Its transcripts hold the private items: "
+                    "publish the summary, not the run directory.")
+    ev.add_argument("--secret-file", default=None, metavar="KEY", help="With --heldout: the secret key's file.")
     ev.add_argument("--data-seed", type=int, default=None,
                     help="Seed for generated (non-public) splits (default: 0; public splits take none).")
     ev.add_argument("--env-option", action="append", default=[], metavar="KEY=VALUE",

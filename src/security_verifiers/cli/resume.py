@@ -28,7 +28,9 @@ INVOCATION_KEY = "invocation"
 #: Run settings a resume may change: they decide how rollouts are scheduled, never what a rollout scores.
 EXECUTION_ONLY = ("concurrency", "score_workers", "max_error_rate")
 #: Dataset arguments, by attribute name (the flag is ``--`` and the name in kebab case).
-DATASET_ARGS = ("split", "n", "limit", "sample_seed", "data", "data_hash", "data_seed")
+DATASET_ARGS = ("split", "n", "limit", "sample_seed", "data", "data_hash", "data_seed", "heldout", "secret_file")
+#: Dataset arguments that are paths, stored absolute so that a resume may start from another directory.
+PATH_ARGS = ("data", "secret_file")
 
 
 def invocation(args: argparse.Namespace, env_config: dict[str, Any], endpoint: Any, sampling: Any) -> dict[str, Any]:
@@ -48,6 +50,8 @@ def invocation(args: argparse.Namespace, env_config: dict[str, Any], endpoint: A
         "data": str(Path(args.data).resolve()) if args.data is not None else None,
         "data_hash": args.data_hash,
         "data_seed": args.data_seed,
+        "heldout": getattr(args, "heldout", None),
+        "secret_file": str(Path(args.secret_file).resolve()) if getattr(args, "secret_file", None) else None,
         "endpoint": endpoint.model_dump(mode="json"),
         "sampling": sampling.model_dump(mode="json"),
         "no_cache": bool(getattr(args, "no_cache", False)),
@@ -197,7 +201,7 @@ def apply_stored_settings(args: argparse.Namespace, run_dir: RunDir, config_fiel
     for name in DATASET_ARGS:
         given, kept = getattr(args, name), stored.get(name)
         if given is not None:
-            agree(_flag(name), str(Path(given).resolve()) if name == "data" else given, kept)
+            agree(_flag(name), str(Path(given).resolve()) if name in PATH_ARGS else given, kept)
         setattr(args, name, kept)
     _restore_cache_settings(args, stored, agree)
     kept_run = metadata.get("run") or {}
