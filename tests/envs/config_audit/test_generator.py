@@ -154,6 +154,26 @@ def test_every_operator_is_detected_precisely(showcase) -> None:
     assert self_check(showcase) == []
 
 
+@pytest.mark.parametrize("order", [("tf-aws-s3-public-acl", "tf-aws-s3-public-access-block-off"),
+                                   ("tf-aws-s3-public-access-block-off", "tf-aws-s3-public-acl")])
+def test_a_public_acl_on_a_bucket_without_its_access_block_is_labelled_as_the_oracle_finds_it(order) -> None:
+    """Each edit alone is one rule; together they make Checkov's CKV_AWS_379 fire on the ACL resource too, which
+    the edit that comes second declares (a generated item drew both once and failed its self-check)."""
+    from security_verifiers.engines.oracle import get_oracle
+
+    seed = next(s for s in range(50) if TF_TEMPLATES["aws_audit"](random.Random(s)).resources("aws_s3_bucket_acl"))
+    base = TF_TEMPLATES["aws_audit"](random.Random(seed))
+    bucket = "aws_s3_bucket." + base.resources("aws_s3_bucket_acl")[0].address.split(".", 1)[1]
+    injected: set[tuple[str, str]] = set()
+    for rule_id in order:
+        operator = operators("terraform")[rule_id]
+        operator.apply(base, bucket, random.Random(0))
+        injected |= set(operator.injected(base, bucket))
+    acl = "aws_s3_bucket_acl." + bucket.split(".", 1)[1]
+    assert ("tf-aws-s3-public-no-secure-transport", acl) in injected
+    assert set(get_oracle().scan("terraform", base.render()).keys) == injected
+
+
 def test_self_check_catches_a_wrong_target(small) -> None:
     positive = next(i for i in small if i.target["mutations"])
     clean = next(i for i in small if not i.target["mutations"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 
 from security_verifiers.envs.config_audit.generation.hcl_tree import Block, heredoc
 from security_verifiers.envs.config_audit.generation.mutation_kit import (
@@ -65,6 +66,30 @@ def _suspend_versioning(block: Block, rng: random.Random) -> bool:
     return True
 
 
+#: Checkov's CKV_AWS_379: a public canned ACL on an ``aws_s3_bucket_acl`` whose bucket has no public-access block
+#: (or one with neither ``block_public_acls`` nor ``restrict_public_buckets``) and no website configuration, and
+#: whose bucket policy does not require TLS (no base writes one that does).
+PUBLIC_NO_TLS = "tf-aws-s3-public-no-secure-transport"
+
+
+def public_acl_without_tls(base: TFBase, resource: str) -> list[tuple[str, str]]:
+    """The CKV_AWS_379 pairs in ``base``: a public ACL and a removed public-access block on the same bucket are
+    each one rule, and together a third on the ACL resource, which whichever of the two edits comes second brings
+    (without it, the self-check refused such an item as an unexpected finding). Read over every bucket: the
+    pairs an earlier edit already brought are in the injected set already."""
+    pairs = []
+    for bucket in base.resources("aws_s3_bucket"):
+        acl = _companion(base, "aws_s3_bucket_acl", bucket.address)
+        if acl is None or acl.get("acl") not in ("public-read", "public-read-write"):
+            continue
+        block = _companion(base, "aws_s3_bucket_public_access_block", bucket.address)
+        if block is not None and (block.get("block_public_acls") or block.get("restrict_public_buckets")):
+            continue
+        if _companion(base, "aws_s3_bucket_website_configuration", bucket.address) is None:
+            pairs.append((PUBLIC_NO_TLS, acl.address))
+    return pairs
+
+
 def _public_acl() -> Operator:
     """A public canned ACL: on the bucket's ``aws_s3_bucket_acl`` when it has one, else the legacy attribute."""
 
@@ -79,7 +104,7 @@ def _public_acl() -> Operator:
         else:
             base.find(address).set("acl", acl, after="bucket")
 
-    return _op("tf-aws-s3-public-acl", targets, apply)
+    return replace(_op("tf-aws-s3-public-acl", targets, apply), spillover=public_acl_without_tls)
 
 
 #: The flags whose loss the oracle reports on the access block alone (Checkov also reports a bucket whose block
@@ -332,4 +357,4 @@ def _either_pab() -> Operator:
     def apply(base: TFBase, address: str, rng: random.Random) -> None:
         (removed if address.startswith("aws_s3_bucket.") else flag).apply(base, address, rng)
 
-    return _op("tf-aws-s3-public-access-block-off", targets, apply)
+    return replace(_op("tf-aws-s3-public-access-block-off", targets, apply), spillover=public_acl_without_tls)
