@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from security_verifiers.cli import bench, cache, data, envs, evaluate, gate, heldout, report, rules, train
+from security_verifiers.cli import bench, cache, data, envs, evaluate, gate, heldout, report, rules, spec, train
 from security_verifiers.cli.common import EXIT_USAGE, Parser, add_log_level
 from security_verifiers.cli.sandbox import add_sandbox_parser
 from security_verifiers.core.errors import ConfigError, DatasetError
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.register(sub)
     data.register(sub)
     heldout.register(sub)
+    spec.register(sub)
     rules.register(sub)
     cache.register(sub)
     envs.register(sub)
