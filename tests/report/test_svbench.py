@@ -34,3 +34,11 @@ def test_the_spec_names_every_environment_its_sets_and_its_reward() -> None:
         for entry in env.public_sets().sizes:
             assert f"| {entry} |" in text
     assert text.count("**Reward.**") == len(registry()) and "| none |" not in text
+
+
+def test_every_headline_metric_is_defined() -> None:
+    from security_verifiers.envs.base import registry
+
+    for name, cls in registry().items():
+        assert sorted(cls.metric_definitions) == sorted(m for m, _ in cls.headline_metrics), name
+        assert all(text.strip() and "|" not in text for text in cls.metric_definitions.values()), name

@@ -106,6 +106,9 @@ class Environment(ABC):
     config_class: ClassVar[type[EnvConfig]] = EnvConfig
     #: Metric keys shown in the leaderboard, best first; ``(key, higher_is_better)``.
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (("reward_mean", True),)
+    #: Each headline metric defined exactly (formula, denominator, how invalid answers and empty sets count), as
+    #: SVBENCH.md publishes it; a test requires one per headline metric.
+    metric_definitions: ClassVar[Mapping[str, str]] = {}
     #: Breakdowns that ``report.md`` shows right under the headline, because the headline averages hide them (E2:
     #: recall per severity, the rules found least often): ``(key of metrics()["breakdowns"], its title)``.
     headline_breakdowns: ClassVar[tuple[tuple[str, str], ...]] = ()

@@ -62,12 +62,12 @@ def section(env: Environment) -> str:
     weights = env.component_weights()
     lines += ["", "**Reward.** " + " + ".join(f"{w:g} x {name}" for name, w in weights.items())
               + " (each component in [0, 1]; penalties and gates as the README's scoring section defines them).",
-              "", "**Headline metrics** (direction): "
-              + ", ".join(f"`{m}` ({'higher' if up else 'lower'} is better)" for m, up in type(env).headline_metrics)
-              + "."]
+              "", "**Headline metrics:**", "", "| metric | better | definition |", "|---|---|---|"]
+    lines += [f"| `{m}` | {'higher' if up else 'lower'} | {env.metric_definitions[m]} |"
+              for m, up in type(env).headline_metrics]
     tools = env.tool_versions()
-    lines += ["", "**Scoring engines:** " + (", ".join(f"{k} `{v}`" for k, v in tools.items()) if tools
-                                              else "**Scoring engines:** none beyond the package's own code") + "."]
+    engines = ", ".join(f"{k} `{v}`" for k, v in tools.items()) if tools else "none beyond the package's own code"
+    lines += ["", f"**Scoring engines:** {engines}."]
     scores = json.loads((env.data_dir / "baseline_scores.json").read_text())
     lines += ["", f"**Baselines** (`reward_mean` on the public splits, recorded for {scores['version']}):", ""]
     splits = list(scores["splits"])

@@ -94,6 +94,49 @@ class CodeRepair(Environment):
         ("reward_mean", True), ("repair_rate", True), ("exploit_blocked_rate", True),
         ("functional_pass_rate", True), ("cwe_accuracy", True), ("static_clean_rate", True),
     )
+    metric_definitions: ClassVar[Mapping[str, str]] = {
+        "reward_mean": "Mean reward over every scored rollout, imported detection-only records included (rollouts "
+                       "that ended in an infrastructure or sandbox error are left out of every metric); an "
+                       "unparseable answer earns 0. A parsed answer earns max(0, cwe_weight x [CWE right] + "
+                       "location_weight x [right file, line within 3 of the weakness] + [every exploit blocked] x "
+                       "(functional_weight x substantive functional pass fraction + repair_weight x [every "
+                       "functional probe passes] + [repaired] x (static_weight x [static clean] + size_weight x size "
+                       "score)) - over_budget_cost x tool calls over budget), weights 0.15/0.05/0.25/0.40/0.10/0.05 "
+                       "by default. Only a patch that applies, changes the files and does not probe the harness is "
+                       "run, so the other parts are 0 without one (and on detection-only records); the size score "
+                       "is 1 up to max(3 x reference lines, reference lines + 8) changed lines, falling linearly to "
+                       "0 at four times that.",
+        "repair_rate": "Rollouts whose patched program was run and repaired / scored rollouts of items with tests "
+                       "(kind program; imported detection-only records are left out). Repaired: every functional "
+                       "probe passes and every exploit probe is blocked, judged fail-closed (no run, live or "
+                       "replayed as a script, shows its effect; a missing observation or tampered fixture counts as "
+                       "exploited; static probes by the taint check); an unparseable answer, or a patch that is "
+                       "absent, does not apply, changes nothing or probes the harness, counts as not repaired. "
+                       "Undefined (None) without such rollouts.",
+        "exploit_blocked_rate": "Rollouts whose patched program was run and blocked every exploit probe (judged "
+                                "fail-closed as for repair_rate) / scored rollouts of items with tests, whatever the "
+                                "functional probes did (a patch that breaks the program may block them all). An "
+                                "unparseable answer, or a patch that is absent, does not apply, changes nothing or "
+                                "probes the harness, counts as not blocked; undefined (None) without such rollouts.",
+        "functional_pass_rate": "Rollouts whose patched program was run and passed every substantive functional "
+                                "probe (functional_fraction = 1) / scored rollouts of items with tests, whether or "
+                                "not the exploits were blocked. Substantive probes are those a program cannot pass by "
+                                "returning a constant, refusing or raising (all of them when it has none such), so a "
+                                "trivial probe may fail here while repair_rate needs every probe; an unparseable "
+                                "answer or an unrun patch counts as not passing. Undefined (None) without such "
+                                "rollouts.",
+        "cwe_accuracy": "Rollouts whose answer names the item's CWE / every scored rollout (items with tests and "
+                        "imported detection-only records alike). The claimed CWE's number ('CWE-89', 'cwe_089' or "
+                        "'89') must be in the task CWE's accepted set (itself plus its listed parents, children and "
+                        "aliases, e.g. 77 and 88 for CWE-78); an unparseable answer counts as wrong. Undefined (None) "
+                        "without rollouts.",
+        "static_clean_rate": "Rollouts that were repaired (as in repair_rate) and whose patched files are static-clean "
+                             "/ scored rollouts of items with tests; unrepaired rollouts count as not clean. "
+                             "Static-clean: none of the program's signal tests remains (a bandit test id anywhere in "
+                             "the patched files, one of our semgrep rules if it flags as many places as before) and "
+                             "no high-severity bandit or semgrep test id is reported more often than in the original. "
+                             "Undefined (None) without such rollouts.",
+    }
     headline_breakdowns: ClassVar[tuple[tuple[str, str], ...]] = (("cwe", "By weakness"),)
     example_fields: ClassVar[tuple[str, ...]] = ("cwe", "variant", "cwe_claimed", "patch_error", "functional_failed",
                                                  "exploited", "harness_probes", "notes")

@@ -120,6 +120,46 @@ class ConfigAudit(Environment):
         ("reward_mean", True), ("f1_weighted", True), ("fix_rate", True), ("patch_valid_rate", True),
         ("false_positive_rate_clean", False), ("tool_calls_mean", False),
     )
+    metric_definitions: ClassVar[Mapping[str, str]] = {
+        "reward_mean": "Mean reward over every scored rollout (rollouts that ended in an infrastructure or scorer "
+                       "error are left out of every metric); an unparseable answer earns 0. A parsed answer earns "
+                       "max(0, detection_weight x detection + patch_weight x patch - over_budget_cost x tool calls "
+                       "over budget), detection being the severity-weighted F1 of its deduplicated (rule id, "
+                       "resource) claims (on a clean file 1 for no claim, else 0) and patch (fixed weight - weight "
+                       "of new findings) / oracle weight clipped to [0, 1] (on a clean file 1 if it adds no "
+                       "finding, else 0) for a patch that applies, validates and keeps every resource, 0 for any "
+                       "other patch, and for no patch 1 on a clean file, 0 on one with findings.",
+        "f1_weighted": "2 TP_w / (2 TP_w + FP_w + FN_w) with the weights summed over every scored rollout "
+                       "(micro-averaged) on deduplicated (rule id, resource) pairs: a found or missed oracle finding "
+                       "weighs its severity (low 1, medium 2, high 3, critical 5), a false claim its rule's catalog "
+                       "severity (5 for an id outside the catalog). An unparseable answer claims nothing, so every "
+                       "oracle finding of its item counts in FN_w; 0 when there were findings and none was found, "
+                       "undefined (None) only when the run has no oracle finding and no claim.",
+        "fix_rate": "Severity weight of the oracle findings fixed / severity weight of all oracle findings, both "
+                    "summed over the scored rollouts of items with findings (clean items are left out). A finding is "
+                    "fixed when it is gone from the re-scan of the patched file (Terraform: and, unless it is a "
+                    "hard-coded secret, from its fail-closed variant), counted only for a patch that applies, "
+                    "validates and keeps every resource; no patch, an invalid patch or an unparseable answer fixes "
+                    "0, and new findings are not subtracted here (the reward's patch part subtracts them). "
+                    "Undefined (None) when no item has findings.",
+        "patch_valid_rate": "Patches that applied, validated and kept every resource / patches sent, over the scored "
+                            "rollouts (clean items included) whose answer parsed and held a non-empty patch; answers "
+                            "without a patch and unparseable ones are outside the denominator. Valid: the diff "
+                            "applies, the patched file parses, the engines can judge it, it has no validation "
+                            "problem its original lacked (Terraform: no new type issue), and every original resource "
+                            "survives (same kind, name and namespace, same containers and image repositories; only a "
+                            "move out of default allowed); a patch whose scoring ran past the scorer's limits counts "
+                            "as invalid. Undefined (None) when no patch was sent.",
+        "false_positive_rate_clean": "Rollouts on clean items (the oracle finds nothing in the file) whose answer "
+                                     "parsed and claimed at least one finding / all scored rollouts on clean items. "
+                                     "An unparseable answer on a clean item stays in the denominator but is not a "
+                                     "false positive; undefined (None) when the run has no clean item. Lower is "
+                                     "better.",
+        "tool_calls_mean": "Mean number of tool calls per rollout over every scored rollout, counting every call the "
+                           "model made, the refused calls over the budget included (each of those also costs "
+                           "over_budget_cost of reward); always 0 in no_tools mode. Undefined (None) without "
+                           "rollouts. Lower is better.",
+    }
     headline_breakdowns: ClassVar[tuple[tuple[str, str], ...]] = (
         ("severity", "Detection by severity"),
         ("worst_rules", f"Worst rules: the lowest recall among rules with at least {WORST_RULES_MIN_FINDINGS} oracle "

@@ -30,6 +30,7 @@ from security_verifiers.envs.kits.abstaining import (
     constant_baseline_names,
     score_answer,
 )
+from security_verifiers.envs.kits.abstaining.metrics import DEFINITIONS as KIT_DEFINITIONS
 from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.network_logs.capture import FIELDS, capture, prompt_notes
 from security_verifiers.envs.network_logs.items import LABELS, NetworkLogsInput, NetworkLogsTarget
@@ -119,6 +120,7 @@ class NetworkLogs(AbstainingEnvironment):
     headline_metrics: ClassVar[tuple[tuple[str, bool], ...]] = (
         ("reward_mean", True), ("expected_cost", False), ("f1", True), ("brier", False), ("abstain_rate", False),
     )
+    metric_definitions: ClassVar[Mapping[str, str]] = KIT_DEFINITIONS
     example_fields: ClassVar[tuple[str, ...]] = ("family", "difficulty", "y", "action", "p", "cost")
     splits: ClassVar[tuple[str, ...]] = ("train", "dev", "test", "ood")
     data_dir: ClassVar[Path] = DATA_DIR

@@ -41,6 +41,7 @@ from security_verifiers.envs.kits.abstaining import (
     Labels,
     score_answer,
 )
+from security_verifiers.envs.kits.abstaining.metrics import DEFINITIONS as KIT_DEFINITIONS
 from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.phishing import metrics as phishing_metrics
 from security_verifiers.envs.phishing.evidence import EvidenceItem, score_evidence
@@ -162,6 +163,22 @@ class Phishing(AbstainingEnvironment):
         ("reward_mean", True), ("expected_cost", False), ("f1", True), ("brier", False),
         ("evidence_precision", True), ("evidence_recall", True), ("abstain_rate", False),
     )
+    metric_definitions: ClassVar[Mapping[str, str]] = {
+        **KIT_DEFINITIONS,
+        "reward_mean": "Mean reward over all scored rollouts (infrastructure errors left out): (1 - "
+                       "evidence_weight) x [decision_weight x (1 - cost / max_cost) + brier_weight x (1 - (p - "
+                       "y)^2)] + evidence_weight x the evidence score "
+                       "(README, Scoring), the evidence score earned only under a correct Phishing or Legitimate "
+                       "label (an empty list on legitimate mail scores 1); an unparseable answer earns 0.",
+        "evidence_precision": "Confirmed pieces of evidence / scored pieces of evidence, summed over every valid "
+                              "answer (micro-averaged: an answer with five pieces weighs five times one with one; "
+                              "language indicators on imported mail are not scored); "
+                              "a piece is confirmed when its quote lies in one segment of the email and its "
+                              "indicator's verifier (or, for a language indicator, a planted span) confirms it there.",
+        "evidence_recall": "Indicators of the item named by confirmed evidence / indicators to find, summed over the "
+                           "phishing items with a valid answer (legitimate items have none to find); undefined when "
+                           "there is nothing to find.",
+    }
     example_fields: ClassVar[tuple[str, ...]] = ("family", "y", "action", "p", "cost", "evidence_given",
                                                  "evidence_confirmed", "evidence_to_find", "evidence_found")
     splits: ClassVar[tuple[str, ...]] = ("train", "dev", "test", "ood")

@@ -35,6 +35,25 @@ INTERVAL_METRICS = ("reward_mean", "expected_cost", "f1", "precision", "tpr", "f
 #: Decimals of the probability the constant policy states (what its answer text holds, and what it is scored on).
 CONSTANT_DECIMALS = 4
 
+#: The kit's headline metrics defined exactly (SVBENCH.md); an environment adds its own (E4: the evidence part's).
+#: "Covered": a valid answer whose label is not Abstain. A ratio with a zero denominator is undefined (None).
+DEFINITIONS: dict[str, str] = {
+    "reward_mean": "Mean reward over all scored rollouts (infrastructure errors left out). A valid answer earns "
+                   "decision_weight x (1 - cost / max_cost) + brier_weight x (1 - (p - y)^2), with cost the "
+                   "configured profile's cost of its label (0 when right, `abstain` for Abstain) and max_cost = "
+                   "max(missed, false_alarm); an unparseable answer earns 0.",
+    "expected_cost": "Mean decision cost over all scored rollouts under the configured cost profile: a correct "
+                     "label 0, a missed positive `missed`, a false alarm `false_alarm`, Abstain `abstain`, an "
+                     "unparseable answer max(missed, false_alarm). Lower is better.",
+    "f1": "2 TP / (2 TP + FP + FN) over the covered answers (valid, not Abstain), the positive class being the "
+          "attack/phishing label; abstentions and unparseable answers count in neither; undefined without TP, FP "
+          "and FN.",
+    "brier": "Mean of (p - y)^2 over the valid answers (p the stated probability of the positive class, y 1 for a "
+             "positive item); unparseable answers are left out (they are in reward_mean at 0). Lower is better.",
+    "abstain_rate": "Valid answers labelled Abstain / all scored rollouts (so coverage + abstain_rate + the "
+                    "unparseable share = 1).",
+}
+
 _Index = NDArray[np.intp] | slice
 _ALL = slice(None)
 
