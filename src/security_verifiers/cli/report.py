@@ -101,6 +101,34 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_robust(args: argparse.Namespace) -> int:
+    from security_verifiers.report.robustness import robustness
+
+    if args.n_boot < 1:
+        raise ConfigError("--n-boot must be at least 1")
+    check_run_dir(Path(args.run_dir))
+    result = robustness(Path(args.run_dir), n_boot=args.n_boot)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"{result['env']['name']} {result['env']['version']}, {result['model']}: each metric on the clean items "
+          "and on their rewrites; delta = rewritten - clean, 95% paired bootstrap interval over items")
+
+    def fmt(value: float | None) -> str:
+        return "-" if value is None else f"{value:.4f}"
+
+    for kind, row in result["kinds"].items():
+        print(f"{kind} ({row['items']} items)")
+        for key in result["headline"]:
+            metric = row["metrics"].get(key)
+            if metric is None:
+                continue
+            lo, hi = metric["ci"]
+            print(f"  {key:<28} clean {fmt(metric['a']):>8}  rewritten {fmt(metric['b']):>8}  delta "
+                  f"{fmt(metric['delta']):>8}  [{fmt(lo)}, {fmt(hi)}]")
+    return 0
+
+
 # -- parser ----------------------------------------------------------------------------------
 def register(sub: Any) -> None:
     """Add ``sv report`` to the command line's subcommands."""
@@ -130,3 +158,13 @@ def register_compare(sub: Any) -> None:
     cp.add_argument("--json", action="store_true", help="Print the comparison as JSON.")
     cp.add_argument("--n-boot", type=int, default=1000, help="Bootstrap resamples (default 1000).")
     cp.set_defaults(func=cmd_compare)
+
+    rb = sub.add_parser("robust", help="Robustness of a run: each metric on the clean items and on each rewrite "
+                        "kind, paired, with 95%% bootstrap intervals (a run made with --split test,robust).",
+                        description="Pairs each clean item of a run with its rewrites of the robust split (named "
+                        "label-preserving rewrites: E1 address renumbering and time shift) and reports each headline "
+                        "metric on both sides and the change with a paired bootstrap interval over items.")
+    rb.add_argument("run_dir", help="A run directory of `sv eval ENV --split test,robust`.")
+    rb.add_argument("--json", action="store_true", help="Print the report as JSON.")
+    rb.add_argument("--n-boot", type=int, default=1000, help="Bootstrap resamples (default 1000).")
+    rb.set_defaults(func=cmd_robust)

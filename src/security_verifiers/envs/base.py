@@ -26,6 +26,7 @@ from security_verifiers.core.metrics_report import ConstantPolicy, MetricsReport
 from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
+from security_verifiers.envs.kits.robust import ROBUST_SPLIT, Rewrite, robust_items
 from security_verifiers.models.base import Policy
 
 if TYPE_CHECKING:
@@ -223,8 +224,17 @@ class Environment(ABC):
     def dataset(self, split: str, n: int | None = None, seed: int | None = None) -> Dataset:
         """The items of ``split``: public splits load the committed files and assert their hash; the other
         splits are generated from ``seed`` (0 by default), so the same seed always gives the same items."""
+        if split == ROBUST_SPLIT and self.rewrites():
+            if seed is not None:
+                raise DatasetError(f"split {split!r} is built from the committed public test split; it takes no seed")
+            test = self.dataset("test")
+            return Dataset(id=f"{self.name}/{ROBUST_SPLIT}@{test.hash.removeprefix('sha256:')[:12]}",
+                           items=robust_items(self, test.items), splits=(ROBUST_SPLIT,),
+                           source="rewrites of the public test split").head(n)
         if split not in self.splits:
-            raise DatasetError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+            robust = f" (and {ROBUST_SPLIT})" if self.rewrites() else ""
+            raise DatasetError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}"
+                               f"{robust}")
         if split in self.public_splits:
             if seed is not None:
                 raise DatasetError(f"split {split!r} is the committed public set; it takes no seed "
@@ -234,6 +244,16 @@ class Environment(ABC):
         items = self.generate(split, self.default_generated_size if n is None else n, seed)
         self.check_items(items, None, f"the {self.name} generator ({split}, seed {seed})")
         return Dataset(id=f"{self.name}/{split}/seed{seed}/n{len(items)}", items=items, splits=(split,))
+
+    def rewrites(self) -> tuple[Rewrite, ...]:
+        """The named label-preserving rewrites of this environment's items (:mod:`.kits.robust`): the ``robust``
+        split holds each of them applied to every public test item. Default: none (no ``robust`` split)."""
+        return ()
+
+    def rewrite_problem(self, original: Item, rewritten: Item) -> str | None:
+        """Why ``rewritten`` may not keep ``original``'s label (None: it does): an environment with rewrites
+        checks each with its oracle, verifiers or features."""
+        raise NotImplementedError(f"{self.name} has rewrites but no check that they keep the label")
 
     # -- the item contract ----------------------------------------------------------------------
     @classmethod

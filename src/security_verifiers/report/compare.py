@@ -66,26 +66,21 @@ def _numeric(metrics: dict[str, Any]) -> dict[str, float | None]:
             if v is None or (isinstance(v, int | float) and not isinstance(v, bool))}
 
 
-def compare_runs(a_dir: Path, b_dir: Path, n_boot: int = N_BOOT, seed: int = SEED) -> dict[str, Any]:
-    """``{"env", "a", "b", "items": {...}, "metrics": {key: {"a", "b", "delta", "ci": [lo, hi]}}}``; the
-    delta is B − A and its 95% interval comes from a paired percentile bootstrap over shared items."""
-    (meta_a, records_a), (meta_b, records_b) = load_run(a_dir), load_run(b_dir)
-    env = run_environment(meta_a, meta_b)
-    outcomes_a, outcomes_b = _by_item(env, records_a), _by_item(env, records_b)
-    shared = sorted(set(outcomes_a) & set(outcomes_b))
-    if not shared:
-        raise ConfigError("the runs share no scored item (different datasets or splits); nothing to compare")
+def paired_deltas(env: Environment, side_a: dict[str, list[Any]], side_b: dict[str, list[Any]],
+                  shared: Sequence[str], n_boot: int = N_BOOT, seed: int = SEED) -> dict[str, dict[str, Any]]:
+    """Each flat metric on ``side_a`` and ``side_b`` (outcomes by item) over the ``shared`` items, and B - A with its
+    95% paired percentile bootstrap interval (items resampled, the same draw on both sides)."""
 
     def metrics_of(side: dict[str, list[Any]], picks: Sequence[str]) -> dict[str, float | None]:
         return _numeric(env.point_metrics([o for item in picks for o in side[item]]))
 
-    point_a, point_b = metrics_of(outcomes_a, shared), metrics_of(outcomes_b, shared)
+    point_a, point_b = metrics_of(side_a, shared), metrics_of(side_b, shared)
     keys = [k for k in point_a if k in point_b]
     rng = np.random.default_rng(seed)
     draws: dict[str, list[float]] = {k: [] for k in keys}
     for _ in range(n_boot):
         picks = [shared[i] for i in rng.integers(0, len(shared), size=len(shared))]
-        boot_a, boot_b = metrics_of(outcomes_a, picks), metrics_of(outcomes_b, picks)
+        boot_a, boot_b = metrics_of(side_a, picks), metrics_of(side_b, picks)
         for key in keys:
             a, b = boot_a.get(key), boot_b.get(key)
             if a is not None and b is not None:
@@ -96,6 +91,20 @@ def compare_runs(a_dir: Path, b_dir: Path, n_boot: int = N_BOOT, seed: int = SEE
         values = draws[key]
         ci = [float(q) for q in np.quantile(values, [0.025, 0.975])] if values else [None, None]
         rows[key] = {"a": a, "b": b, "delta": None if a is None or b is None else b - a, "ci": ci}
+    return rows
+
+
+def compare_runs(a_dir: Path, b_dir: Path, n_boot: int = N_BOOT, seed: int = SEED) -> dict[str, Any]:
+    """``{"env", "a", "b", "items": {...}, "metrics": {key: {"a", "b", "delta", "ci": [lo, hi]}}}``; the
+    delta is B − A and its 95% interval comes from a paired percentile bootstrap over shared items."""
+    (meta_a, records_a), (meta_b, records_b) = load_run(a_dir), load_run(b_dir)
+    env = run_environment(meta_a, meta_b)
+    outcomes_a, outcomes_b = _by_item(env, records_a), _by_item(env, records_b)
+    shared = sorted(set(outcomes_a) & set(outcomes_b))
+    if not shared:
+        raise ConfigError("the runs share no scored item (different datasets or splits); nothing to compare")
+
+    rows = paired_deltas(env, outcomes_a, outcomes_b, shared, n_boot, seed)
     return {
         "env": {"name": env.name, "version": env.version},
         "a": {"run": str(a_dir), "model": meta_a.get("model"), "dataset": (meta_a.get("dataset") or {}).get("id")},

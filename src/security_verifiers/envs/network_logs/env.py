@@ -32,6 +32,7 @@ from security_verifiers.envs.kits.abstaining import (
 )
 from security_verifiers.envs.kits.abstaining.metrics import DEFINITIONS as KIT_DEFINITIONS
 from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.envs.kits.robust import Rewrite
 from security_verifiers.envs.network_logs.capture import FIELDS, capture, prompt_notes
 from security_verifiers.envs.network_logs.items import LABELS, NetworkLogsInput, NetworkLogsTarget
 from security_verifiers.models.base import Policy
@@ -193,6 +194,16 @@ class NetworkLogs(AbstainingEnvironment):
         fields = {"y": 1 if item.target["label"] == LABELS.positive else 0, "family": item.target["family"],
                   "split": item.split, "difficulty": item.meta.get("difficulty", "unknown")}
         return score_answer(parse_answer(transcript.final_text, Answer), fields, self.config, LABELS)
+
+    def rewrites(self) -> tuple[Rewrite, ...]:
+        from security_verifiers.envs.network_logs.rewrites import REWRITES
+
+        return REWRITES
+
+    def rewrite_problem(self, original: Item, rewritten: Item) -> str | None:
+        from security_verifiers.envs.network_logs.rewrites import rewrite_problem
+
+        return rewrite_problem(original, rewritten)
 
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.network_logs import baselines as b

@@ -1,0 +1,94 @@
+"""E1's label-preserving rewrites (the ``robust`` split, :mod:`..kits.robust`): the same traffic under other
+addresses and at another time.
+
+- ``address_renumbering``: every IPv4 address renumbered by one bijection per item that maps each /24 to another
+  /24 of the same kind (an RFC 1918 network to an RFC 1918 network, an Internet one to an Internet one) and keeps
+  the host byte; multicast and broadcast addresses, and anything that is not an IPv4 address, stay as they are.
+  Which flows share a server, and whether a server is inside the site, are unchanged.
+- ``time_shift``: every timestamp moved by the same whole number of days (1 to 400, either way), so intervals and
+  the time of day are unchanged.
+
+The check (:func:`rewrite_problem`): the features the baselines read (:func:`.features.features`) are identical,
+so a model that reads what the baselines read has nothing new to go on, and the label, which the generator gave by
+what the traffic does, stands.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from security_verifiers.core.types import Item
+from security_verifiers.envs.kits.robust import Rewrite
+from security_verifiers.envs.network_logs.features import features
+from security_verifiers.envs.network_logs.sites import is_internal
+
+_ADDRESS_FIELDS = ("id.orig_h", "id.resp_h")
+_DAY = 86_400.0
+
+
+def _is_ipv4(value: Any) -> bool:
+    parts = value.split(".") if isinstance(value, str) else []
+    return len(parts) == 4 and all(p.isdigit() and int(p) <= 255 for p in parts)
+
+
+def _new_prefix(internal: bool, rng: random.Random) -> tuple[int, int, int]:
+    if internal:
+        return rng.choice(((10, rng.randrange(256), rng.randrange(256)),
+                           (172, rng.randrange(16, 32), rng.randrange(256)), (192, 168, rng.randrange(256))))
+    while True:
+        first = rng.randrange(1, 224)
+        prefix = (first, rng.randrange(256), rng.randrange(256))
+        if first not in (10, 127, 169, 172, 192) and not is_internal(".".join(map(str, (*prefix, 1)))):
+            return prefix
+
+
+def renumber_addresses(item_input: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    prefixes: dict[tuple[int, ...], tuple[int, int, int]] = {}
+    used: set[tuple[int, int, int]] = set()
+
+    def renumbered(address: Any) -> Any:
+        if not _is_ipv4(address) or int(address.split(".")[0]) >= 224:
+            return address
+        octets = tuple(int(p) for p in address.split("."))
+        old = octets[:3]
+        if old not in prefixes:
+            new = _new_prefix(is_internal(address), rng)
+            while new in used:
+                new = _new_prefix(is_internal(address), rng)
+            prefixes[old] = new
+            used.add(new)
+        return ".".join(map(str, (*prefixes[old], octets[3])))
+
+    host = item_input.get("host") or {}
+    if "ip" in host:
+        host["ip"] = renumbered(host["ip"])
+    for flow in [item_input["flow"], *item_input.get("window", [])]:
+        for field in _ADDRESS_FIELDS:
+            if field in flow:
+                flow[field] = renumbered(flow[field])
+    return item_input
+
+
+def shift_time(item_input: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    offset = rng.choice((-1, 1)) * rng.randint(1, 400) * _DAY
+    for flow in [item_input["flow"], *item_input.get("window", [])]:
+        if isinstance(flow.get("ts"), int | float):
+            flow["ts"] = round(flow["ts"] + offset, 6)
+    return item_input
+
+
+REWRITES = (
+    Rewrite("address_renumbering", "every IPv4 address renumbered, /24 by /24, inside to inside and outside to "
+            "outside", renumber_addresses),
+    Rewrite("time_shift", "every timestamp moved by the same whole number of days", shift_time),
+)
+
+
+def rewrite_problem(original: Item, rewritten: Item) -> str | None:
+    before, after = features(original.input), features(rewritten.input)
+    if before != after:
+        changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+        return (f"features {changed[:5]} change ({[before[i] for i in changed[:5]]} -> "
+                f"{[after[i] for i in changed[:5]]})")
+    return None
