@@ -308,7 +308,8 @@ def register(sub: Any) -> None:
                     "commitment is published in the environment's data/heldout.json); the run's metadata records "
                     "the commitment, which `sv heldout verify RUN` checks. Its transcripts hold the private items: "
                     "publish the summary, not the run directory.")
-    ev.add_argument("--secret-file", default=None, metavar="KEY", help="With --heldout: the secret key's file.")
+    ev.add_argument("--secret-file", default=None, metavar="KEY",
+                    help="With --heldout: the file holding the secret key (default: none).")
     ev.add_argument("--data-seed", type=int, default=None,
                     help="Seed for generated (non-public) splits (default: 0; public splits take none).")
     ev.add_argument("--env-option", action="append", default=[], metavar="KEY=VALUE",
