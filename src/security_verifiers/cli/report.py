@@ -73,6 +73,10 @@ def cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from security_verifiers.report.compare import compare_runs
 
@@ -89,15 +93,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
           f"A = {result['a']['model']} on {items['shared']} shared items (only in A: {items['only_a']}, only in B: "
           f"{items['only_b']}); delta = B - A, 95% paired bootstrap interval over items")
 
-    def fmt(value: float | None) -> str:
-        return "-" if value is None else f"{value:.4f}"
-
     headline = result["headline"]
     for key in [*headline, *(k for k in result["metrics"] if k not in headline)]:
         row = result["metrics"][key]
         lo, hi = row["ci"]
-        print(f"  {key:<28} A {fmt(row['a']):>8}  B {fmt(row['b']):>8}  delta {fmt(row['delta']):>8}  "
-              f"[{fmt(lo)}, {fmt(hi)}]")
+        print(f"  {key:<28} A {_fmt(row['a']):>8}  B {_fmt(row['b']):>8}  delta {_fmt(row['delta']):>8}  "
+              f"[{_fmt(lo)}, {_fmt(hi)}]")
     return 0
 
 
@@ -114,9 +115,6 @@ def cmd_robust(args: argparse.Namespace) -> int:
     print(f"{result['env']['name']} {result['env']['version']}, {result['model']}: each metric on the clean items "
           "and on their rewrites; delta = rewritten - clean, 95% paired bootstrap interval over items")
 
-    def fmt(value: float | None) -> str:
-        return "-" if value is None else f"{value:.4f}"
-
     for kind, row in result["kinds"].items():
         print(f"{kind} ({row['items']} items)")
         for key in result["headline"]:
@@ -124,8 +122,8 @@ def cmd_robust(args: argparse.Namespace) -> int:
             if metric is None:
                 continue
             lo, hi = metric["ci"]
-            print(f"  {key:<28} clean {fmt(metric['a']):>8}  rewritten {fmt(metric['b']):>8}  delta "
-                  f"{fmt(metric['delta']):>8}  [{fmt(lo)}, {fmt(hi)}]")
+            print(f"  {key:<28} clean {_fmt(metric['a']):>8}  rewritten {_fmt(metric['b']):>8}  delta "
+                  f"{_fmt(metric['delta']):>8}  [{_fmt(lo)}, {_fmt(hi)}]")
     return 0
 
 
