@@ -57,7 +57,8 @@ def test_a_rewrite_that_changes_what_is_read_is_refused(monkeypatch: pytest.Monk
         NetworkLogs().dataset("robust")
 
 
-def test_an_environment_without_rewrites_has_no_robust_split() -> None:
+def test_an_environment_without_rewrites_has_no_robust_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Phishing, "rewrites", lambda self: ())
     with pytest.raises(DatasetError, match="unknown split 'robust' for phishing"):
         Phishing().dataset("robust")
 
