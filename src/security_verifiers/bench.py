@@ -8,6 +8,11 @@ parallel worker processes (one environment per process, so its engines load and 
 split is built once for all baselines, and an environment whose hacks take seconds per item to judge runs only the
 strongest of them (:attr:`~security_verifiers.envs.base.Environment.bench_hacks`; the conformance tests check that
 they are the strongest, and run every hack). ``--all-baselines`` runs the whole sweep.
+
+``--robust`` also runs the same baselines on each environment's ``robust`` split (:mod:`.envs.kits.robust`) and
+writes ``robustness.md``/``.json``: per baseline and rewrite kind, each headline metric on the clean test items and
+on their rewrites, paired, with intervals: whether an honest answer holds when the surface changes, and whether a
+hack gains from it (a checker that reads the surface).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 from security_verifiers.core.errors import ConfigError
 from security_verifiers.core.rundir import RunDir
 from security_verifiers.envs.base import Environment, registry
+from security_verifiers.envs.kits.robust import ROBUST_SPLIT
 from security_verifiers.harness.runner import RunConfig, run_eval
 from security_verifiers.harness.scoring_pool import ScorerPool
 
@@ -45,17 +51,24 @@ def _console(stderr: bool = True) -> Any:
     return console if console.is_terminal else Console(stderr=stderr, width=160)
 
 
-def bench_environment(name: str, out: Path, all_baselines: bool = False, live: bool = False) -> list[dict[str, Any]]:
-    """Run one environment's bench baselines on its public splits; returns its leaderboard entries. Runs in a worker
-    process of :func:`run_bench` (everything it takes and returns pickles); ``live`` shows a spinner per run, for
-    the one-process bench on a terminal."""
+def bench_environment(name: str, out: Path, all_baselines: bool = False, live: bool = False,
+                      robust: bool = False) -> list[dict[str, Any]]:
+    """Run one environment's bench baselines on its public splits (and, with ``robust``, on its robust split);
+    returns its leaderboard entries, and robustness entries marked ``"robustness"``. Runs in a
+    worker process of :func:`run_bench` (everything it takes and returns pickles); ``live`` shows a spinner per run,
+    for the one-process bench on a terminal."""
     from security_verifiers.report import regenerate
+    from security_verifiers.report.robustness import robustness
 
     console = _console()
     env = registry()[name]()
     if not env.public_splits:
         raise ConfigError(f"environment {env.name} declares no public split")
     datasets = {split: env.dataset(split) for split in env.public_splits}  # built once for every baseline
+    if robust and env.rewrites():
+        if "test" not in datasets:
+            raise ConfigError(f"{env.name} has rewrites but no public test split to pair them with")
+        datasets[ROBUST_SPLIT] = env.dataset(ROBUST_SPLIT)
     factories = env.baselines()
     entries: list[dict[str, Any]] = []
     # One set of scoring workers per environment for all its baselines: engines load once, and the workers' caches
@@ -87,8 +100,12 @@ def bench_environment(name: str, out: Path, all_baselines: bool = False, live: b
                 console.print(f"{env.name:<16} {split:<6} {model:<28} {len(dataset):>5} items  reward "
                               f"{'—' if reward is None else f'{reward:.4f}'}  errors {outcome.errors}  "
                               f"{time.perf_counter() - t0:5.2f}s")
-                entries.append({"env": f"{env.name} · {split}", "policy": model, "run_dir": str(run_dir.path),
-                                "summary": summary, "errors": outcome.errors})
+                entry = {"env": f"{env.name} · {split}", "policy": model, "run_dir": str(run_dir.path),
+                         "summary": summary, "errors": outcome.errors}
+                if split == ROBUST_SPLIT:
+                    clean = next(e for e in entries if e["policy"] == model and e["env"] == f"{env.name} · test")
+                    entry["robustness"] = robustness(run_dir.path, clean_run=Path(clean["run_dir"]))
+                entries.append(entry)
     finally:
         if pool is not None:
             pool.close()
@@ -96,10 +113,12 @@ def bench_environment(name: str, out: Path, all_baselines: bool = False, live: b
 
 
 def run_bench(out: Path, env_names: list[str] | None = None, jobs: int | None = None,
-              all_baselines: bool = False) -> int:
+              all_baselines: bool = False, robust: bool = False) -> int:
     """Bench ``env_names`` (default: every environment) into ``out`` with ``jobs`` worker processes (default: one
-    per core, at most one per environment) and write the leaderboard; returns the exit code."""
+    per core, at most one per environment) and write the leaderboard (and, with ``robust``, the robustness
+    tables); returns the exit code."""
     from security_verifiers.report.leaderboard import build_leaderboard, render_table, write_leaderboard
+    from security_verifiers.report.robustness import write_robustness
 
     envs = registry()
     names = env_names or sorted(envs)
@@ -116,14 +135,15 @@ def run_bench(out: Path, env_names: list[str] | None = None, jobs: int | None = 
     per_env: dict[str, list[dict[str, Any]]] = {}
     if jobs == 1:
         for name in names:
-            per_env[name] = bench_environment(name, out, all_baselines, live=console.is_terminal)
+            per_env[name] = bench_environment(name, out, all_baselines, live=console.is_terminal, robust=robust)
     else:
         # Spawned, not forked: a worker starts its own scoring pools and sandboxes, and must not inherit this
         # process's state. The slow environments (those that shortlist their hacks) are handed out first, so they
         # start at once and the quick ones fill the other processes meanwhile.
         slow_first = sorted(names, key=lambda name: envs[name].bench_hacks is None)
         with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as executor:
-            futures = {name: executor.submit(bench_environment, name, out, all_baselines) for name in slow_first}
+            futures = {name: executor.submit(bench_environment, name, out, all_baselines, False, robust)
+                       for name in slow_first}
             try:
                 for name, future in futures.items():
                     per_env[name] = future.result()
@@ -132,13 +152,19 @@ def run_bench(out: Path, env_names: list[str] | None = None, jobs: int | None = 
                 raise
     entries = [entry for name in names for entry in per_env[name]]
     failures = sum(entry.pop("errors") for entry in entries)
+    robust_entries = [entry for entry in entries if "robustness" in entry]
+    entries = [entry for entry in entries if "robustness" not in entry]
     board = build_leaderboard(entries)
     md_path, json_path = write_leaderboard(board, out)
     stdout = _console(stderr=False)
     for table in render_table(board):
         stdout.print(table)
-    console.print(f"bench finished in {time.perf_counter() - t_start:.1f}s ({len(entries)} runs, {jobs} "
-                  f"process(es)); leaderboard: {md_path} {json_path}")
+    if robust:
+        robust_md, robust_json = write_robustness(robust_entries, out)
+        print(robust_md.read_text(encoding="utf-8"))
+        console.print(f"robustness: {robust_md} {robust_json}")
+    console.print(f"bench finished in {time.perf_counter() - t_start:.1f}s ({len(entries) + len(robust_entries)} "
+                  f"runs, {jobs} process(es)); leaderboard: {md_path} {json_path}")
     if failures:
         print(f"sv bench: {failures} infrastructure errors; see the run reports", file=sys.stderr)
         return 3

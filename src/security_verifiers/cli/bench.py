@@ -23,7 +23,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     envs = args.env or None
     for name in envs or ():
         get_env(name)  # an unknown environment is named before anything runs
-    return run_bench(out, envs, jobs=args.jobs, all_baselines=args.all_baselines)
+    return run_bench(out, envs, jobs=args.jobs, all_baselines=args.all_baselines, robust=args.robust)
 
 
 # -- parser ----------------------------------------------------------------------------------
@@ -40,5 +40,9 @@ def register(sub: Any) -> None:
     bn.add_argument("--all-baselines", action="store_true",
                     help="Run every hack, not only the strongest ones of environments whose hacks take seconds per "
                     "item to judge (code-repair, config-audit); the conformance tests always run them all.")
+    bn.add_argument("--robust", action="store_true",
+                    help="Also run the baselines on each environment's robust split (label-preserving "
+                    "rewrites of the test items) and write robustness.md/.json: each headline metric clean vs each "
+                    "rewrite kind, paired, with 95%% intervals (default: off).")
     add_log_level(bn)
     bn.set_defaults(func=cmd_bench)

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from security_verifiers.cli import main
 from security_verifiers.core.errors import DatasetError
+from security_verifiers.core.types import Item
 from security_verifiers.envs.kits.robust import Rewrite, clean_id
+from security_verifiers.envs.network_logs.capture import FIELDS
 from security_verifiers.envs.network_logs.env import NetworkLogs
 from security_verifiers.envs.network_logs.features import features
+from security_verifiers.envs.network_logs.presentation import read_tables
 from security_verifiers.envs.network_logs.sites import is_internal
 from security_verifiers.envs.phishing.env import Phishing
 
 ENV = NetworkLogs()
+KINDS = ("address_renumbering", "time_shift", "field_order", "timestamp_format", "duration_unit")
 
 
 def _addresses(item_input: dict) -> list[str]:
@@ -26,7 +31,7 @@ def _addresses(item_input: dict) -> list[str]:
 def test_the_robust_split_rewrites_every_test_item_keeping_its_label_and_features() -> None:
     clean = {i.id: i for i in ENV.dataset("test").items}
     robust = ENV.dataset("robust").items
-    assert len(robust) == 2 * len(clean)
+    assert len(robust) == len(KINDS) * len(clean)
     moved_addresses = moved_clock = 0
     for item in robust:
         of, kind = clean_id(item.id)
@@ -39,10 +44,12 @@ def test_the_robust_split_rewrites_every_test_item_keeping_its_label_and_feature
             # one bijection: two flows share a server after exactly when they did before
             assert len(set(zip(before, after, strict=True))) == len(set(before)) == len(set(after))
             moved_addresses += before != after
-        else:
+        elif kind == "time_shift":
             shift = item.input["flow"]["ts"] - original.input["flow"]["ts"]
             assert shift != 0 and abs(round(shift / 86_400) * 86_400 - shift) < 1e-3
             moved_clock += 1
+        else:  # a presentation: the same records, other spellings
+            assert {k: v for k, v in item.input.items() if k != "presentation"} == original.input
     assert moved_addresses >= 0.95 * len(clean) and moved_clock == len(clean)
     assert [i.id for i in ENV.dataset("robust").items] == [i.id for i in robust]  # deterministic
 
@@ -71,9 +78,9 @@ def test_sv_robust_pairs_each_clean_item_with_its_rewrites(tmp_path: Path, capsy
     capsys.readouterr()
     assert main(["robust", str(run), "--json", "--n-boot", "50"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert set(result["kinds"]) == {"address_renumbering", "time_shift"}
+    assert set(result["kinds"]) == set(KINDS)
     for row in result["kinds"].values():
-        assert row["items"] == 10  # the first 20 robust items are the first 10 test items' two rewrites
+        assert row["items"] == 4  # the first 20 robust items are the first 4 test items' five rewrites
         reward = row["metrics"]["reward_mean"]
         assert reward["delta"] == 0.0 and reward["ci"] == [0.0, 0.0]  # the heuristic reads what is unchanged
     clean_only = out / "evals" / "network-logs--baseline-heuristic" / "c"
@@ -81,3 +88,48 @@ def test_sv_robust_pairs_each_clean_item_with_its_rewrites(tmp_path: Path, capsy
                  "--run-id", "c", "--quiet"]) == 0
     assert main(["robust", str(clean_only)]) == 2
     assert "no rewritten items" in capsys.readouterr().err
+
+
+def _prompt(item: Item, style: str = "full") -> str:
+    return NetworkLogs(NetworkLogs.config_class(prompt_style=style)).prompt(item)[1].content
+
+
+def test_presentations_spell_the_same_records_as_other_tools_do() -> None:
+    robust = {i.id: i for i in ENV.dataset("robust").items}
+    item = ENV.dataset("test").items[0]
+    zeek = _prompt(item).split("\n")
+    header = zeek.index("Connection to classify:") + 1
+    zeek_row = dict(zip(zeek[header].split("\t"), zeek[header + 1].split("\t"), strict=True))
+
+    reordered = _prompt(robust[f"{item.id}~field_order"]).split("\n")
+    assert reordered[header] != zeek[header] and sorted(reordered[header].split("\t")) == sorted(FIELDS)
+    assert dict(zip(reordered[header].split("\t"), reordered[header + 1].split("\t"), strict=True)) == zeek_row
+
+    iso = _prompt(robust[f"{item.id}~timestamp_format"]).split("\n")
+    ts = iso[header + 1].split("\t")[0]
+    stamp = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    assert ts.endswith("Z") and abs(stamp.timestamp() - float(zeek_row["ts"])) < 1e-6
+
+    ms = _prompt(robust[f"{item.id}~duration_unit"]).split("\n")
+    cells = dict(zip(ms[header].split("\t"), ms[header + 1].split("\t"), strict=True))
+    assert "duration" not in cells and float(cells["duration_ms"]) == pytest.approx(float(zeek_row["duration"]) * 1000)
+    compact = _prompt(robust[f"{item.id}~duration_unit"], "compact")
+    assert "duration_ms" in compact and "duration_ms" not in _prompt(item, "compact")
+
+
+def test_a_presentation_that_loses_a_value_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import security_verifiers.envs.network_logs.presentation as presentation
+
+    # ISO times without their fraction of a second: a spelling that drops what the epoch seconds said
+    monkeypatch.setattr(presentation, "_iso",
+                        lambda ts: datetime.fromtimestamp(int(ts), UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    with pytest.raises(DatasetError, match="timestamp_format: its prompt does not read back"):
+        NetworkLogs().dataset("robust")
+
+
+def test_read_tables_reads_every_spelling_back_into_zeeks() -> None:
+    prose, rows = read_tables("Host x\nts\tduration_ms\thistory\n2024-07-25T03:11:41.5Z\t706\t\n"
+                              "last:\n1721877101.5\t-\tDd")
+    assert prose == ["Host x", "<table>", "last:"]
+    assert rows == [{"ts": "1721877101.5", "duration": "0.706", "history": ""},
+                    {"ts": "1721877101.5", "duration": None, "history": "Dd"}]

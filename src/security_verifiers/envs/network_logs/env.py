@@ -8,11 +8,10 @@ numerically). What is E1's own here: the data, the prompt and the answer's names
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,6 +34,7 @@ from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.kits.robust import Rewrite
 from security_verifiers.envs.network_logs.capture import FIELDS, capture, prompt_notes
 from security_verifiers.envs.network_logs.items import LABELS, NetworkLogsInput, NetworkLogsTarget
+from security_verifiers.envs.network_logs.presentation import COMPACT_FIELDS, compact_table, full_table, presentation
 from security_verifiers.models.base import Policy
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -80,37 +80,9 @@ host's previous connection) as malicious or not. Answer with one JSON object and
 {{"label": "Malicious" | "Benign" | "Abstain", "p_malicious": <your probability, 0 to 1>}}
 Costs: missed attack {missed}, false alarm {false_alarm}, Abstain {abstain}; p_malicious is Brier-scored.
 """
-COMPACT_FIELDS = ("dt", "id.resp_h", "id.resp_p", "proto", "service", "duration", "orig_bytes", "resp_bytes",
-                  "conn_state", "history")
-
 #: The fields a compact prompt leaves out, which the baselines then do not read: all but the shown ones, the timestamp
 #: (shown as intervals) and the source address (not shown, but every row is the same host's, all they read of it).
 COMPACT_HIDDEN = tuple(f for f in FIELDS if f not in {*COMPACT_FIELDS, "ts", "id.orig_h"})
-
-_FIELD_VALUES = operator.itemgetter(*FIELDS)
-
-
-def _compact_rows(flows: list[dict[str, Any]], unrecorded: frozenset[str]) -> list[str]:
-    """Terse TSV rows: ``dt`` replaces the absolute timestamp (``-`` for the first row, and where the capture
-    has no clock), durations are rounded to milliseconds; unset and unrecorded fields are ``-``."""
-    rows, previous = [], None
-    for flow in flows:
-        ts = None if "ts" in unrecorded else flow.get("ts")
-        dt = None if ts is None or previous is None else round(ts - previous, 3)
-        previous = ts
-        values = [dt, *(None if f in unrecorded else flow.get(f) for f in COMPACT_FIELDS[1:])]
-        if isinstance(values[5], float):
-            values[5] = round(values[5], 3)
-        rows.append("\t".join("-" if v is None or v == "" else str(v) for v in values))
-    return rows
-
-
-def _row(flow: dict[str, Any], unrecorded: frozenset[str]) -> str:
-    """One Zeek-style TSV row; ``-`` marks an unset field, as in Zeek logs, and a field the capture lacks."""
-    values = _FIELD_VALUES(flow)
-    if unrecorded:
-        values = tuple(None if f in unrecorded else v for f, v in zip(FIELDS, values, strict=True))
-    return "\t".join(["-" if v is None else str(v) for v in values])
 
 
 @register
@@ -171,12 +143,10 @@ class NetworkLogs(AbstainingEnvironment):
         host = item.input["host"]
         window = item.input["window"][-self.config.window:] if self.config.window else []
         unrecorded = frozenset(capture(item.input)["unrecorded"])
-        header = "\t".join(FIELDS)
+        header, rows = full_table([*window, item.input["flow"]], unrecorded, presentation(item.input))
         lines = [f"Host {host['ip']} (device role: {host['role']}).", *prompt_notes(item.input), ""]
         lines.append(f"Preceding connections from this host ({len(window)}, oldest first):")
-        lines.append(header)
-        lines.extend(_row(f, unrecorded) for f in window)
-        lines += ["", "Connection to classify:", header, _row(item.input["flow"], unrecorded)]
+        lines += [header, *rows[:-1], "", "Connection to classify:", header, rows[-1]]
         return [Message(role="system", content=system), Message(role="user", content="\n".join(lines))]
 
     def _compact_prompt(self, item: Item) -> list[Message]:
@@ -184,9 +154,10 @@ class NetworkLogs(AbstainingEnvironment):
         system = COMPACT_SYSTEM_PROMPT.format(missed=costs.missed, false_alarm=costs.false_alarm,
                                               abstain=costs.abstain)
         window = item.input["window"][-self.config.window:] if self.config.window else []
-        rows = _compact_rows([*window, item.input["flow"]], frozenset(capture(item.input)["unrecorded"]))
-        lines = [f"role: {item.input['host']['role']}", *prompt_notes(item.input), "\t".join(COMPACT_FIELDS),
-                 *rows[:-1], "last:", rows[-1]]
+        header, rows = compact_table([*window, item.input["flow"]], frozenset(capture(item.input)["unrecorded"]),
+                                     presentation(item.input))
+        lines = [f"role: {item.input['host']['role']}", *prompt_notes(item.input), header, *rows[:-1], "last:",
+                 rows[-1]]
         return [Message(role="system", content=system), Message(role="user", content="\n".join(lines))]
 
     # -- the one scorer ------------------------------------------------------------------------

@@ -70,6 +70,20 @@ class Capture(_Strict):
     unrecorded: list[ConnField] = Field(description="Conn fields the capture lacks (shown as -).")
 
 
+class Presentation(_Strict):
+    """How the prompt spells the connections (see :mod:`presentation`); absent: Zeek's conn.log layout."""
+
+    field_order: list[ConnField] = Field(description="The columns' order, a permutation of the conn fields.")
+    ts_format: Literal["epoch", "iso8601"] = Field(description="Seconds since the epoch, or ISO 8601 in UTC.")
+    duration_unit: Literal["s", "ms"] = Field(description="Durations in seconds, or in milliseconds.")
+
+    @model_validator(mode="after")
+    def _a_permutation(self) -> Presentation:
+        if sorted(self.field_order) != sorted(ConnField.__args__):  # type: ignore[attr-defined]
+            raise ValueError("field_order must name every conn field exactly once")
+        return self
+
+
 class NetworkLogsInput(_Strict):
     """``item.input``: the connection to classify, its host, the host's preceding connections and the capture."""
 
@@ -77,6 +91,8 @@ class NetworkLogsInput(_Strict):
     flow: ConnRecord
     window: list[ConnRecord] = Field(description="The host's preceding connections, oldest first.")
     capture: Capture
+    presentation: Presentation | None = Field(None, description="How the prompt writes the connections; absent: "
+                                              "Zeek's own layout (the robust split's rewrites set it).")
 
 
 class NetworkLogsTarget(_Strict):

@@ -7,10 +7,14 @@ addresses and at another time.
   Which flows share a server, and whether a server is inside the site, are unchanged.
 - ``time_shift``: every timestamp moved by the same whole number of days (1 to 400, either way), so intervals and
   the time of day are unchanged.
+- ``field_order``, ``timestamp_format``, ``duration_unit``: the same records spelled as other tools write them
+  (:mod:`.presentation`): the columns in another order, ISO 8601 times in UTC instead of epoch seconds, durations
+  in milliseconds.
 
 The check (:func:`rewrite_problem`): the features the baselines read (:func:`.features.features`) are identical,
 so a model that reads what the baselines read has nothing new to go on, and the label, which the generator gave by
-what the traffic does, stands.
+what the traffic does, stands; and the prompt, in either style, reads back (:func:`.presentation.read_tables`) into
+the same values as the same item in Zeek's layout, so a presentation changes spellings and nothing else.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from security_verifiers.core.types import Item
 from security_verifiers.envs.kits.robust import Rewrite
 from security_verifiers.envs.network_logs.features import features
+from security_verifiers.envs.network_logs.presentation import DEFAULT, presentation, read_tables
 from security_verifiers.envs.network_logs.sites import is_internal
 
 _ADDRESS_FIELDS = ("id.orig_h", "id.resp_h")
@@ -78,11 +83,38 @@ def shift_time(item_input: dict[str, Any], rng: random.Random) -> dict[str, Any]
     return item_input
 
 
+def _presented(**change: Any) -> Any:
+    def apply(item_input: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        item_input["presentation"] = {**presentation(item_input), **change}
+        return item_input
+    return apply
+
+
+def reorder_fields(item_input: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    order = list(DEFAULT["field_order"])
+    while order == DEFAULT["field_order"]:
+        rng.shuffle(order)
+    return _presented(field_order=order)(item_input, rng)
+
+
 REWRITES = (
     Rewrite("address_renumbering", "every IPv4 address renumbered, /24 by /24, inside to inside and outside to "
             "outside", renumber_addresses),
     Rewrite("time_shift", "every timestamp moved by the same whole number of days", shift_time),
+    Rewrite("field_order", "the columns in another order", reorder_fields),
+    Rewrite("timestamp_format", "timestamps in ISO 8601 (UTC) instead of epoch seconds",
+            _presented(ts_format="iso8601")),
+    Rewrite("duration_unit", "durations in milliseconds (the column named duration_ms)",
+            _presented(duration_unit="ms")),
 )
+
+
+def _read_back(item: Item) -> list[tuple[list[str], list[dict[str, str | None]]]]:
+    """The item's prompts, both styles, read back into their prose and the values of their tables."""
+    from security_verifiers.envs.network_logs.env import NetworkLogs
+
+    return [read_tables(NetworkLogs(NetworkLogs.config_class(prompt_style=style)).prompt(item)[1].content)
+            for style in ("full", "compact")]
 
 
 def rewrite_problem(original: Item, rewritten: Item) -> str | None:
@@ -91,4 +123,8 @@ def rewrite_problem(original: Item, rewritten: Item) -> str | None:
         changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
         return (f"features {changed[:5]} change ({[before[i] for i in changed[:5]]} -> "
                 f"{[after[i] for i in changed[:5]]})")
+    if rewritten.input.get("presentation") is not None:
+        as_zeek = rewritten.model_copy(update={"input": {**rewritten.input, "presentation": None}})
+        if _read_back(rewritten) != _read_back(as_zeek):
+            return "its prompt does not read back into the values it shows in Zeek's layout"
     return None
