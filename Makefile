@@ -56,9 +56,9 @@ bench: $(STAMP)
 	$(VENV)/bin/sv bench
 
 test: $(STAMP) $(WHEELS_STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks examples
 	$(VENV)/bin/pytest -n 2
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks examples
 	$(VENV)/bin/mypy src

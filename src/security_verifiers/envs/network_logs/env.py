@@ -174,7 +174,11 @@ class NetworkLogs(AbstainingEnvironment):
     def rewrite_problem(self, original: Item, rewritten: Item) -> str | None:
         from security_verifiers.envs.network_logs.rewrites import rewrite_problem
 
-        return rewrite_problem(original, rewritten)
+        def render(item: Item) -> list[str]:  # the user message in each prompt style
+            return [type(self)(self.config.model_copy(update={"prompt_style": style})).prompt(item)[1].content
+                    for style in ("full", "compact")]
+
+        return rewrite_problem(original, rewritten, render)
 
     def baselines(self) -> dict[str, Callable[[], Policy]]:
         from security_verifiers.envs.network_logs import baselines as b

@@ -20,6 +20,7 @@ the same values as the same item in Zeek's layout, so a presentation changes spe
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from security_verifiers.core.types import Item
@@ -109,15 +110,13 @@ REWRITES = (
 )
 
 
-def _read_back(item: Item) -> list[tuple[list[str], list[dict[str, str | None]]]]:
-    """The item's prompts, both styles, read back into their prose and the values of their tables."""
-    from security_verifiers.envs.network_logs.env import NetworkLogs
-
-    return [read_tables(NetworkLogs(NetworkLogs.config_class(prompt_style=style)).prompt(item)[1].content)
-            for style in ("full", "compact")]
+def _read_back(item: Item, render: Callable[[Item], list[str]]) -> list[tuple[list[str], list[dict[str, Any]]]]:
+    """The item's prompts (``render``: the user message in each prompt style) read back into their prose and the
+    values of their tables."""
+    return [read_tables(text) for text in render(item)]
 
 
-def rewrite_problem(original: Item, rewritten: Item) -> str | None:
+def rewrite_problem(original: Item, rewritten: Item, render: Callable[[Item], list[str]]) -> str | None:
     before, after = features(original.input), features(rewritten.input)
     if before != after:
         changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
@@ -125,6 +124,6 @@ def rewrite_problem(original: Item, rewritten: Item) -> str | None:
                 f"{[after[i] for i in changed[:5]]})")
     if rewritten.input.get("presentation") is not None:
         as_zeek = rewritten.model_copy(update={"input": {**rewritten.input, "presentation": None}})
-        if _read_back(rewritten) != _read_back(as_zeek):
+        if _read_back(rewritten, render) != _read_back(as_zeek, render):
             return "its prompt does not read back into the values it shows in Zeek's layout"
     return None
