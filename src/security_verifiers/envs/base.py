@@ -228,8 +228,9 @@ class Environment(ABC):
             if seed is not None:
                 raise DatasetError(f"split {split!r} is built from the committed public test split; it takes no seed")
             test = self.dataset("test")
+            # One more than asked, so that head() still names a cut set as one ("[:n]"), without building them all.
             return Dataset(id=f"{self.name}/{ROBUST_SPLIT}@{test.hash.removeprefix('sha256:')[:12]}",
-                           items=robust_items(self, test.items), splits=(ROBUST_SPLIT,),
+                           items=robust_items(self, test.items, None if n is None else n + 1), splits=(ROBUST_SPLIT,),
                            source="rewrites of the public test split").head(n)
         if split not in self.splits:
             robust = f" (and {ROBUST_SPLIT})" if self.rewrites() else ""
@@ -247,13 +248,20 @@ class Environment(ABC):
 
     def rewrites(self) -> tuple[Rewrite, ...]:
         """The named label-preserving rewrites of this environment's items (:mod:`.kits.robust`): the ``robust``
-        split holds each of them applied to every public test item. Default: none (no ``robust`` split)."""
+        split holds each of them applied to every public test item it applies to. Default: none (no ``robust``
+        split)."""
         return ()
 
     def rewrite_problem(self, original: Item, rewritten: Item) -> str | None:
         """Why ``rewritten`` may not keep ``original``'s label (None: it does): an environment with rewrites
         checks each with its oracle, verifiers or features."""
         raise NotImplementedError(f"{self.name} has rewrites but no check that they keep the label")
+
+    def rewrite_problems(self, pairs: Sequence[tuple[Item, Item]]) -> list[str | None]:
+        """:meth:`rewrite_problem` of each (original, rewritten) pair, in order: what the robust split's builder
+        calls, once for the whole split, so that an environment whose check runs tools or a sandbox can run them in
+        one batch. Default: each pair in turn."""
+        return [self.rewrite_problem(original, rewritten) for original, rewritten in pairs]
 
     # -- the item contract ----------------------------------------------------------------------
     @classmethod
