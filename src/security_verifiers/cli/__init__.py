@@ -1,5 +1,5 @@
-"""The ``sv`` command line: eval, report, view, compare, gate, train, bench, data (build, import), rules, cache, envs,
-serve, sandbox; one module per command, each adding its subcommand with ``register``."""
+"""The ``sv`` command line: eval, report, view, compare, gate, merge, train, bench, data (build, import), rules,
+cache, envs, serve, sandbox; one module per command, each adding its subcommand with ``register``."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from security_verifiers.cli import (
     evaluate,
     gate,
     heldout,
+    merge,
     report,
     rules,
     serve,
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.register(sub)
     report.register_compare(sub)
     gate.register(sub)
+    merge.register(sub)
     bench.register(sub)
     data.register(sub)
     heldout.register(sub)

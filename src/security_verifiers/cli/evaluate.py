@@ -62,6 +62,25 @@ def _load_dataset(env: Any, args: argparse.Namespace) -> Any:
     return dataset
 
 
+def _load_dataset_part(env: Any, args: argparse.Namespace) -> Any:
+    """:func:`_load_dataset`, then the part ``--shard i/N`` names (recorded in ``args.shard_claim`` for the run's
+    metadata: which part of which dataset, so that ``sv merge`` can join the parts)."""
+    from security_verifiers.core.shard import Shard
+
+    shard = Shard.parse(getattr(args, "shard", None))
+    if shard is not None and args.heldout:
+        raise ConfigError("--shard and --heldout exclude each other: a gated set is evaluated whole")
+    dataset = _load_dataset(env, args)
+    if shard is None:
+        return dataset
+    part = shard.select(dataset)
+    if not part.items:
+        raise ConfigError(f"shard {shard.index}/{shard.count} of {dataset.id} holds no item ({len(dataset)} items in "
+                          "all): use fewer shards")
+    args.shard_claim = shard.describe(dataset)
+    return part
+
+
 def _load_heldout(env: Any, args: argparse.Namespace) -> Any:
     """The gated held-out set built from ``--secret-file``, refused unless its commitment is published for this
     environment; the commitment goes into the run's metadata (``args.heldout_claim``)."""
@@ -200,7 +219,7 @@ def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
     endpoint = config_from_args(Endpoint, args)
     sampling = config_from_args(Sampling, args)
     run_config = config_from_args(RunConfig, args)
-    dataset = _load_dataset(env, args)  # before the cache, the policy and the run directory: nothing is written
+    dataset = _load_dataset_part(env, args)  # before the cache, the policy and the run directory: nothing is written
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise ConfigError(f"--out {args.out} is a file; give the directory that holds the run directories")
     cache = None
@@ -219,6 +238,8 @@ def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
         stored["heldout"] = args.heldout_claim
     if getattr(args, "config_file", None) is not None:
         stored["config_file"] = args.config_file
+    if getattr(args, "shard_claim", None) is not None:
+        stored["shard"] = args.shard_claim
     outcome = asyncio.run(run_eval(env, policy, dataset, run_dir, run_config, resume=args.resume,
                                    model_name=args.model, extra_metadata=stored, progress=not args.quiet))
     if cache is not None:
@@ -299,6 +320,10 @@ def register(sub: Any) -> None:
                     help="Draw --limit N items at random with this seed, kept in dataset order (default: the first "
                     "N).")
     ev.add_argument("--n", type=int, default=None, help=argparse.SUPPRESS)  # the old spelling of --limit N
+    ev.add_argument("--shard", default=None, metavar="i/N",
+                    help="Evaluate part i of N (counted from 0) of the items, chosen by a hash of each item's id: "
+                    "disjoint parts that cover every item, for a batch system's array of jobs; `sv merge` joins "
+                    "the parts' runs (default: every item).")
     ev.add_argument("--data", default=None,
                     help="Evaluate a dataset file (JSONL from `sv data build`) instead of --split (default: none).")
     ev.add_argument("--data-hash", default=None,

@@ -28,7 +28,8 @@ INVOCATION_KEY = "invocation"
 #: Run settings a resume may change: they decide how rollouts are scheduled, never what a rollout scores.
 EXECUTION_ONLY = ("concurrency", "score_workers", "max_error_rate")
 #: Dataset arguments, by attribute name (the flag is ``--`` and the name in kebab case).
-DATASET_ARGS = ("split", "n", "limit", "sample_seed", "data", "data_hash", "data_seed", "heldout", "secret_file")
+DATASET_ARGS = ("split", "n", "limit", "sample_seed", "data", "data_hash", "data_seed", "heldout", "secret_file",
+                "shard")
 #: Dataset arguments that are paths, stored absolute so that a resume may start from another directory.
 PATH_ARGS = ("data", "secret_file")
 
@@ -52,6 +53,7 @@ def invocation(args: argparse.Namespace, env_config: dict[str, Any], endpoint: A
         "data_seed": args.data_seed,
         "heldout": getattr(args, "heldout", None),
         "secret_file": str(Path(args.secret_file).resolve()) if getattr(args, "secret_file", None) else None,
+        "shard": getattr(args, "shard", None),
         "endpoint": endpoint.model_dump(mode="json"),
         "sampling": sampling.model_dump(mode="json"),
         "no_cache": bool(getattr(args, "no_cache", False)),
