@@ -1,5 +1,5 @@
 """The ``sv`` command line: eval, report, view, compare, gate, train, bench, data (build, import), rules, cache, envs,
-sandbox; one module per command, each adding its subcommand with ``register``."""
+engines, sandbox; one module per command, each adding its subcommand with ``register``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from security_verifiers.cli import bench, cache, data, envs, evaluate, gate, heldout, report, rules, spec, train
+from security_verifiers.cli import (
+    bench,
+    cache,
+    data,
+    engines,
+    envs,
+    evaluate,
+    gate,
+    heldout,
+    report,
+    rules,
+    spec,
+    train,
+)
 from security_verifiers.cli.common import EXIT_USAGE, Parser, add_log_level
 from security_verifiers.cli.sandbox import add_sandbox_parser
 from security_verifiers.core.errors import ConfigError, DatasetError
@@ -39,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     rules.register(sub)
     cache.register(sub)
     envs.register(sub)
+    engines.register(sub)
     add_sandbox_parser(sub)
     return parser
 
