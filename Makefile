@@ -39,23 +39,34 @@ CASE_WHEELS := pyyaml==6.0.4 jinja2==3.1.6 markupsafe==3.0.4 pyjwt==2.3.0 crypto
 	pycparser==3.12
 WHEELS_STAMP := $(WHEELHOUSE)/.downloaded
 
+# semgrep is pinned in engines/semgrep.py (SEMGREP_VERSION), not in pyproject.toml: `sv engines install` gives it a
+# virtualenv of its own, $(VENV)/engines/semgrep, since its pins clash with verifiers'; it does nothing when it is there.
+SEMGREP_PIN := src/security_verifiers/engines/semgrep.py
+SEMGREP_STAMP := $(VENV)/.semgrep-stamp
+
 $(STAMP): pyproject.toml | debian-packages
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet 'torch==2.13.0'
-	$(VENV)/bin/pip install --quiet -e '.[dev,train,agentdojo,tracking]'
+	$(VENV)/bin/pip install --quiet -e '.[dev,train,agentdojo,tracking,verifiers,inspect]'
+	$(VENV)/bin/sv engines install
 	$(VENV)/bin/pip download --quiet --only-binary :all: --no-deps -d $(WHEELHOUSE) $(CASE_WHEELS)
-	touch $(WHEELS_STAMP) $(STAMP)
+	touch $(WHEELS_STAMP) $(SEMGREP_STAMP) $(STAMP)
 
 # For a virtual environment made before the wheelhouse existed, or a changed pin (the stamp follows this file).
 $(WHEELS_STAMP): Makefile | $(STAMP)
 	$(VENV)/bin/pip download --quiet --only-binary :all: --no-deps -d $(WHEELHOUSE) $(CASE_WHEELS)
 	touch $(WHEELS_STAMP)
 
-bench: $(STAMP)
+# For a changed semgrep pin (or a virtual environment made before semgrep had its own).
+$(SEMGREP_STAMP): $(SEMGREP_PIN) | $(STAMP)
+	$(VENV)/bin/sv engines install
+	touch $(SEMGREP_STAMP)
+
+bench: $(STAMP) $(SEMGREP_STAMP)
 	$(VENV)/bin/sv bench
 
-test: $(STAMP) $(WHEELS_STAMP)
+test: $(STAMP) $(WHEELS_STAMP) $(SEMGREP_STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks examples
 	$(VENV)/bin/pytest -n 2
 

@@ -201,14 +201,12 @@ def in_process(items: list[tuple[str, str]]) -> dict[str, object]:
 def cli(items: list[tuple[str, str]]) -> dict[str, object]:
     from security_verifiers.engines.checkov import OFFLINE_ENV as CHECKOV_ENV
     from security_verifiers.engines.semgrep import OFFLINE_ENV as SEMGREP_ENV
-    from security_verifiers.engines.semgrep import find_semgrep, semgrep_command
+    from security_verifiers.engines.semgrep import checked_semgrep, semgrep_command
 
     bin_dir = Path(sys.executable).parent
     checkov_env = {k: v for k, v in CHECKOV_ENV.items() if k != "CHECKOV_PARALLELIZATION_TYPE"}  # CLI default
     env = {**os.environ, **checkov_env, **SEMGREP_ENV}
-    semgrep = find_semgrep()
-    if semgrep is None:
-        raise SystemExit("semgrep is not installed")
+    semgrep, _ = checked_semgrep()  # the pinned version, or EngineUnavailable naming `sv engines install`
     rego_code = ("import sys; from security_verifiers.engines.rego import RegoEngine; "
                  "RegoEngine().scan(sys.argv[1], open(sys.argv[2], encoding='utf-8').read())")
     rows: dict[str, list[float]] = {"checkov": [], "semgrep": [], "rego": [], "total": []}

@@ -264,8 +264,8 @@ def test_unknown_platform() -> None:
 
 
 def test_missing_semgrep_binary_raises(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(semgrep_engine, "find_semgrep", lambda: None)
-    with pytest.raises(EngineUnavailable, match="semgrep"):
+    monkeypatch.setattr(semgrep_engine, "locate_semgrep", lambda: None)
+    with pytest.raises(EngineUnavailable, match="sv engines install"):
         Oracle(rego=FakeEngine(lambda p, t: []), checkov=FakeEngine(lambda p, t: []))
 
 

@@ -127,13 +127,15 @@ def test_version_comes_from_the_binary(engine: SemgrepEngine) -> None:
 
 
 def test_missing_binary_is_unavailable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # An explicit path that does not exist, and no semgrep next to the interpreter or on PATH.
+    # An explicit path that does not exist, and no semgrep in its own virtualenv, next to the interpreter or on PATH.
     with pytest.raises(EngineUnavailable, match="semgrep"):
         SemgrepEngine(binary=str(tmp_path / "semgrep"))
+    monkeypatch.delenv("SV_SEMGREP", raising=False)
+    monkeypatch.setenv("SV_SEMGREP_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(semgrep_engine.sys, "executable", str(tmp_path / "python"))
     monkeypatch.setenv("PATH", str(tmp_path))
     assert semgrep_engine.find_semgrep() is None
-    with pytest.raises(EngineUnavailable, match="not found"):
+    with pytest.raises(EngineUnavailable, match="not found.*sv engines install"):
         SemgrepEngine()
 
 

@@ -1,5 +1,5 @@
 """The ``sv`` command line: eval, report, view, compare, gate, merge, train, bench, data (build, import), rules,
-cache, envs, serve, sandbox; one module per command, each adding its subcommand with ``register``."""
+cache, envs, engines, serve, sandbox; one module per command, each adding its subcommand with ``register``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from security_verifiers.cli import (
     bench,
     cache,
     data,
+    engines,
     envs,
     evaluate,
     gate,
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache.register(sub)
     envs.register(sub)
     serve.register(sub)
+    engines.register(sub)
     add_sandbox_parser(sub)
     return parser
 

@@ -17,6 +17,13 @@ for the network, ~95 s here), and ``--disable-nosem`` so a ``# nosemgrep`` comme
 finding. Files larger than semgrep's default limit are scanned too, and a file semgrep did not scan is an
 error rather than a clean result.
 
+Where semgrep comes from: it is pinned (:data:`SEMGREP_VERSION`, its findings are part of the reward) but no
+dependency of the package, because its own pins (mcp, opentelemetry) clash with libraries installed beside this one
+(Prime Intellect's verifiers asks for another mcp). ``sv engines install`` (:func:`install_semgrep`, run by
+``make``) gives it a virtualenv of its own, :func:`semgrep_home`. :func:`find_semgrep` looks, in order, at
+``$SV_SEMGREP`` (a path to the binary), that virtualenv, next to this interpreter (an install from before), then
+PATH; :func:`checked_semgrep` refuses whatever it found unless it reports the pinned version, never trying the next.
+
 Thread-safety: every call uses its own directory and process; an engine may be shared by threads.
 """
 
@@ -28,8 +35,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from security_verifiers.core.errors import EngineUnavailable
 from security_verifiers.engines.configs import ConfigParseError, resource_at_line
@@ -44,13 +52,141 @@ FILE_RESOURCE = "file"
 TIMEOUT_S = 600.0
 
 
-def find_semgrep() -> str | None:
-    """The semgrep executable: the one installed next to this interpreter (the project's virtualenv), else
-    the first on PATH."""
+#: The semgrep release whose findings the rewards rest on; ``sv engines install`` installs exactly this one, and any
+#: other is refused (:func:`checked_semgrep`).
+SEMGREP_VERSION = "1.182.0"
+#: A path to the semgrep binary to use instead of looking for one (it must still be :data:`SEMGREP_VERSION`).
+BINARY_VARIABLE = "SV_SEMGREP"
+#: Where ``sv engines install`` puts semgrep's virtualenv, and where it is looked for (default :func:`semgrep_home`).
+HOME_VARIABLE = "SV_SEMGREP_HOME"
+INSTALL_HINT = "run `sv engines install`"
+
+
+def semgrep_home() -> Path:
+    """semgrep's own virtualenv: ``$SV_SEMGREP_HOME``, else ``engines/semgrep`` inside this interpreter's virtualenv,
+    else (an interpreter outside any virtualenv) ``security-verifiers/engines/semgrep`` in the user's data folder
+    (``$XDG_DATA_HOME``, default ``~/.local/share``)."""
+    if os.environ.get(HOME_VARIABLE):
+        return Path(os.environ[HOME_VARIABLE]).expanduser()
+    if sys.prefix != sys.base_prefix:
+        return Path(sys.prefix) / "engines" / "semgrep"
+    data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return data / "security-verifiers" / "engines" / "semgrep"
+
+
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def locate_semgrep() -> tuple[str, str] | None:
+    """(path, where it was found) of the semgrep binary to use, unchecked; None when there is none.
+
+    In order: ``$SV_SEMGREP`` (taken as given, even when nothing is there: a path named on purpose is never
+    replaced by another), the dedicated virtualenv (:func:`semgrep_home`), next to this interpreter (semgrep
+    installed into the project's own virtualenv, as before it had one of its own), the first on PATH."""
+    explicit = os.environ.get(BINARY_VARIABLE)
+    if explicit:
+        return str(Path(explicit).expanduser()), f"${BINARY_VARIABLE}"
+    dedicated = semgrep_home() / "bin" / "semgrep"
+    if _executable(dedicated):
+        return str(dedicated), "its own virtualenv"
     local = Path(sys.executable).parent / "semgrep"
-    if local.is_file() and os.access(local, os.X_OK):
-        return str(local)
-    return shutil.which("semgrep")
+    if _executable(local):
+        return str(local), "next to this interpreter"
+    on_path = shutil.which("semgrep")
+    return (on_path, "PATH") if on_path else None
+
+
+def find_semgrep() -> str | None:
+    """The semgrep executable (see :func:`locate_semgrep`), not yet checked; None when there is none."""
+    found = locate_semgrep()
+    return found[0] if found else None
+
+
+def semgrep_version_of(binary: str) -> str:
+    """What ``binary --version`` reports (native mode: 0.15 s); EngineUnavailable when it does not run."""
+    try:
+        proc = subprocess.run([binary, "--version", "--experimental"], capture_output=True, text=True,
+                              env={**os.environ, **OFFLINE_ENV}, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise EngineUnavailable(f"semgrep ({binary}) does not run: {err}; {INSTALL_HINT}") from err
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise EngineUnavailable(f"semgrep ({binary}) --version failed: {proc.stderr.strip()[-500:]}; {INSTALL_HINT}")
+    return proc.stdout.strip().splitlines()[-1].strip()
+
+
+def checked_semgrep(binary: str | None = None) -> tuple[str, str]:
+    """(path, version) of the semgrep to use: ``binary``, else :func:`find_semgrep`'s. EngineUnavailable, naming
+    ``sv engines install``, when there is none, it does not run, or it is not :data:`SEMGREP_VERSION` (another
+    release may report other findings, so it is refused rather than used or passed over for the next one)."""
+    where = "given"
+    if binary is None:
+        found = locate_semgrep()
+        if found is None:
+            raise EngineUnavailable(
+                f"semgrep {SEMGREP_VERSION} was not found (looked at ${BINARY_VARIABLE}, {semgrep_home()}, next to "
+                f"{sys.executable} and on PATH); {INSTALL_HINT}")
+        binary, where = found
+    if not _executable(Path(binary)):
+        raise EngineUnavailable(f"the semgrep binary was not found at {binary} ({where}); {INSTALL_HINT}"
+                                + (f" or unset {BINARY_VARIABLE}" if where == f"${BINARY_VARIABLE}" else ""))
+    version = semgrep_version_of(binary)
+    if version != SEMGREP_VERSION:
+        raise EngineUnavailable(
+            f"semgrep {version} at {binary} ({where}) is not the pinned {SEMGREP_VERSION}, whose findings the "
+            f"rewards rest on; {INSTALL_HINT}" + (f" and unset {BINARY_VARIABLE}" if where.startswith("$") else ""))
+    return binary, version
+
+
+# -- sv engines install ---------------------------------------------------------------------------------------------
+def _run_streaming(command: list[str]) -> int:
+    """Run ``command`` with its output on this process's (pip's progress shows as it goes); its exit status."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return subprocess.run(command, stdout=sys.stderr, check=False).returncode
+
+
+def install_commands(home: Path) -> list[list[str]]:
+    """What :func:`install_semgrep` runs to create ``home`` and install the pinned semgrep into it."""
+    python = str(home / "bin" / "python")
+    return [[sys.executable, "-m", "venv", str(home)],
+            [python, "-m", "pip", "install", "--disable-pip-version-check", f"semgrep=={SEMGREP_VERSION}"]]
+
+
+def install_semgrep(home: Path | None = None, run: Callable[[list[str]], int] = _run_streaming,
+                    out: TextIO | None = None) -> tuple[Path, bool]:
+    """Create semgrep's own virtualenv at ``home`` (default :func:`semgrep_home`) and install
+    ``semgrep==SEMGREP_VERSION`` into it with pip. Returns (binary, whether anything was installed): when the
+    pinned version is already there, nothing runs. ``run`` runs one command and returns its exit status (tests
+    pass their own). A failing step is a RuntimeError that names it."""
+    out = out if out is not None else sys.stderr
+    home = (home or semgrep_home()).expanduser().absolute()
+    binary = home / "bin" / "semgrep"
+    if _executable(binary):
+        try:
+            if semgrep_version_of(str(binary)) == SEMGREP_VERSION:
+                print(f"semgrep {SEMGREP_VERSION} is already installed in {home}; nothing to do", file=out)
+                return binary, False
+        except EngineUnavailable:
+            pass  # broken or another version: pip replaces it below
+    venv, pip = install_commands(home)
+    if not (home / "bin" / "python").exists():
+        print(f"creating semgrep's virtualenv in {home}", file=out)
+        status = run(venv)
+        if status != 0:
+            raise RuntimeError(f"could not create a virtualenv in {home} (`{' '.join(venv)}` exited {status})")
+    print(f"installing semgrep=={SEMGREP_VERSION} into {home} with pip (a minute or two)", file=out)
+    status = run(pip)
+    if status != 0:
+        raise RuntimeError(f"pip could not install semgrep=={SEMGREP_VERSION} into {home} (exit {status}; its output "
+                           f"is above); the command was: {' '.join(pip)}")
+    if not _executable(binary):
+        raise RuntimeError(f"pip installed semgrep=={SEMGREP_VERSION} but {binary} is not there")
+    version = semgrep_version_of(str(binary))
+    if version != SEMGREP_VERSION:
+        raise RuntimeError(f"{binary} reports version {version}, not {SEMGREP_VERSION}")
+    print(f"semgrep {SEMGREP_VERSION} installed: {binary}", file=out)
+    return binary, True
 
 
 def semgrep_command(binary: str, targets: list[str], native: bool = True) -> list[str]:
@@ -66,20 +202,8 @@ class SemgrepEngine:
     def __init__(self, binary: str | None = None, native: bool = True) -> None:
         """``native=False`` runs scans with the legacy Python implementation (slower; for comparisons)."""
         self.native = native
-        found = binary or find_semgrep()
-        if not found or not (Path(found).is_file() and os.access(found, os.X_OK)):
-            where = binary or f"neither next to {sys.executable} nor on PATH"
-            raise EngineUnavailable(f"the semgrep binary was not found ({where}); install semgrep==1.182.0")
-        self.binary = found
+        self.binary, self._version = checked_semgrep(binary)
         self.env = {**os.environ, **OFFLINE_ENV}
-        try:
-            proc = subprocess.run([self.binary, "--version", "--experimental"], capture_output=True, text=True,
-                                  env=self.env, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as err:
-            raise EngineUnavailable(f"semgrep ({self.binary}) does not run: {err}") from err
-        if proc.returncode != 0 or not proc.stdout.strip():
-            raise EngineUnavailable(f"semgrep ({self.binary}) --version failed: {proc.stderr.strip()[-500:]}")
-        self._version = proc.stdout.strip().splitlines()[-1]
         if not list(RULES_DIR.glob("*.yaml")):
             raise EngineUnavailable(f"no semgrep rules in {RULES_DIR}")
 

@@ -118,19 +118,11 @@ _SEMGREP_SEVERITY = {"ERROR": "HIGH", "WARNING": "MEDIUM", "INFO": "LOW"}
 
 @cache
 def _semgrep() -> tuple[str, str]:
-    """The semgrep binary and its version (checked once per process); a missing semgrep is an error."""
-    import subprocess
+    """The semgrep binary and its version, the pinned one (checked once per process); a missing semgrep or another
+    version is an error (EngineUnavailable, naming `sv engines install`)."""
+    from security_verifiers.engines.semgrep import checked_semgrep
 
-    from security_verifiers.engines.semgrep import OFFLINE_ENV, find_semgrep
-
-    binary = find_semgrep()
-    if binary is None:
-        raise EngineUnavailable("the semgrep binary was not found; install the project (pip install -e .)")
-    proc = subprocess.run([binary, "--version", "--experimental"], capture_output=True, text=True,
-                          env={**os.environ, **OFFLINE_ENV}, timeout=120, check=False)
-    if proc.returncode != 0 or not proc.stdout.strip():
-        raise EngineUnavailable(f"semgrep ({binary}) --version failed: {proc.stderr.strip()[-300:]}")
-    return binary, proc.stdout.strip().splitlines()[-1]
+    return checked_semgrep()
 
 
 def semgrep_version() -> str:
