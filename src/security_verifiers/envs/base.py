@@ -247,7 +247,8 @@ class Environment(ABC):
 
     def rewrites(self) -> tuple[Rewrite, ...]:
         """The named label-preserving rewrites of this environment's items (:mod:`.kits.robust`): the ``robust``
-        split holds each of them applied to every public test item. Default: none (no ``robust`` split)."""
+        split holds each of them applied to every public test item it applies to. Default: none (no ``robust``
+        split)."""
         return ()
 
     def rewrite_problem(self, original: Item, rewritten: Item) -> str | None:

@@ -9,7 +9,9 @@ bootstrap interval of the change.
 A rewrite must not change the label: every rewritten item is checked by the environment
 (:meth:`Environment.rewrite_problem`: E1 requires the features its baselines read to be identical), and a set with
 one rewrite that fails its check is not built. Rewritten items keep the clean item's target; their id is the clean
-id, ``~`` and the kind, so a report pairs them without the items at hand.
+id, ``~`` and the kind, so a report pairs them without the items at hand. A rewrite that has nothing to change in an
+item (E4's base64 re-encoding of a message already in base64) returns None for it, and that item has no rewrite of
+that kind: a copy of the clean item would only pull the kind's change towards 0.
 """
 
 from __future__ import annotations
@@ -35,23 +37,28 @@ SEPARATOR = "~"
 
 @dataclass(frozen=True)
 class Rewrite:
-    """One kind of label-preserving rewrite: ``apply(input, rng)`` returns the rewritten copy of an item's input."""
+    """One kind of label-preserving rewrite: ``apply(input, rng)`` returns the rewritten copy of an item's input, or
+    None when the rewrite does not apply to that item."""
 
     kind: str
     what: str
-    apply: Callable[[dict[str, Any], random.Random], dict[str, Any]]
+    apply: Callable[[dict[str, Any], random.Random], dict[str, Any] | None]
 
 
-def rewrite_item(item: Item, rewrite: Rewrite) -> Item:
-    """``item`` rewritten, deterministically (its random stream is seeded by the item's id and the kind)."""
+def rewrite_item(item: Item, rewrite: Rewrite) -> Item | None:
+    """``item`` rewritten, deterministically (its random stream is seeded by the item's id and the kind); None when
+    the rewrite does not apply to it."""
     seed = int.from_bytes(hashlib.sha256(f"{item.id}\0{rewrite.kind}".encode()).digest()[:8], "big")
-    return Item(id=f"{item.id}{SEPARATOR}{rewrite.kind}", split=ROBUST_SPLIT,
-                input=rewrite.apply(copy.deepcopy(item.input), random.Random(seed)), target=item.target,
+    new_input = rewrite.apply(copy.deepcopy(item.input), random.Random(seed))
+    if new_input is None:
+        return None
+    return Item(id=f"{item.id}{SEPARATOR}{rewrite.kind}", split=ROBUST_SPLIT, input=new_input, target=item.target,
                 meta={**item.meta, "rewrite": rewrite.kind, "of": item.id})
 
 
 def robust_items(env: Environment, items: Sequence[Item]) -> list[Item]:
-    """Every rewrite of every item, each checked to keep its label; a DatasetError names the ones that do not."""
+    """Every rewrite of every item it applies to, each checked to keep its label; a DatasetError names the ones
+    that do not."""
     rewrites = env.rewrites()
     if not rewrites:
         raise DatasetError(f"{env.name} has no robustness rewrites yet (no `{ROBUST_SPLIT}` split)")
@@ -59,6 +66,8 @@ def robust_items(env: Environment, items: Sequence[Item]) -> list[Item]:
     for item in items:
         for rewrite in rewrites:
             new = rewrite_item(item, rewrite)
+            if new is None:
+                continue
             problem = env.rewrite_problem(item, new)
             if problem is not None:
                 problems.append(f"{new.id}: {problem}")
