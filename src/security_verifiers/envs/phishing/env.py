@@ -43,6 +43,7 @@ from security_verifiers.envs.kits.abstaining import (
 )
 from security_verifiers.envs.kits.abstaining.metrics import DEFINITIONS as KIT_DEFINITIONS
 from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.envs.kits.robust import Rewrite
 from security_verifiers.envs.phishing import metrics as phishing_metrics
 from security_verifiers.envs.phishing.evidence import EvidenceItem, score_evidence
 from security_verifiers.envs.phishing.indicators import INDICATORS, MAX_EVIDENCE
@@ -216,6 +217,16 @@ class Phishing(AbstainingEnvironment):
         from security_verifiers.envs.phishing.public import PUBLIC_SETS
 
         return PUBLIC_SETS
+
+    def rewrites(self) -> tuple[Rewrite, ...]:
+        from security_verifiers.envs.phishing.rewrites import REWRITES
+
+        return REWRITES
+
+    def rewrite_problem(self, original: Item, rewritten: Item) -> str | None:
+        from security_verifiers.envs.phishing.rewrites import rewrite_problem
+
+        return rewrite_problem(original, rewritten)
 
     def context(self, item: Item) -> Context:
         """The parsed email of ``item`` and what is derived from its input alone (cached: the prompt, the scorer
