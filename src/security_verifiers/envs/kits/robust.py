@@ -9,7 +9,9 @@ bootstrap interval of the change.
 A rewrite must not change the label: every rewritten item is checked by the environment
 (:meth:`Environment.rewrite_problem`: E1 requires the features its baselines read to be identical), and a set with
 one rewrite that fails its check is not built. Rewritten items keep the clean item's target; their id is the clean
-id, ``~`` and the kind, so a report pairs them without the items at hand.
+id, ``~`` and the kind, so a report pairs them without the items at hand. A rewrite may not apply to every item (E6
+moves an injection into another carrier, and a clean item has none): it then makes no item, and ``sv robust`` pairs
+that kind over the items it has.
 """
 
 from __future__ import annotations
@@ -35,34 +37,43 @@ SEPARATOR = "~"
 
 @dataclass(frozen=True)
 class Rewrite:
-    """One kind of label-preserving rewrite: ``apply(input, rng)`` returns the rewritten copy of an item's input."""
+    """One kind of label-preserving rewrite: ``apply(input, rng)`` returns the rewritten copy of an item's input, or
+    ``None`` where the rewrite does not apply to the item (nothing of what it rewrites is there)."""
 
     kind: str
     what: str
-    apply: Callable[[dict[str, Any], random.Random], dict[str, Any]]
+    apply: Callable[[dict[str, Any], random.Random], dict[str, Any] | None]
 
 
-def rewrite_item(item: Item, rewrite: Rewrite) -> Item:
-    """``item`` rewritten, deterministically (its random stream is seeded by the item's id and the kind)."""
+def rewrite_item(item: Item, rewrite: Rewrite) -> Item | None:
+    """``item`` rewritten, deterministically (its random stream is seeded by the item's id and the kind); ``None``
+    where the rewrite does not apply to it."""
     seed = int.from_bytes(hashlib.sha256(f"{item.id}\0{rewrite.kind}".encode()).digest()[:8], "big")
-    return Item(id=f"{item.id}{SEPARATOR}{rewrite.kind}", split=ROBUST_SPLIT,
-                input=rewrite.apply(copy.deepcopy(item.input), random.Random(seed)), target=item.target,
+    rewritten = rewrite.apply(copy.deepcopy(item.input), random.Random(seed))
+    if rewritten is None:
+        return None
+    return Item(id=f"{item.id}{SEPARATOR}{rewrite.kind}", split=ROBUST_SPLIT, input=rewritten, target=item.target,
                 meta={**item.meta, "rewrite": rewrite.kind, "of": item.id})
 
 
-def robust_items(env: Environment, items: Sequence[Item]) -> list[Item]:
-    """Every rewrite of every item, each checked to keep its label; a DatasetError names the ones that do not."""
+def robust_items(env: Environment, items: Sequence[Item], limit: int | None = None) -> list[Item]:
+    """Every rewrite of every item it applies to, each checked to keep its label; a DatasetError names the ones that
+    do not. ``limit``: the first that many only (``sv eval --limit N`` builds and checks no more than it scores)."""
     rewrites = env.rewrites()
     if not rewrites:
         raise DatasetError(f"{env.name} has no robustness rewrites yet (no `{ROBUST_SPLIT}` split)")
-    out, problems = [], []
-    for item in items:
-        for rewrite in rewrites:
-            new = rewrite_item(item, rewrite)
-            problem = env.rewrite_problem(item, new)
-            if problem is not None:
-                problems.append(f"{new.id}: {problem}")
-            out.append(new)
+    out: list[Item] = []
+    problems: list[str] = []
+    for item, rewrite in ((i, r) for i in items for r in rewrites):
+        if limit is not None and len(out) >= limit:
+            break
+        new = rewrite_item(item, rewrite)
+        if new is None:
+            continue
+        problem = env.rewrite_problem(item, new)
+        if problem is not None:
+            problems.append(f"{new.id}: {problem}")
+        out.append(new)
     if problems:
         raise DatasetError(f"{len(problems)} {env.name} rewrite(s) would change what is scored (first: "
                            f"{problems[0]})")
