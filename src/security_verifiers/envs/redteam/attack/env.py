@@ -34,6 +34,7 @@ from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, Toolbox, register
 from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.envs.kits.robust import Rewrite
 from security_verifiers.envs.redteam.attack import metrics as attack_metrics
 from security_verifiers.envs.redteam.attack.items import MAX_ATTACK_CHARS, AttackInput, AttackTarget, Delivery
 from security_verifiers.envs.redteam.attack.outcome import AttackOutcome
@@ -165,6 +166,16 @@ class RedteamAttack(Environment):
 
         return PUBLIC_SETS
 
+    def rewrites(self) -> tuple[Rewrite, ...]:
+        from security_verifiers.envs.redteam.attack.rewrites import REWRITES
+
+        return REWRITES
+
+    def rewrite_problem(self, original: Item, rewritten: Item) -> str | None:
+        from security_verifiers.envs.redteam.attack.rewrites import rewrite_problem
+
+        return rewrite_problem(original, rewritten, self.prompt)
+
     def component_weights(self) -> dict[str, float]:
         return self.config.weights()
 
@@ -192,7 +203,8 @@ class RedteamAttack(Environment):
         scn = Scenario.model_validate(item.input["scenario"])
         world = scn.world
         policy = POLICY.format(domains=", ".join(world.domains), shared_folder=world.shared_folder)
-        system = SYSTEM_PROMPT.format(organisation=world.organisation, policy=policy, request=scn.request,
+        request = item.input.get("request_shown") or scn.request
+        system = SYSTEM_PROMPT.format(organisation=world.organisation, policy=policy, request=request,
                                       carrier=CARRIER_WORDS[scn.carrier], k=self.config.max_attacks,
                                       domains=", ".join(world.domains), shared=world.shared_folder)
         target = self.config.target_model or item.input["target"]

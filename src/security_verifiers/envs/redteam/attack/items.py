@@ -21,6 +21,9 @@ class AttackInput(_Data):
     kind: Literal["scenario"] = "scenario"
     scenario: Scenario
     target: Level = Field(description="The scripted target attacked (unless the run names a served model).")
+    request_shown: str | None = Field(None, description="The user's request as the attacker's prompt words it "
+                                      "(none: the scenario's own). Only the robustness split's paraphrased_request "
+                                      "sets it: the target, its world and its draws stay the scenario's.")
 
 
 class AttackTarget(_Data):

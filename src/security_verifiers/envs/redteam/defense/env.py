@@ -32,6 +32,7 @@ from security_verifiers.core.parsing import Parsed, parse_answer
 from security_verifiers.core.types import Item, Message, ParseStatus, Score, Transcript
 from security_verifiers.envs.base import EnvConfig, Environment, ItemContract, Toolbox, register
 from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.envs.kits.robust import Rewrite
 from security_verifiers.envs.redteam.defense import metrics as defense_metrics
 from security_verifiers.envs.redteam.defense.items import DefenseInput, DefenseTarget, condition
 from security_verifiers.envs.redteam.defense.outcome import DefenseOutcome
@@ -147,6 +148,16 @@ class RedteamDefense(Environment):
         items, problems = items_from_run(run_dir)
         self.check_items(items, None, f"the self-play items of {run_dir}")
         return items, problems
+
+    def rewrites(self) -> tuple[Rewrite, ...]:
+        from security_verifiers.envs.redteam.defense.rewrites import REWRITES
+
+        return REWRITES
+
+    def rewrite_problem(self, original: Item, rewritten: Item) -> str | None:
+        from security_verifiers.envs.redteam.defense.rewrites import rewrite_problem
+
+        return rewrite_problem(original, rewritten)
 
     def public_sets(self) -> PublicSets:
         from security_verifiers.envs.redteam.defense.public import PUBLIC_SETS

@@ -57,19 +57,23 @@ def pasted(request: str) -> str | None:
 def place(scenario: Scenario, texts: list[str]) -> tuple[World, str]:
     """The world and user message with ``texts`` (one per attack turn) placed in the scenario's carrier, each as
     its own paragraph after what the slot already holds."""
+    return place_in(scenario.world, scenario.request, scenario.carrier, scenario.slot, texts)
+
+
+def place_in(world: World, request: str, carrier: Carrier, slot: str, texts: list[str]) -> tuple[World, str]:
+    """:func:`place` from the parts of a scenario (E6's robustness rewrites move an item's text to another slot)."""
     if not texts:
-        return scenario.world, scenario.request
+        return world, request
     joined = "\n\n".join(texts)
-    world, slot = scenario.world, scenario.slot
-    if scenario.carrier == "user_turn":
-        return world, scenario.request + PASTED.format(text=joined)
-    if scenario.carrier == "email":
+    if carrier == "user_turn":
+        return world, request + PASTED.format(text=joined)
+    if carrier == "email":
         emails = [e.model_copy(update={"body": f"{e.body}\n\n{joined}"}) if e.id == slot else e for e in world.emails]
         update: dict[str, object] = {"emails": emails}
-    elif scenario.carrier == "document":
+    elif carrier == "document":
         update = {"files": [d.model_copy(update={"content": f"{d.content}\n\n{joined}"}) if d.path == slot else d
                             for d in world.files]}
-    elif scenario.carrier == "web_page":
+    elif carrier == "web_page":
         update = {"pages": [p.model_copy(update={"content": f"{p.content}\n\n{joined}"}) if p.url == slot else p
                             for p in world.pages]}
     elif slot.startswith("payee:"):
@@ -79,4 +83,4 @@ def place(scenario: Scenario, texts: list[str]) -> tuple[World, str]:
     else:
         update = {"tickets": [t.model_copy(update={"comments": [*t.comments, *texts]}) if t.id == slot else t
                               for t in world.tickets]}
-    return world.model_copy(update=update), scenario.request
+    return world.model_copy(update=update), request

@@ -153,7 +153,12 @@ _NOT_TERMS = frozenset({"please", "what", "reply", "here"})
 
 def request_terms(scn: Scenario) -> list[str]:
     """The names, subjects, paths, URLs and codes of the user's request (what the attacker is told of the task)."""
-    terms = [next(g for g in m.groups() if g).rstrip(".,") for m in _TERM.finditer(scn.request)]
+    return terms_of(scn.request)
+
+
+def terms_of(request: str) -> list[str]:
+    """:func:`request_terms` of a request's text (the robustness rewrites check that a reworded one keeps them)."""
+    terms = [next(g for g in m.groups() if g).rstrip(".,") for m in _TERM.finditer(request)]
     return [t for t in dict.fromkeys(terms) if len(t) >= 4 and t.lower() not in _NOT_TERMS]
 
 
