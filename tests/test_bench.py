@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,3 +46,25 @@ def test_bad_jobs_and_unknown_environments_are_refused(tmp_path: Path) -> None:
         run_bench(tmp_path, CHEAP, jobs=0)
     with pytest.raises(ConfigError, match="unknown environment"):
         run_bench(tmp_path, ["no-such-env"])
+
+
+def test_robust_bench_pairs_every_bench_baseline_with_its_rewrites(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    env = get_env("redteam-defense")
+    whole = type(env).dataset
+
+    def first_items(self: Any, split: str, n: int | None = None, seed: int | None = None) -> Any:
+        # the robust split is built from this test split, so it holds the rewrites of these items only
+        return whole(self, split, n, seed) if split == "robust" else whole(self, split, n, seed).head(12)
+
+    monkeypatch.setattr(type(env), "public_splits", ("test",))
+    monkeypatch.setattr(type(env), "dataset", first_items)
+    assert run_bench(tmp_path, ["redteam-defense"], jobs=1, robust=True) == 0
+    rows = json.loads((tmp_path / "robustness.json").read_text())
+    assert [row["policy"] for row in rows] == [f"baseline:{name}" for name in bench_baselines(env)]
+    kinds = {rewrite.kind for rewrite in env.rewrites()}
+    for row in rows:
+        assert set(row["kinds"]) == kinds and all(k["items"] > 0 for k in row["kinds"].values())
+    table = (tmp_path / "robustness.md").read_text()
+    assert "## redteam-defense" in table and "| baseline:reference | paraphrased_injection |" in table
+    assert "redteam-defense · robust" not in json.dumps(json.loads((tmp_path / "leaderboard.json").read_text()))

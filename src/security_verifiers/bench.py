@@ -33,6 +33,10 @@ from security_verifiers.envs.kits.robust import ROBUST_SPLIT
 from security_verifiers.harness.runner import RunConfig, run_eval
 from security_verifiers.harness.scoring_pool import ScorerPool
 
+#: Bootstrap resamples of the robustness table's intervals: every resample recomputes every metric on both sides,
+#: for each baseline and rewrite kind, so the bench draws fewer than ``sv robust`` (1,000); the table says how many.
+ROBUST_N_BOOT = 200
+
 
 def bench_baselines(env: Environment, all_baselines: bool = False) -> list[str]:
     """The baselines the bench runs for ``env``, in the environment's order: all of them, or all but the hacks its
@@ -104,7 +108,8 @@ def bench_environment(name: str, out: Path, all_baselines: bool = False, live: b
                          "summary": summary, "errors": outcome.errors}
                 if split == ROBUST_SPLIT:
                     clean = next(e for e in entries if e["policy"] == model and e["env"] == f"{env.name} · test")
-                    entry["robustness"] = robustness(run_dir.path, clean_run=Path(clean["run_dir"]))
+                    entry["robustness"] = robustness(run_dir.path, n_boot=ROBUST_N_BOOT,
+                                                     clean_run=Path(clean["run_dir"]))
                 entries.append(entry)
     finally:
         if pool is not None:

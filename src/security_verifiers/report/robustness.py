@@ -48,7 +48,16 @@ def robustness(run_dir: Path, n_boot: int = N_BOOT, seed: int = BOOT_SEED,
         if not shared:
             continue
         rewritten = {item: by_item[f"{item}{SEPARATOR}{kind}"] for item in shared}
-        rows[kind] = {"items": len(shared), "metrics": paired_deltas(env, clean, rewritten, shared, n_boot, seed)}
+        if all(rewritten[item] == clean[item] for item in shared):
+            # every rewritten item scored exactly as its clean item: every resample's change is 0, so the interval
+            # is [0, 0] without drawing it (a baseline that reads only what the rewrite keeps)
+            rows[kind] = {"items": len(shared), "identical": True,
+                          "metrics": paired_deltas(env, clean, rewritten, shared, n_boot=0, seed=seed)}
+            for metric in rows[kind]["metrics"].values():
+                metric["ci"] = [0.0, 0.0] if metric["delta"] is not None else [None, None]
+            continue
+        rows[kind] = {"items": len(shared), "identical": False,
+                      "metrics": paired_deltas(env, clean, rewritten, shared, n_boot, seed)}
     return {"env": {"name": env.name, "version": env.version}, "run": str(run_dir), "model": metadata.get("model"),
             "bootstrap": {"n": n_boot, "seed": seed, "level": 0.95, "resamples": "clean items with their rewrite"},
             "headline": [key for key, _ in env.headline_metrics], "kinds": rows}
@@ -58,12 +67,17 @@ def _cell(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
+def _resamples(entries: Sequence[dict[str, Any]]) -> str:
+    return ", ".join(sorted({str(e["robustness"]["bootstrap"]["n"]) for e in entries})) or "no"
+
+
 def render_robustness(entries: Sequence[dict[str, Any]]) -> str:
     """Markdown: per environment, each baseline's first headline metric on the clean items and on each rewrite kind."""
     lines = ["# Robustness of the baselines", "",
              "Each baseline on the public test items and on their label-preserving rewrites (the `robust` "
-             "split); delta = rewritten - clean with its 95% paired bootstrap interval over items. Every rewritten "
-             "item was checked to keep its label.", ""]
+             "split); delta = rewritten - clean with its 95% paired bootstrap interval over items "
+             f"({_resamples(entries)} resamples; [0, 0] without resampling where every rewritten item scored exactly "
+             "as its clean item). Every rewritten item was checked to keep its label.", ""]
     by_env: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
         by_env.setdefault(entry["robustness"]["env"]["name"], []).append(entry)
