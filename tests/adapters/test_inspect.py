@@ -264,3 +264,49 @@ def test_the_model_is_offered_the_toolbox_schemas(name: str, options: dict[str, 
             assert (offered.name, offered.description) == (function["name"], function["description"])
             # the same JSON Schema, but for an empty `required` Inspect spells out
             assert {"required": [], **function["parameters"]} == offered.parameters.model_dump(exclude_none=True)
+
+
+def test_a_reply_over_the_cap_is_scored_as_sv_eval_scores_it(tmp_path: Path) -> None:
+    from security_verifiers.models.base import DEFAULT_MAX_REPLY_BYTES, reply_too_large
+
+    env = get_env("network-logs")
+    huge = '{"label": "Malicious", "p_malicious": 0.9}' + " " * DEFAULT_MAX_REPLY_BYTES
+    [log] = inspect_eval(adapter.env_task(env), model=get_model("mockllm/model", custom_outputs=[
+        ModelOutput.from_content("mockllm/model", huge)]), limit=1, log_dir=str(tmp_path / "logs"), display="none")
+    assert log.samples is not None
+    score = log.samples[0].scores["env_scorer"]
+    assert score.answer == reply_too_large(DEFAULT_MAX_REPLY_BYTES).text
+    assert score.metadata["parse_status"] != "ok"
+
+
+def test_tool_call_arguments_reach_the_toolbox_as_text() -> None:
+    parsed = InspectToolCall(id="c", function="f", arguments={"config": "a: 1"})
+    assert adapter.arguments_text(parsed) == '{"config": "a: 1"}'
+    unparsed = InspectToolCall(id="c", function="f", arguments={}, parse_error=(
+        'Error parsing the following tool call arguments:\n\n{"config": \n\nError details: Expecting value'))
+    assert adapter.arguments_text(unparsed) == '{"config": '
+
+
+def test_a_tool_infrastructure_error_is_a_sample_error_not_a_zero(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    env = get_env("redteam-defense")
+    own_tools = env.tools
+
+    def broken_tools(item: Item) -> Any:
+        toolbox = own_tools(item)
+
+        async def call(name: str, arguments: str) -> str:
+            raise InfraError(ErrorKind.TOOL, "the tool worker died")
+
+        toolbox.call = call
+        return toolbox
+
+    monkeypatch.setattr(env, "tools", broken_tools)
+    item = env.dataset("test").items[0]
+    name = own_tools(item).schemas()[0]["function"]["name"]
+    [log] = inspect_eval(adapter.env_task(env), model=get_model("mockllm/model", custom_outputs=[
+        ModelOutput.for_tool_call("mockllm/model", name, {})]), sample_id=[item.id],
+        log_dir=str(tmp_path / "logs"), display="none", fail_on_error=False)
+    assert log.samples is not None
+    [sample] = log.samples
+    assert sample.error is not None and "the tool worker died" in sample.error.message and not sample.scores
