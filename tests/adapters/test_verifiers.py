@@ -164,6 +164,9 @@ def test_options_and_split_reach_the_environment() -> None:
         load_environment("config-audit", mode="nonsense")
     with pytest.raises(ValueError, match="unknown environment"):
         load_environment("nope")
+    with pytest.raises(ValueError, match="system_prompt"):
+        vf.load_environment(vf.resolve_env_config({"taskset": {"id": taskset_id("phishing"),
+                                                               "system_prompt": str(REPO / "README.md")}}))
 
 
 def test_a_provider_failure_fails_the_rollout_rather_than_scoring_zero() -> None:

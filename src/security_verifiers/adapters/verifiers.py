@@ -42,7 +42,7 @@ from security_verifiers.core.errors import ErrorKind, InfraError, boundary
 from security_verifiers.core.types import Completion, Item, Message, Score, Transcript
 from security_verifiers.envs.base import Environment, get_env
 from security_verifiers.harness.episode import play_episode, score_one
-from security_verifiers.models.base import DEFAULT_MAX_REPLY_BYTES
+from security_verifiers.models.base import DEFAULT_MAX_REPLY_BYTES, reply_too_large
 from security_verifiers.models.openai_compat import _read_capped, _Reply, _to_completion, as_function_tool
 
 #: Prefix of the taskset ids: ``sv-network-logs`` is the ``network-logs`` environment.
@@ -177,6 +177,13 @@ class SvTaskset(vf.Taskset[SvTask, SvTasksetConfig]):
 
     ENV: ClassVar[str]
 
+    def __init__(self, config: SvTasksetConfig) -> None:
+        if config.system_prompt is not None:
+            # The episode is played from the environment's own prompt, which is part of what its scores mean.
+            raise ValueError(f"{taskset_id(self.ENV)} plays the environment's own prompt; it takes no system_prompt "
+                             "override (change the prompt through the environment's options, e.g. prompt_style)")
+        super().__init__(config)
+
     def load(self) -> list[SvTask]:
         options = dict(self.config.options)
         env = environment(self.ENV, options)
@@ -228,8 +235,6 @@ class EndpointPolicy:
             finally:
                 await response.aclose()
             if raw is None:
-                from security_verifiers.models.base import reply_too_large
-
                 return reply_too_large(self.max_reply_bytes)
             return _to_completion(_Reply.model_validate_json(raw))
 
