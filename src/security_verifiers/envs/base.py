@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -26,7 +27,7 @@ from security_verifiers.core.metrics_report import ConstantPolicy, MetricsReport
 from security_verifiers.core.outcome import Outcome
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.core.workers import WorkerLimits
-from security_verifiers.envs.kits.robust import ROBUST_SPLIT, Rewrite, robust_items
+from security_verifiers.envs.kits.robust import ROBUST_SPLIT, Rewrite, rewrites_of, robust_items
 from security_verifiers.models.base import Policy
 
 if TYPE_CHECKING:
@@ -227,10 +228,16 @@ class Environment(ABC):
         if split == ROBUST_SPLIT and self.rewrites():
             if seed is not None:
                 raise DatasetError(f"split {split!r} is built from the committed public test split; it takes no seed")
+            if n is not None and n <= 0:
+                raise DatasetError(f"--n must be positive, got {n}")
             test = self.dataset("test")
-            return Dataset(id=f"{self.name}/{ROBUST_SPLIT}@{test.hash.removeprefix('sha256:')[:12]}",
-                           items=robust_items(self, test.items), splits=(ROBUST_SPLIT,),
-                           source="rewrites of the public test split").head(n)
+            # the first n rewrites (and one more, to tell whether there are more) are made, and only they are checked
+            pairs = list(islice(rewrites_of(self, test.items), None if n is None else n + 1))
+            cut = n is not None and n < len(pairs)
+            robust_id = f"{self.name}/{ROBUST_SPLIT}@{test.hash.removeprefix('sha256:')[:12]}"
+            return Dataset(id=f"{robust_id}[:{n}]" if cut else robust_id,
+                           items=robust_items(self, pairs[:n] if cut else pairs), splits=(ROBUST_SPLIT,),
+                           source="rewrites of the public test split")
         if split not in self.splits:
             robust = f" (and {ROBUST_SPLIT})" if self.rewrites() else ""
             raise DatasetError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}"
@@ -254,6 +261,11 @@ class Environment(ABC):
         """Why ``rewritten`` may not keep ``original``'s label (None: it does): an environment with rewrites
         checks each with its oracle, verifiers or features."""
         raise NotImplementedError(f"{self.name} has rewrites but no check that they keep the label")
+
+    def rewrite_problems(self, pairs: Sequence[tuple[Item, Item]]) -> list[str | None]:
+        """:meth:`rewrite_problem` of each (original, rewritten) pair, in order. An environment whose check runs
+        the items (E3's sandbox) checks them here in one batch; the default checks each in turn."""
+        return [self.rewrite_problem(original, rewritten) for original, rewritten in pairs]
 
     # -- the item contract ----------------------------------------------------------------------
     @classmethod

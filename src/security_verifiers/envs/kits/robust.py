@@ -8,8 +8,10 @@ bootstrap interval of the change.
 
 A rewrite must not change the label: every rewritten item is checked by the environment
 (:meth:`Environment.rewrite_problem`: E1 requires the features its baselines read to be identical), and a set with
-one rewrite that fails its check is not built. Rewritten items keep the clean item's target; their id is the clean
-id, ``~`` and the kind, so a report pairs them without the items at hand.
+one rewrite that fails its check is not built. Rewritten items keep the clean item's label: their target is the clean
+item's, or, where the target points into the input (E3's weakness is a line of the source, its reference fix a
+rewritten source), the clean target rewritten alike (:attr:`Rewrite.apply_item`). Their id is the clean id, ``~``
+and the kind, so a report pairs them without the items at hand.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,38 +37,66 @@ SEPARATOR = "~"
 
 @dataclass(frozen=True)
 class Rewrite:
-    """One kind of label-preserving rewrite: ``apply(input, rng)`` returns the rewritten copy of an item's input."""
+    """One kind of label-preserving rewrite: ``apply(input, rng)`` returns the rewritten copy of an item's input.
+
+    A rewrite whose target points into the input gives ``apply_item(input, target, rng)`` instead, returning both
+    rewritten with the one random draw (E3 renames the vulnerable program and its reference fix with the same map,
+    and moves the weakness's lines with its code), or None where it does not apply to the item (E3 moves a function
+    only where one can move): that item then has no rewrite of this kind, rather than an unchanged copy that would
+    dilute the kind's change."""
 
     kind: str
     what: str
-    apply: Callable[[dict[str, Any], random.Random], dict[str, Any]]
+    apply: Callable[[dict[str, Any], random.Random], dict[str, Any]] | None = None
+    apply_item: Callable[[dict[str, Any], dict[str, Any], random.Random],
+                         tuple[dict[str, Any], dict[str, Any]] | None] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.apply is None) == (self.apply_item is None):
+            raise ValueError(f"rewrite {self.kind!r} needs one of apply and apply_item")
+
+    def rewrite(self, item_input: dict[str, Any], target: dict[str, Any],
+                rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """(input, target) rewritten (the target as it is unless the rewrite has ``apply_item``), or None."""
+        if self.apply_item is not None:
+            return self.apply_item(item_input, target, rng)
+        assert self.apply is not None
+        return self.apply(item_input, rng), target
 
 
-def rewrite_item(item: Item, rewrite: Rewrite) -> Item:
-    """``item`` rewritten, deterministically (its random stream is seeded by the item's id and the kind)."""
+def rewrite_item(item: Item, rewrite: Rewrite) -> Item | None:
+    """``item`` rewritten, deterministically (its random stream is seeded by the item's id and the kind); None where
+    the rewrite does not apply to it."""
     seed = int.from_bytes(hashlib.sha256(f"{item.id}\0{rewrite.kind}".encode()).digest()[:8], "big")
-    return Item(id=f"{item.id}{SEPARATOR}{rewrite.kind}", split=ROBUST_SPLIT,
-                input=rewrite.apply(copy.deepcopy(item.input), random.Random(seed)), target=item.target,
+    rewritten = rewrite.rewrite(copy.deepcopy(item.input), copy.deepcopy(item.target), random.Random(seed))
+    if rewritten is None:
+        return None
+    return Item(id=f"{item.id}{SEPARATOR}{rewrite.kind}", split=ROBUST_SPLIT, input=rewritten[0], target=rewritten[1],
                 meta={**item.meta, "rewrite": rewrite.kind, "of": item.id})
 
 
-def robust_items(env: Environment, items: Sequence[Item]) -> list[Item]:
-    """Every rewrite of every item, each checked to keep its label; a DatasetError names the ones that do not."""
+def rewrites_of(env: Environment, items: Sequence[Item]) -> Iterator[tuple[Item, Item]]:
+    """(clean item, rewritten item) for each rewrite of each item in turn, made as they are asked for: making one is
+    cheap, checking it may not be (E3 runs it in the sandbox), so the first n are made without the others."""
     rewrites = env.rewrites()
     if not rewrites:
         raise DatasetError(f"{env.name} has no robustness rewrites yet (no `{ROBUST_SPLIT}` split)")
-    out, problems = [], []
     for item in items:
         for rewrite in rewrites:
             new = rewrite_item(item, rewrite)
-            problem = env.rewrite_problem(item, new)
-            if problem is not None:
-                problems.append(f"{new.id}: {problem}")
-            out.append(new)
+            if new is not None:
+                yield item, new
+
+
+def robust_items(env: Environment, pairs: Sequence[tuple[Item, Item]]) -> list[Item]:
+    """The rewritten items of ``pairs`` (:func:`rewrites_of`), each checked to keep its label in one batch; a
+    DatasetError names the ones that do not."""
+    problems = [f"{new.id}: {problem}" for (_, new), problem in zip(pairs, env.rewrite_problems(pairs), strict=True)
+                if problem is not None]
     if problems:
         raise DatasetError(f"{len(problems)} {env.name} rewrite(s) would change what is scored (first: "
                            f"{problems[0]})")
-    return out
+    return [new for _, new in pairs]
 
 
 def clean_id(item_id: str) -> tuple[str, str | None]:
