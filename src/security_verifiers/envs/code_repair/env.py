@@ -54,6 +54,7 @@ from security_verifiers.envs.code_repair.static import (
 from security_verifiers.envs.code_repair.verdict import judge, static_verdicts
 from security_verifiers.envs.kits.patching import PatchError, apply_patch_files, files_diff, show_files
 from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.envs.kits.robust import Rewrite
 from security_verifiers.envs.kits.toolbox import CallBudget, shared_worker
 from security_verifiers.models.base import Policy
 
@@ -190,6 +191,20 @@ class CodeRepair(Environment):
         from security_verifiers.envs.code_repair.public import PUBLIC_SETS
 
         return PUBLIC_SETS
+
+    def rewrites(self) -> tuple[Rewrite, ...]:
+        from security_verifiers.envs.code_repair.rewrites import REWRITES
+
+        return REWRITES
+
+    def rewrite_problem(self, original: Item, rewritten: Item) -> str | None:
+        return self.rewrite_problems([(original, rewritten)])[0]
+
+    def rewrite_problems(self, pairs: Sequence[tuple[Item, Item]]) -> list[str | None]:
+        """Every pair in one batch: the rewritten programs run in the sandbox together (:mod:`.rewrites`)."""
+        from security_verifiers.envs.code_repair.rewrites import rewrite_problems
+
+        return rewrite_problems(pairs, self.item_contract)
 
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:

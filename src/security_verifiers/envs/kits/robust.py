@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,9 @@ class Rewrite:
     apply: Callable[[dict[str, Any], random.Random], dict[str, Any] | None] | None = None
     apply_item: Callable[[dict[str, Any], dict[str, Any], random.Random],
                          tuple[dict[str, Any], dict[str, Any]] | None] | None = None
+    #: Which items it rewrites, when that is known from the input alone (E2 quotes YAML, not Terraform): the others
+    #: get no copy of this kind, as when ``apply`` returns None.
+    applies: Callable[[dict[str, Any]], bool] | None = None
 
     def __post_init__(self) -> None:
         if (self.apply is None) == (self.apply_item is None):
@@ -62,6 +66,8 @@ class Rewrite:
     def rewrite(self, item_input: dict[str, Any], target: dict[str, Any],
                 rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """(input, target) rewritten (the target as it is unless the rewrite has ``apply_item``), or None."""
+        if self.applies is not None and not self.applies(item_input):
+            return None
         if self.apply_item is not None:
             return self.apply_item(item_input, target, rng)
         assert self.apply is not None
@@ -81,20 +87,24 @@ def rewrite_item(item: Item, rewrite: Rewrite) -> Item | None:
                 meta={**item.meta, "rewrite": rewrite.kind, "of": item.id})
 
 
+def rewrites_of(env: Environment, items: Sequence[Item]) -> Iterator[tuple[Item, Item]]:
+    """(clean item, rewritten item) for each rewrite of each item in turn, made as they are asked for: making one is
+    cheap, checking it may not be (E3 runs it in the sandbox), so the first n are made without the others."""
+    rewrites = env.rewrites()
+    if not rewrites:
+        raise DatasetError(f"{env.name} has no robustness rewrites yet (no `{ROBUST_SPLIT}` split)")
+    for item in items:
+        for rewrite in rewrites:
+            new = rewrite_item(item, rewrite)
+            if new is not None:
+                yield item, new
+
+
 def robust_items(env: Environment, items: Sequence[Item], limit: int | None = None) -> list[Item]:
     """Every rewrite of every item it applies to, all checked (in one batch: a check may run tools or a sandbox) to
     keep their labels; a DatasetError names the ones that do not. ``limit``: the first that many only (``sv eval
     --limit N`` builds and checks no more than it scores)."""
-    rewrites = env.rewrites()
-    if not rewrites:
-        raise DatasetError(f"{env.name} has no robustness rewrites yet (no `{ROBUST_SPLIT}` split)")
-    pairs: list[tuple[Item, Item]] = []
-    for item, rewrite in ((i, r) for i in items for r in rewrites):
-        if limit is not None and len(pairs) >= limit:
-            break
-        new = rewrite_item(item, rewrite)
-        if new is not None:
-            pairs.append((item, new))
+    pairs = list(itertools.islice(rewrites_of(env, items), limit))
     checked = env.rewrite_problems(pairs)
     problems = [f"{new.id}: {problem}" for (_, new), problem in zip(pairs, checked, strict=True) if problem is not None]
     if problems:
