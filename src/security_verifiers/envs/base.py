@@ -255,6 +255,11 @@ class Environment(ABC):
         checks each with its oracle, verifiers or features."""
         raise NotImplementedError(f"{self.name} has rewrites but no check that they keep the label")
 
+    def rewrite_problems(self, pairs: Sequence[tuple[Item, Item]]) -> list[str | None]:
+        """:meth:`rewrite_problem` of each (original, rewritten) pair, in order: what ``robust_items`` calls, once
+        for the whole split, so that an environment whose check runs tools can run them in one batch."""
+        return [self.rewrite_problem(original, rewritten) for original, rewritten in pairs]
+
     # -- the item contract ----------------------------------------------------------------------
     @classmethod
     def validate_item(cls, item: Item) -> None:

@@ -6,10 +6,13 @@ clock, ...); ``sv eval ENV --split test,robust`` scores the clean items and ever
 ``sv robust RUN`` reports each metric on the clean items and on each rewrite kind, paired item by item, with a
 bootstrap interval of the change.
 
+A rewrite may apply to some items only (:attr:`Rewrite.applies`: E2 quotes YAML scalars, not Terraform): the
+items it does not apply to get no rewritten copy, so its kind is paired on the items it rewrote.
+
 A rewrite must not change the label: every rewritten item is checked by the environment
-(:meth:`Environment.rewrite_problem`: E1 requires the features its baselines read to be identical), and a set with
-one rewrite that fails its check is not built. Rewritten items keep the clean item's target; their id is the clean
-id, ``~`` and the kind, so a report pairs them without the items at hand.
+(:meth:`Environment.rewrite_problems`: E1 requires the features its baselines read to be identical, E2 that its
+oracle finds the same), and a set with one rewrite that fails its check is not built. Rewritten items keep the
+clean item's target; their id is the clean id, ``~`` and the kind, so a report pairs them without the items at hand.
 """
 
 from __future__ import annotations
@@ -35,11 +38,13 @@ SEPARATOR = "~"
 
 @dataclass(frozen=True)
 class Rewrite:
-    """One kind of label-preserving rewrite: ``apply(input, rng)`` returns the rewritten copy of an item's input."""
+    """One kind of label-preserving rewrite: ``apply(input, rng)`` returns the rewritten copy of an item's input;
+    ``applies(input)``, when given, says which items it rewrites (the others get no copy of this kind)."""
 
     kind: str
     what: str
     apply: Callable[[dict[str, Any], random.Random], dict[str, Any]]
+    applies: Callable[[dict[str, Any]], bool] | None = None
 
 
 def rewrite_item(item: Item, rewrite: Rewrite) -> Item:
@@ -51,22 +56,19 @@ def rewrite_item(item: Item, rewrite: Rewrite) -> Item:
 
 
 def robust_items(env: Environment, items: Sequence[Item]) -> list[Item]:
-    """Every rewrite of every item, each checked to keep its label; a DatasetError names the ones that do not."""
+    """Every rewrite of every item it applies to, all checked (in one batch) to keep their labels; a DatasetError
+    names the ones that do not."""
     rewrites = env.rewrites()
     if not rewrites:
         raise DatasetError(f"{env.name} has no robustness rewrites yet (no `{ROBUST_SPLIT}` split)")
-    out, problems = [], []
-    for item in items:
-        for rewrite in rewrites:
-            new = rewrite_item(item, rewrite)
-            problem = env.rewrite_problem(item, new)
-            if problem is not None:
-                problems.append(f"{new.id}: {problem}")
-            out.append(new)
+    pairs = [(item, rewrite_item(item, rewrite)) for item in items for rewrite in rewrites
+             if rewrite.applies is None or rewrite.applies(item.input)]
+    checked = env.rewrite_problems(pairs)
+    problems = [f"{new.id}: {problem}" for (_, new), problem in zip(pairs, checked, strict=True) if problem is not None]
     if problems:
         raise DatasetError(f"{len(problems)} {env.name} rewrite(s) would change what is scored (first: "
                            f"{problems[0]})")
-    return out
+    return [new for _, new in pairs]
 
 
 def clean_id(item_id: str) -> tuple[str, str | None]:
