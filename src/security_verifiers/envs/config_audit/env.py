@@ -39,6 +39,7 @@ from security_verifiers.envs.config_audit.scoring import (
 )
 from security_verifiers.envs.kits.patching import PatchError, apply_patch, show_file
 from security_verifiers.envs.kits.public_sets import PublicSets
+from security_verifiers.envs.kits.robust import Rewrite
 from security_verifiers.envs.kits.toolbox import CallBudget, shared_worker
 from security_verifiers.models.base import Policy
 
@@ -211,6 +212,19 @@ class ConfigAudit(Environment):
         from security_verifiers.envs.config_audit.generation.public import PUBLIC_SETS
 
         return PUBLIC_SETS
+
+    def rewrites(self) -> tuple[Rewrite, ...]:
+        from security_verifiers.envs.config_audit.rewrites import REWRITES
+
+        return REWRITES
+
+    def rewrite_problem(self, original: Item, rewritten: Item) -> str | None:
+        return self.rewrite_problems([(original, rewritten)])[0]
+
+    def rewrite_problems(self, pairs: Sequence[tuple[Item, Item]]) -> list[str | None]:
+        from security_verifiers.envs.config_audit.rewrites import rewrite_problems
+
+        return rewrite_problems(self, pairs)
 
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
