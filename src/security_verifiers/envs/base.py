@@ -227,11 +227,14 @@ class Environment(ABC):
         if split == ROBUST_SPLIT and self.rewrites():
             if seed is not None:
                 raise DatasetError(f"split {split!r} is built from the committed public test split; it takes no seed")
+            if n is not None and n <= 0:
+                raise DatasetError(f"--n must be positive, got {n}")
             test = self.dataset("test")
-            # One more than asked, so that head() still names a cut set as one ("[:n]"), without building them all.
-            return Dataset(id=f"{self.name}/{ROBUST_SPLIT}@{test.hash.removeprefix('sha256:')[:12]}",
-                           items=robust_items(self, test.items, None if n is None else n + 1), splits=(ROBUST_SPLIT,),
-                           source="rewrites of the public test split").head(n)
+            robust_id = f"{self.name}/{ROBUST_SPLIT}@{test.hash.removeprefix('sha256:')[:12]}"
+            # Only the first n are made and checked (a check may run the sandbox); a set cut to n is named so.
+            items = robust_items(self, test.items, n)
+            return Dataset(id=robust_id if n is None else f"{robust_id}[:{n}]", items=items, splits=(ROBUST_SPLIT,),
+                           source="rewrites of the public test split")
         if split not in self.splits:
             robust = f" (and {ROBUST_SPLIT})" if self.rewrites() else ""
             raise DatasetError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}"
