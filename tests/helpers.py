@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +97,24 @@ def assert_recorded_values_kept(before: Any, after: Any, where: str) -> None:
             assert_recorded_values_kept(value, after[k], f"{where}.{k}")
     else:
         assert after == before, where
+
+
+@contextmanager
+def served(env: str, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``sv serve ENV --port 0`` in a subprocess: (its URL, the process); stopped with SIGTERM on exit unless the
+    caller stopped it (to read its last words through ``process.communicate``)."""
+    proc = subprocess.Popen([sys.executable, "-m", "security_verifiers.cli", "serve", env, "--port", "0", *args],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = ""
+        while "listening on" not in line:
+            line = proc.stderr.readline()
+            assert line, "sv serve exited before listening"
+        match = re.search(r"http://\S+", line)
+        assert match is not None
+        yield match.group(0), proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=30)

@@ -5,10 +5,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -16,6 +12,7 @@ import pytest
 
 from security_verifiers.core.types import Message, Transcript
 from security_verifiers.envs.base import get_env
+from tests.helpers import served
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ANSWERS = ['{"label": "Malicious", "p_malicious": 0.8}', '{"label": "Benign", "p_malicious": 0.1}', "garbage"]
@@ -38,15 +35,7 @@ def test_verl_slime_and_export_clients_give_the_scorers_rewards(tmp_path: Path) 
     assert [r["item_id"] for r in rows] == [i.id for i in items]
     assert rows[0]["prompt"] == [{"role": m.role, "content": m.content} for m in env.prompt(items[0])]
 
-    proc = subprocess.Popen([sys.executable, "-m", "security_verifiers.cli", "serve", "network-logs", "--port", "0",
-                             "--workers", "1"], stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stderr is not None
-        line = ""
-        while "listening on" not in line:
-            line = proc.stderr.readline()
-            assert line, "sv serve exited before listening"
-        url = re.search(r"http://\S+", line).group(0)  # type: ignore[union-attr]
+    with served("network-logs", "--workers", "1") as (url, _):
         verl = _module(EXAMPLES / "remote_reward" / "verl_reward.py")
         slime = _module(EXAMPLES / "remote_reward" / "slime_reward.py")
         for item, answer in zip(items[:6], ANSWERS * 2, strict=True):
@@ -57,6 +46,3 @@ def test_verl_slime_and_export_clients_give_the_scorers_rewards(tmp_path: Path) 
             assert asyncio.run(slime.score_remote(sample.label, sample.response, url=url)) == want.reward
         with pytest.raises(Exception, match="400"):
             verl.score_remote("no-such-item", "x", url=url)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import re
 import signal
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -20,6 +16,7 @@ from security_verifiers.adapters.reward_server import RewardService, build_app
 from security_verifiers.core.types import Message, Transcript
 from security_verifiers.envs.base import Environment, get_env
 from security_verifiers.harness.scoring_pool import ScorerPool
+from tests.helpers import served
 
 ANSWERS = ['{"label": "Malicious", "p_malicious": 0.9}', '{"label": "Benign", "p_malicious": 0.05}',
            '{"label": "Abstain", "p_malicious": 0.5}', "not json at all", ""]
@@ -112,15 +109,7 @@ def test_a_multi_turn_environment_takes_transcripts_not_completions() -> None:
 
 
 def test_sv_serve_listens_scores_and_stops_on_sigterm() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "security_verifiers.cli", "serve", "network-logs", "--port", "0",
-                             "--workers", "1"], stderr=subprocess.PIPE, text=True, env={**os.environ})
-    try:
-        assert proc.stderr is not None
-        line = ""
-        while "listening on" not in line:
-            line = proc.stderr.readline()
-            assert line, "sv serve exited before listening"
-        url = re.search(r"http://\S+", line).group(0)  # type: ignore[union-attr]
+    with served("network-logs", "--workers", "1") as (url, proc):
         env = get_env("network-logs")
         item = env.dataset("test").items[3]
         request = urllib.request.Request(f"{url}/score", method="POST", headers={"Content-Type": "application/json"},
@@ -130,7 +119,6 @@ def test_sv_serve_listens_scores_and_stops_on_sigterm() -> None:
             result = json.loads(response.read())["results"][0]
         want = env.score(item, Transcript(messages=[*env.prompt(item), Message(role="assistant", content=ANSWERS[0])]))
         assert result["reward"] == want.reward
-    finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "stopped" in err
