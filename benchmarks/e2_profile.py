@@ -11,10 +11,17 @@ HCL), then ``terraform_eval`` (Terraform only: variables, locals and expressions
 scanned again by every engine). ``semgrep`` runs once per batch over every text, as the oracle runs it; an
 item's share is the batch time divided by the texts. Median and p90 over the items, in milliseconds; ``total``
 sums the stages item by item. Apart: a fresh process's start (imports and engine loading, then one scan), in a
-child process (:func:`e2_oracle.cold`). The scan store is off (a first run's costs).
+child process (:func:`e2_oracle.cold`). The scan and parse stores are off (a first run's costs).
+
+``--stored``: the same stages as a process finds them once the machine's stores hold the texts (a second run, an
+RL run's later epochs, the scoring worker reading what the runner's process parsed): a first pass fills a fresh
+store, the in-memory memos are cleared, and the timed pass reads parses and evaluations from the parse store
+(``engines/parse_store.py``) and the scanners' findings from the scan store (one row, ``scanners_stored``, in
+place of ``rego``, ``checkov`` and ``secret_values``, as the scorer asks for them); semgrep is not stored.
 
     python benchmarks/e2_profile.py                      # the public test set (150 items)
     python benchmarks/e2_profile.py --generated 1000     # 1,000 generated dev items (seed 7)
+    python benchmarks/e2_profile.py --stored             # the public test set, stores filled
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -34,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import e2_oracle  # noqa: E402  (a sibling script: quantiles and the fresh process's first scan)
 
-STAGES = ("parse", "terraform_eval", "validation", "rego", "checkov", "secret_values", "semgrep", "inventory",
-          "patch_apply", "fail_closed")
+STAGES = ("parse", "terraform_eval", "validation", "rego", "checkov", "secret_values", "scanners_stored", "semgrep",
+          "inventory", "patch_apply", "fail_closed")
 
 
 def _items(generated: int | None, seed: int) -> list[Any]:
@@ -80,7 +88,7 @@ def _timed(fn: Callable[..., Any], *args: Any) -> float:
     return time.perf_counter() - t0
 
 
-def _stages(oracle: Any, platform: str, text: str, context: tuple[str, ...]) -> dict[str, float]:
+def _stages(oracle: Any, platform: str, text: str, context: tuple[str, ...], stored: bool = False) -> dict[str, float]:
     from security_verifiers.engines.configs import evaluated_terraform, hcl_document, inventory, parse_kubernetes
     from security_verifiers.engines.validate import validate
 
@@ -88,14 +96,17 @@ def _stages(oracle: Any, platform: str, text: str, context: tuple[str, ...]) -> 
     if platform == "terraform":
         times["terraform_eval"] = _timed(evaluated_terraform, text, context)
     times["validation"] = _timed(validate, platform, text, context)
-    times["rego"] = _timed(oracle.rego.scan, platform, text, context)
-    times["checkov"] = _timed(oracle.checkov.scan, platform, text, context)
-    times["secret_values"] = _timed(oracle.values.scan, platform, text, context)
+    if stored:
+        times["scanners_stored"] = _timed(oracle.scanner_findings, platform, text, context)
+    else:
+        times["rego"] = _timed(oracle.rego.scan, platform, text, context)
+        times["checkov"] = _timed(oracle.checkov.scan, platform, text, context)
+        times["secret_values"] = _timed(oracle.values.scan, platform, text, context)
     times["inventory"] = _timed(inventory, platform, text)
     return times
 
 
-def profile(items: list[Any]) -> dict[str, Any]:
+def profile(items: list[Any], stored: bool = False) -> dict[str, Any]:
     from security_verifiers.engines.oracle import get_oracle
     from security_verifiers.envs.config_audit.env import ConfigAudit, scan_request
     from security_verifiers.envs.kits.patching import apply_patch
@@ -105,17 +116,23 @@ def profile(items: list[Any]) -> dict[str, Any]:
     answering: list[float] = []
     patched = _patched(env, items, answering)
     oracle.scan_many([scan_request(items[0])])  # engines loaded before anything is timed
+    if stored:  # fill the stores with every text the timed pass reads (the scorer's scans of them included)
+        oracle.scan_many([scan_request(i) for i in items] + [scan_request(i, a[1]) for i, a in
+                                                             zip(items, patched, strict=True) if a])
+        for item, answer in zip(items, patched, strict=True):
+            if answer is not None and item.input["platform"] == "terraform":
+                _fail_closed(oracle, item, answer[1], scan_request(item)[2])
     _clear_caches(oracle)  # answering parsed and scanned the originals: each text is parsed afresh below
     per: dict[str, dict[str, list[float]]] = {"original": defaultdict(list), "patched": defaultdict(list)}
     for item, answer in zip(items, patched, strict=True):
         platform, original, context = scan_request(item)
-        for stage, seconds in _stages(oracle, platform, original, context).items():
+        for stage, seconds in _stages(oracle, platform, original, context, stored).items():
             per["original"][stage].append(seconds)
         if answer is None:
             continue
         patch, text = answer
         per["patched"]["patch_apply"].append(_timed(apply_patch, original, patch, item.input["filename"]))
-        for stage, seconds in _stages(oracle, platform, text, context).items():
+        for stage, seconds in _stages(oracle, platform, text, context, stored).items():
             per["patched"][stage].append(seconds)
         if platform == "terraform":
             per["patched"]["fail_closed"].append(_timed(_fail_closed, oracle, item, text, context))
@@ -131,7 +148,7 @@ def _clear_caches(oracle: Any) -> None:
     from security_verifiers.engines import configs
 
     oracle.clear_cache()
-    for cached in (configs._kubernetes_parsed, configs._hcl_loads, configs._evaluated):  # noqa: SLF001
+    for cached in (configs._kubernetes_parsed, configs._hcl_loads, configs._evaluated, configs._document):  # noqa: SLF001
         cached.cache_clear()
 
 
@@ -169,13 +186,19 @@ def main() -> int:
     parser.add_argument("--generated", type=int, default=None, metavar="N",
                         help="Profile N generated dev items instead of the public test set.")
     parser.add_argument("--seed", type=int, default=7, help="Generator seed (with --generated).")
+    parser.add_argument("--stored", action="store_true",
+                        help="Time the stages with the scan and parse stores filled (default: both off).")
     args = parser.parse_args()
-    # A first run's costs: the policy's scans are not served from the machine's scan store (engines/scan_store.py)
-    os.environ["SV_SCAN_STORE"] = "off"
-    items = _items(args.generated, args.seed)
-    first = (items[0].input["platform"], items[0].input["text"])
-    result = {"dataset": f"generated dev {args.generated} (seed {args.seed})" if args.generated else "public test",
-              "process_start": e2_oracle.cold(first), **profile(items)}
+    with tempfile.TemporaryDirectory() as cache:
+        if args.stored:  # a fresh store of this run's own, filled by a first pass
+            os.environ.update(SV_SCAN_STORE="on", SV_CACHE_DIR=cache)
+        else:  # a first run's costs: nothing is served from the machine's stores
+            os.environ["SV_SCAN_STORE"] = "off"
+        items = _items(args.generated, args.seed)
+        first = (items[0].input["platform"], items[0].input["text"])
+        result = {"dataset": f"generated dev {args.generated} (seed {args.seed})" if args.generated else "public test",
+                  "stores": "filled" if args.stored else "off",
+                  "process_start": e2_oracle.cold(first), **profile(items, args.stored)}
     print(json.dumps(result, indent=2))
     return 0
 

@@ -100,8 +100,8 @@ def test_cache_clear_also_removes_the_fitted_baseline_models(tmp_path: Path, cap
 def test_cache_clear_also_removes_config_audits_stored_scans(tmp_path: Path, capsys) -> None:
     scans = tmp_path / "cache" / "config-audit-scans"
     scans.mkdir(parents=True)
-    for name in ("scanners-abc.sqlite", "scanners-abc.sqlite-wal", "notes.txt"):
+    for name in ("scanners-abc.sqlite", "scanners-abc.sqlite-wal", "parses-def.sqlite", "notes.txt"):
         (scans / name).write_text("x")
     assert main(["cache", "clear", "--cache-dir", str(tmp_path / "cache")]) == 0
-    assert "removed config-audit's stored scans (2 file(s))" in capsys.readouterr().err
+    assert "removed config-audit's stored scans and parses (3 file(s))" in capsys.readouterr().err
     assert [p.name for p in scans.iterdir()] == ["notes.txt"]

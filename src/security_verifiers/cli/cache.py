@@ -19,11 +19,12 @@ def cmd_cache(args: argparse.Namespace) -> int:
             model.unlink(missing_ok=True)
         print(f"removed {len(fitted)} fitted baseline model{'s' if len(fitted) != 1 else ''} from "
               f"{path.parent / 'phishing-classical'}", file=sys.stderr)
-    stores = sorted((path.parent / "config-audit-scans").glob("scanners-*.sqlite*"))
-    if args.cache_command == "clear" and args.model is None and stores:  # config-audit's scans: scanned again
+    scans = path.parent / "config-audit-scans"
+    stores = sorted([*scans.glob("scanners-*.sqlite*"), *scans.glob("parses-*.sqlite*")])
+    if args.cache_command == "clear" and args.model is None and stores:  # config-audit's scans and parses: redone
         for store in stores:
             store.unlink(missing_ok=True)
-        print(f"removed config-audit's stored scans ({len(stores)} file(s)) from {path.parent / 'config-audit-scans'}",
+        print(f"removed config-audit's stored scans and parses ({len(stores)} file(s)) from {scans}",
               file=sys.stderr)
     if not path.is_file():  # opening would create it
         print(f"no response cache at {path}", file=sys.stderr)
@@ -60,8 +61,8 @@ def register(sub: Any) -> None:
     info.add_argument("--json", action="store_true", help="Print it as JSON.")
     clear = cache_sub.add_parser("clear", help="Remove every entry, or those of one model; without --model also the "
                                  "baseline models fitted and kept on disk (the phishing classical baseline's), which "
-                                 "the next run fits again, and config-audit's stored scanner findings "
-                                 "(engines/scan_store.py), which the next run scans again.")
+                                 "the next run fits again, and config-audit's stored scanner findings and parses "
+                                 "(engines/scan_store.py, engines/parse_store.py), which the next run computes again.")
     clear.add_argument("--model", default=None, help="Only this model's entries (default: all).")
     for parser_ in (info, clear):
         parser_.add_argument("--cache-dir", default=None,

@@ -206,10 +206,24 @@ def _copied(value: Any, memo: dict[int, Any]) -> Any:
 
 @functools.lru_cache(maxsize=256)
 def _kubernetes_parsed(text: str) -> tuple[K8sObject, ...] | ConfigParseError:
+    store = _parse_store()
+    key = store.key("kubernetes", text) if store is not None else ""
+    if store is not None and (stored := store.get(key)) is not None:
+        return stored  # type: ignore[no-any-return]
     try:
-        return tuple(_parse_kubernetes(text))
+        objects = tuple(_parse_kubernetes(text))
     except ConfigParseError as err:
         return err
+    if store is not None:
+        store.put(key, objects)
+    return objects
+
+
+def _parse_store() -> Any:
+    """The machine's store of parses (:mod:`.parse_store`), or None when stores are off."""
+    from security_verifiers.engines.parse_store import parse_store
+
+    return parse_store()
 
 
 def _parse_kubernetes(text: str) -> list[K8sObject]:
@@ -432,14 +446,42 @@ def _parsed(text: str) -> _HclParse:
 
 def hcl_document(text: str) -> dict[str, Any]:
     """hcl2's raw parse of ``text`` (memoised and shared: treat it as read-only); ConfigParseError if invalid."""
-    document = _parsed(text).document()
+    document = _document(text)
     if isinstance(document, ConfigParseError):
         raise ConfigParseError(str(document))
     return document
 
 
 @functools.lru_cache(maxsize=512)
+def _document(text: str) -> dict[str, Any] | ConfigParseError:
+    """hcl2's dict of ``text``, from the machine's parse store when another process built it already."""
+    store = _parse_store()
+    key = store.key("hcl-document", text) if store is not None else ""
+    if store is not None and (stored := store.get(key)) is not None:
+        return stored  # type: ignore[no-any-return]
+    cached = _hcl_loads(text)
+    if isinstance(cached, ConfigParseError):
+        return cached
+    document = cached.document()
+    if store is not None and not isinstance(document, ConfigParseError):
+        store.put(key, document)
+    return document
+
+
+@functools.lru_cache(maxsize=512)
 def _evaluated(text: str, context: tuple[str, ...]) -> EvaluatedFile | ConfigParseError:
+    """:func:`_evaluate`, from the machine's parse store when another process evaluated the same files already."""
+    store = _parse_store()
+    key = store.key("terraform-evaluated", text, context) if store is not None else ""
+    if store is not None and (stored := store.get(key)) is not None:
+        return stored  # type: ignore[no-any-return]
+    result = _evaluate(text, context)
+    if store is not None and not isinstance(result, ConfigParseError):
+        store.put(key, result)
+    return result
+
+
+def _evaluate(text: str, context: tuple[str, ...]) -> EvaluatedFile | ConfigParseError:
     from security_verifiers.engines.terraform_eval import evaluate_file
 
     try:

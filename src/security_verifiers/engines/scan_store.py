@@ -29,6 +29,7 @@ import sys
 import threading
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from security_verifiers.core.fingerprint import files_digest, library_versions
 from security_verifiers.core.paths import cache_dir
@@ -52,15 +53,16 @@ def code_hash() -> str:
     return files_digest(root, (p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts))
 
 
-class ScanStore:
-    """Findings by scan key (:func:`~security_verifiers.engines.oracle.cache_key`), for one set of engine
-    versions."""
+class SqliteStore:
+    """One SQLite file of key -> value, read and written by every process of the machine (WAL; a connection per
+    process, never inherited across a fork). A store that cannot be opened is reported once on stderr and only
+    costs time: every ``get`` misses and every ``put`` is dropped. A subclass says what a value is."""
 
-    def __init__(self, versions: dict[str, str], root: Path | None = None) -> None:
-        identity = json.dumps({"format": _FORMAT, "versions": versions, "libraries": _libraries(),
-                               "python": sys.version, "code": code_hash()}, sort_keys=True)
-        self.path = (root or cache_dir() / "config-audit-scans") / \
-            f"scanners-{hashlib.sha256(identity.encode()).hexdigest()[:20]}.sqlite"
+    #: The column type of ``value`` (TEXT for JSON, BLOB for bytes).
+    value_type = "TEXT"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self._lock = threading.Lock()
         self._pid: int | None = None
         self._db: sqlite3.Connection | None = None
@@ -74,16 +76,17 @@ class ScanStore:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
                 db.execute("PRAGMA journal_mode=WAL")
-                db.execute("CREATE TABLE IF NOT EXISTS findings (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                db.execute("PRAGMA synchronous=NORMAL")  # a cache: a write lost in a power cut is computed again
+                db.execute(f"CREATE TABLE IF NOT EXISTS findings (key TEXT PRIMARY KEY, value {self.value_type} "
+                           "NOT NULL)")
             except (OSError, sqlite3.Error) as err:
-                print(f"sv: the scan store {self.path} cannot be used ({err}); scanning without it",
-                      file=sys.stderr)
+                print(f"sv: the store {self.path} cannot be used ({err}); going on without it", file=sys.stderr)
                 self._broken = True
                 return None
             self._db, self._pid = db, os.getpid()
         return self._db
 
-    def get(self, key: str) -> list[Finding] | None:
+    def get_raw(self, key: str) -> Any:
         with self._lock:
             db = self._connection()
             if db is None:
@@ -92,20 +95,42 @@ class ScanStore:
                 row = db.execute("SELECT value FROM findings WHERE key = ?", (key,)).fetchone()
             except sqlite3.Error:
                 return None
-        if row is None:
-            return None
-        return [Finding.model_validate(f) for f in json.loads(row[0])]
+        return None if row is None else row[0]
 
-    def put(self, key: str, findings: list[Finding]) -> None:
-        value = json.dumps([f.model_dump(mode="json") for f in findings], separators=(",", ":"))
+    def put_raw(self, key: str, value: Any) -> None:
         with self._lock:
             db = self._connection()
             if db is None:
                 return
             try:
                 db.execute("INSERT OR IGNORE INTO findings (key, value) VALUES (?, ?)", (key, value))
-            except sqlite3.Error:  # a busy or full disk: the scan stands, it is just not kept
+            except sqlite3.Error:  # a busy or full disk: the result stands, it is just not kept
                 pass
+
+
+class ScanStore(SqliteStore):
+    """Findings by scan key (:func:`~security_verifiers.engines.oracle.cache_key`), for one set of engine
+    versions."""
+
+    def __init__(self, versions: dict[str, str], root: Path | None = None) -> None:
+        identity = json.dumps({"format": _FORMAT, "versions": versions, "libraries": _libraries(),
+                               "python": sys.version, "code": code_hash()}, sort_keys=True)
+        super().__init__((root or store_root()) /
+                         f"scanners-{hashlib.sha256(identity.encode()).hexdigest()[:20]}.sqlite")
+
+    def get(self, key: str) -> list[Finding] | None:
+        raw = self.get_raw(key)
+        if raw is None:
+            return None
+        return [Finding.model_validate(f) for f in json.loads(raw)]
+
+    def put(self, key: str, findings: list[Finding]) -> None:
+        self.put_raw(key, json.dumps([f.model_dump(mode="json") for f in findings], separators=(",", ":")))
+
+
+def store_root() -> Path:
+    """Where config-audit's stores live (``sv cache clear`` removes them)."""
+    return cache_dir() / "config-audit-scans"
 
 
 def store_enabled() -> bool:

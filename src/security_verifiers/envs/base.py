@@ -493,7 +493,19 @@ def _owner(item: Item, not_env: str) -> str | None:
 
 
 def get_env(name: str, options: dict[str, Any] | None = None) -> Environment:
-    envs = registry()
+    """The environment ``name`` built with ``options``. Its own package (``config-audit`` ->
+    ``envs.config_audit``) is imported first: a run of one environment does not import the other five (~1 s,
+    matplotlib and model libraries among them); any other name goes through the whole registry."""
+    package = name.replace("-", "_")
+    if name not in _REGISTRY and not _discovered and package.isidentifier() and not package.startswith("_") \
+            and package not in NOT_ENVIRONMENTS:
+        module = f"security_verifiers.envs.{package}"
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as err:
+            if err.name != module:  # the package exists and is broken: that is an error, never skipped
+                raise
+    envs = _REGISTRY if name in _REGISTRY else registry()
     if name not in envs:
         raise ConfigError(f"unknown environment {name!r}; known: {', '.join(sorted(envs))}")
     return envs[name].from_options(options or {})
