@@ -10,8 +10,10 @@
 4. End to end: the real CLI in a subprocess (process start, imports, engine loading, every episode, every
    re-scan, results.jsonl, report with plots), for each ``--score-workers`` setting. ``items_per_s`` =
    items / wall seconds of that process; ``runner_items_per_s`` leaves out start-up and the report. Each run
-   twice with one fresh cache directory: ``cold`` (nothing scanned yet) and ``warm`` (the scanner findings the
-   first run stored, ``engines/scan_store.py``, as a second run or a second epoch finds them).
+   twice with one fresh cache directory: ``cold`` (nothing scanned or parsed yet; within the run the scoring
+   worker still reads what the runner's process stored) and ``warm`` (the scanner findings and parses the first
+   run stored, ``engines/scan_store.py`` and ``engines/parse_store.py``, as a second run or a second epoch finds
+   them).
 
 The goal is at least 20 items/s end to end on two cores. Prints one JSON document (``--out`` also writes it).
 

@@ -20,7 +20,7 @@ from security_verifiers.envs.base import get_env
 from security_verifiers.envs.network_logs import NetworkLogs
 from security_verifiers.harness.policies import resolve_policy
 from security_verifiers.harness.runner import RunConfig, run_eval
-from security_verifiers.harness.scoring_pool import ScorerPool
+from security_verifiers.harness.scoring_pool import ScorerPool, shared_pool
 from tests.helpers import ScriptedPolicy, e1_item
 
 DATA = Dataset(id="toy", items=[e1_item(i, "Malicious" if i % 2 else "Benign") for i in range(24)], splits=("test",))
@@ -124,3 +124,19 @@ def test_workers_exit_when_the_run_is_killed(tmp_path: Path) -> None:
             return
         time.sleep(0.2)
     raise AssertionError(f"scoring worker {worker} outlived its killed parent")
+
+
+def test_the_shared_pool_scores_config_audit_in_a_worker_as_in_process() -> None:
+    """What the verifiers and Inspect adapters score with: one pool per environment config, in worker processes
+    (E2), none for an environment scored in-process."""
+    assert shared_pool(get_env("network-logs")) is None
+    env = get_env("config-audit")
+    pool = shared_pool(env)
+    assert pool is not None and shared_pool(get_env("config-audit")) is pool
+    item = env.dataset("test", n=1).items[0]
+    transcript = Transcript(messages=[*env.prompt(item), Message(role="assistant", content='{"findings": []}')])
+    [pooled] = asyncio.run(pool.score([item], [transcript]))
+    assert isinstance(pooled, Score) and pooled.model_dump() == env.score(item, transcript).model_dump()
+    assert pool.pids() and os.getpid() not in pool.pids()
+    other = shared_pool(get_env("config-audit", {"score_time_limit_s": 12.0}))
+    assert other is not None and other is not pool and other.limits.time_s == 12.0

@@ -28,8 +28,11 @@ transcript ``sv eval`` would give it.
   environment's own code, of a tool or of the scorer is raised, so Inspect records a sample *error* (no score; the
   eval stops at the first unless ``--fail-on-error`` allows some or ``--no-fail-on-error``), never a score of 0.
 * Scores: ``value`` the reward, ``answer`` the final reply, ``explanation`` the parse error, ``metadata`` the
-  components, the outcome and the parse status; metrics are the mean and its standard error. Scoring runs in a
-  thread (E2's engines and E3's tests block), one rollout of a task at a time.
+  components, the outcome and the parse status; metrics are the mean and its standard error. Scoring runs where
+  ``sv eval`` runs it: an environment whose scorer gets worker processes there (E2's ``score_workers``) is scored
+  in the same :class:`~security_verifiers.harness.scoring_pool.ScorerPool`, under its per-rollout time and memory
+  limits (a rollout over them is scored as over the limit, as in ``sv eval``); any other in a thread (E3's tests
+  run in their own sandbox), one rollout of a task at a time.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from security_verifiers.core.errors import ErrorKind, InfraError, boundary
 from security_verifiers.core.types import Completion, Item, Message, Score, ToolCall, Transcript
 from security_verifiers.envs.base import Environment, Toolbox, get_env
 from security_verifiers.harness.episode import _capped, _valid
+from security_verifiers.harness.scoring_pool import shared_pool
 from security_verifiers.models.base import DEFAULT_MAX_REPLY_BYTES
 
 #: The sample store's key for what a multi-turn episode's transcript holds beside its messages.
@@ -253,7 +257,14 @@ def env_scorer(binding: EnvBinding) -> Scorer:
     async def score(state: TaskState, target: Target) -> InspectScore:
         item = binding.item(state)
         transcript = transcript_of(state)
-        verdict = await asyncio.to_thread(binding.score, item, transcript)
+        pool = shared_pool(binding.env)
+        if pool is None:
+            verdict = await asyncio.to_thread(binding.score, item, transcript)
+        else:  # as sv eval scores it: a worker process under the per-rollout limits
+            [pooled] = await pool.score([item], [transcript])
+            if isinstance(pooled, InfraError):
+                raise pooled
+            verdict = pooled
         return InspectScore(
             value=verdict.reward, answer=transcript.final_text, explanation=verdict.parse_error or "",
             metadata={"components": verdict.components, "outcome": verdict.outcome,

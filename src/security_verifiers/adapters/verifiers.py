@@ -18,8 +18,9 @@ verifiers 0.4.0 finds an environment by its taskset id: ``vf-eval sv-network-log
 * **Rewards**: nothing here computes one. ``reward`` is the environment's own ``score`` (its total reward, weight 1);
   its components are metrics named as in :meth:`Environment.component_weights`; the parse status and the outcome go to
   ``trace.info["sv_score"]``. A scorer infrastructure error fails the rollout (its reward stays unset, never 0), as in
-  ``sv eval`` and the TRL adapter. Scoring runs off the event loop (E2 and E3 run checkers), one rollout at a time per
-  environment.
+  ``sv eval`` and the TRL adapter. Scoring runs where ``sv eval`` runs it: in the environment's
+  :class:`~security_verifiers.harness.scoring_pool.ScorerPool` (E2: worker processes under the per-rollout time
+  and memory limits) or, for the others, off the event loop in a thread, one rollout at a time per environment.
 * **Env**: the single-agent env, whose seat runs this harness in the ``subprocess`` runtime by default (nothing is
   executed in it; verifiers' own default is a remote sandbox).
 
@@ -42,6 +43,7 @@ from security_verifiers.core.errors import ErrorKind, InfraError, boundary
 from security_verifiers.core.types import Completion, Item, Message, Score, Transcript
 from security_verifiers.envs.base import Environment, get_env
 from security_verifiers.harness.episode import play_episode, score_one
+from security_verifiers.harness.scoring_pool import shared_pool
 from security_verifiers.models.base import DEFAULT_MAX_REPLY_BYTES, reply_too_large
 from security_verifiers.models.openai_compat import _read_capped, _Reply, _to_completion, as_function_tool
 
@@ -128,13 +130,17 @@ class SvTask(vf.Task[SvTaskData]):
             raise vf.TaskError("the rollout has no transcript to score (its episode did not finish)")
         env, item = self.resolve()
         transcript = Transcript.model_validate(played)
-        lock = _score_locks[_options_key(self.data.env, self.data.options)]
+        pool = shared_pool(env)
+        if pool is not None:  # as sv eval scores it: a worker process under the per-rollout limits
+            [verdict] = await pool.score([item], [transcript])
+        else:
+            lock = _score_locks[_options_key(self.data.env, self.data.options)]
 
-        def score() -> Score | InfraError:
-            with lock:  # one rollout at a time per environment, as its checkers may not be thread-safe
-                return score_one(env, item, transcript)
+            def score() -> Score | InfraError:
+                with lock:  # one rollout at a time per environment, as its checkers may not be thread-safe
+                    return score_one(env, item, transcript)
 
-        verdict = await asyncio.to_thread(score)
+            verdict = await asyncio.to_thread(score)
         if isinstance(verdict, InfraError):
             raise vf.TaskError(f"scorer {verdict.kind.value} error: {verdict.message}")
         trace.info[SCORE_KEY] = verdict.model_dump(mode="json")

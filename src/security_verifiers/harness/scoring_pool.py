@@ -25,7 +25,10 @@ own (:class:`~security_verifiers.core.workers.LimitedWorker`):
 from __future__ import annotations
 
 import asyncio
+import atexit
+import json
 import queue
+import threading
 from typing import Any
 
 from security_verifiers.core.errors import ErrorKind, InfraError
@@ -153,3 +156,34 @@ class ScorerPool:
     def close(self) -> None:
         for slot in self._slots:
             slot.close()
+
+
+_SHARED: dict[str, ScorerPool] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool(env: Environment) -> ScorerPool | None:
+    """The process-wide pool that scores ``env``'s rollouts for hosts that hand over one rollout at a time (the
+    verifiers and Inspect adapters): ``env.score_workers`` processes, as ``sv eval`` starts by default, under the
+    same per-rollout limits; None for an environment whose scorer runs in-process (``score_workers`` 0). One pool
+    per environment class and config, started on first use and closed when the host exits."""
+    if env.score_workers < 1:
+        return None
+    key = json.dumps([type(env).__module__, type(env).__qualname__, env.config.model_dump(mode="json")],
+                     sort_keys=True, default=str)
+    with _SHARED_LOCK:
+        pool = _SHARED.get(key)
+        if pool is None:
+            if not _SHARED:
+                atexit.register(_close_shared)
+            pool = _SHARED[key] = ScorerPool(env, env.score_workers)
+            pool.warm_up()
+        return pool
+
+
+def _close_shared() -> None:
+    with _SHARED_LOCK:
+        pools = list(_SHARED.values())
+        _SHARED.clear()
+    for pool in pools:
+        pool.close()
