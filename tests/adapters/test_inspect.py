@@ -310,3 +310,19 @@ def test_a_tool_infrastructure_error_is_a_sample_error_not_a_zero(tmp_path: Path
     assert log.samples is not None
     [sample] = log.samples
     assert sample.error is not None and "the tool worker died" in sample.error.message and not sample.scores
+
+
+def test_the_environment_is_closed_when_the_eval_run_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As ``sv eval`` awaits ``env.aclose()`` at the end of a run (E5's served target holds connections of the
+    run's event loop), the adapter's run-end hook does, in that loop."""
+    env = get_env("network-logs")
+    closed: list[bool] = []
+
+    async def aclose() -> None:
+        asyncio.get_running_loop()  # raises outside a running loop
+        closed.append(True)
+
+    monkeypatch.setattr(env, "aclose", aclose)
+    [log] = inspect_eval(adapter.env_task(env), model=get_model("mockllm/model"), limit=1,
+                         log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success" and closed == [True]

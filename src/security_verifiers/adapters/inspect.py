@@ -20,6 +20,9 @@ transcript ``sv eval`` would give it.
   workers, E3's sandbox), never through Inspect's tool runner. What the transcript holds beside the messages (the
   number of calls, their time, and ``toolbox.record()``, the world the scorer judges) is kept in the sample's
   store under :data:`EPISODE_KEY`, so a log can be scored again.
+* A model turn is limited by Inspect's own settings (``--timeout`` per request, ``--time-limit`` per sample), not by
+  ``sv eval``'s ``--timeout``: Inspect retries and times out its provider calls itself. At the end of an eval run a
+  hook (:class:`CloseEnvironments`) awaits every environment's ``aclose()`` in the run's loop, as ``sv eval`` does.
 * Every reply is bounded and made valid Unicode as ``sv eval`` does (a reply over ``DEFAULT_MAX_REPLY_BYTES`` is
   replaced by :func:`~security_verifiers.models.base.reply_too_large`). A tool call's arguments reach the toolbox
   and the transcript as ``json.dumps`` of the arguments Inspect parsed (the provider's raw text is not kept by
@@ -41,12 +44,14 @@ import asyncio
 import json
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai._util.package import get_installed_package_name  # how @task decides to prefix the package
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.hooks import Hooks, RunEnd, hooks
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -101,6 +106,21 @@ class EnvBinding:
             return self.env.score(item, transcript)
 
 
+#: The environments whose tasks were built in this process: closed (``aclose``) when an Inspect eval run ends.
+_BUILT: weakref.WeakSet[Environment] = weakref.WeakSet()
+
+
+@hooks(name="security_verifiers_close", description="Closes what the Security Verifiers environments hold across "
+       "samples (E5's served target model) when an eval run ends, in the run's event loop.")
+class CloseEnvironments(Hooks):
+    """``Environment.aclose`` of every environment built here, once the run ends (as ``sv eval`` does at the end
+    of a run): E5's served target keeps HTTP connections that belong to the run's event loop."""
+
+    async def on_run_end(self, data: RunEnd) -> None:
+        for env in list(_BUILT):
+            await env.aclose()
+
+
 def env_task(env: Environment | str, split: str = "test", seed: int | None = None,
              **env_options: Any) -> Task:
     """The Inspect task of ``env`` (an environment, or its name with ``env_options``) on ``split``."""
@@ -108,6 +128,7 @@ def env_task(env: Environment | str, split: str = "test", seed: int | None = Non
         env = get_env(env, env_options)
     elif env_options:
         raise ValueError("env_options go with an environment's name, not with an environment already built")
+    _BUILT.add(env)
     items = env.dataset(split, seed=seed).items
     binding = EnvBinding(env, {item.id: item for item in items})
     samples = [Sample(id=item.id, input=inspect_messages(env.prompt(item)), metadata={"item_id": item.id})

@@ -194,9 +194,11 @@ class RedteamAttack(Environment):
         return self._served
 
     async def aclose(self) -> None:
-        """Close the served target's connections (the runner calls this at the end of a run, in its loop)."""
-        if self._served is not None:
-            await self._served.aclose()
+        """Close the served target's connections (the runner calls this at the end of a run, in its loop; a later
+        episode makes a new client, in its own loop)."""
+        served, self._served = self._served, None
+        if served is not None:
+            await served.aclose()
 
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
