@@ -13,6 +13,7 @@ import dataclasses
 import datetime
 import functools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -206,24 +207,31 @@ def _copied(value: Any, memo: dict[int, Any]) -> Any:
 
 @functools.lru_cache(maxsize=256)
 def _kubernetes_parsed(text: str) -> tuple[K8sObject, ...] | ConfigParseError:
-    store = _parse_store()
-    key = store.key("kubernetes", text) if store is not None else ""
-    if store is not None and (stored := store.get(key)) is not None:
-        return stored  # type: ignore[no-any-return]
-    try:
-        objects = tuple(_parse_kubernetes(text))
-    except ConfigParseError as err:
-        return err
-    if store is not None:
-        store.put(key, objects)
-    return objects
+    def parse() -> tuple[K8sObject, ...] | ConfigParseError:
+        try:
+            return tuple(_parse_kubernetes(text))
+        except ConfigParseError as err:
+            return err
+
+    return _through_store("kubernetes", text, (), parse)  # type: ignore[no-any-return]
 
 
-def _parse_store() -> Any:
-    """The machine's store of parses (:mod:`.parse_store`), or None when stores are off."""
+def _through_store(kind: str, text: str, context: tuple[str, ...], compute: Callable[[], Any]) -> Any:
+    """``compute()``, or what another process of the machine stored for (kind, text, context) in the parse store
+    (:mod:`.parse_store`); a result is stored unless it is a ConfigParseError (errors are computed every time)."""
     from security_verifiers.engines.parse_store import parse_store
 
-    return parse_store()
+    store = parse_store()
+    if store is None:
+        return compute()
+    key = store.key(kind, text, context)
+    stored = store.get(key)
+    if stored is not None:
+        return stored
+    result = compute()
+    if not isinstance(result, ConfigParseError):
+        store.put(key, result)
+    return result
 
 
 def _parse_kubernetes(text: str) -> list[K8sObject]:
@@ -455,30 +463,18 @@ def hcl_document(text: str) -> dict[str, Any]:
 @functools.lru_cache(maxsize=512)
 def _document(text: str) -> dict[str, Any] | ConfigParseError:
     """hcl2's dict of ``text``, from the machine's parse store when another process built it already."""
-    store = _parse_store()
-    key = store.key("hcl-document", text) if store is not None else ""
-    if store is not None and (stored := store.get(key)) is not None:
-        return stored  # type: ignore[no-any-return]
-    cached = _hcl_loads(text)
-    if isinstance(cached, ConfigParseError):
-        return cached
-    document = cached.document()
-    if store is not None and not isinstance(document, ConfigParseError):
-        store.put(key, document)
-    return document
+    def build() -> dict[str, Any] | ConfigParseError:
+        cached = _hcl_loads(text)
+        return cached if isinstance(cached, ConfigParseError) else cached.document()
+
+    return _through_store("hcl-document", text, (), build)  # type: ignore[no-any-return]
 
 
 @functools.lru_cache(maxsize=512)
 def _evaluated(text: str, context: tuple[str, ...]) -> EvaluatedFile | ConfigParseError:
     """:func:`_evaluate`, from the machine's parse store when another process evaluated the same files already."""
-    store = _parse_store()
-    key = store.key("terraform-evaluated", text, context) if store is not None else ""
-    if store is not None and (stored := store.get(key)) is not None:
-        return stored  # type: ignore[no-any-return]
-    result = _evaluate(text, context)
-    if store is not None and not isinstance(result, ConfigParseError):
-        store.put(key, result)
-    return result
+    return _through_store("terraform-evaluated", text, context,  # type: ignore[no-any-return]
+                          lambda: _evaluate(text, context))
 
 
 def _evaluate(text: str, context: tuple[str, ...]) -> EvaluatedFile | ConfigParseError:
