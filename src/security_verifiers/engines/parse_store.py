@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import pickle
 import sys
@@ -33,7 +32,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from security_verifiers.engines.scan_store import SqliteStore, code_hash, store_enabled, store_root
+from security_verifiers.engines.scan_store import SqliteStore, store_enabled, store_file
 
 #: Bumped when what is stored, or how, changes.
 _FORMAT = 1
@@ -83,10 +82,7 @@ class ParseStore(SqliteStore):
     def __init__(self, root: Path | None = None) -> None:
         from security_verifiers.core.fingerprint import library_versions
 
-        identity = json.dumps({"format": _FORMAT, "libraries": library_versions(_LIBRARIES), "python": sys.version,
-                               "code": code_hash()}, sort_keys=True)
-        super().__init__((root or store_root()) /
-                         f"parses-{hashlib.sha256(identity.encode()).hexdigest()[:20]}.sqlite")
+        super().__init__(store_file(root, "parses", {"format": _FORMAT, "libraries": library_versions(_LIBRARIES)}))
         self._refused = False
         self.max_bytes = int(float(os.environ.get("SV_PARSE_STORE_MAX_MB", DEFAULT_MAX_MB)) * 2**20)
         self._writes = 0

@@ -113,10 +113,8 @@ class ScanStore(SqliteStore):
     versions."""
 
     def __init__(self, versions: dict[str, str], root: Path | None = None) -> None:
-        identity = json.dumps({"format": _FORMAT, "versions": versions, "libraries": _libraries(),
-                               "python": sys.version, "code": code_hash()}, sort_keys=True)
-        super().__init__((root or store_root()) /
-                         f"scanners-{hashlib.sha256(identity.encode()).hexdigest()[:20]}.sqlite")
+        super().__init__(store_file(root, "scanners", {"format": _FORMAT, "versions": versions,
+                                                       "libraries": _libraries()}))
 
     def get(self, key: str) -> list[Finding] | None:
         raw = self.get_raw(key)
@@ -131,6 +129,14 @@ class ScanStore(SqliteStore):
 def store_root() -> Path:
     """Where config-audit's stores live (``sv cache clear`` removes them)."""
     return cache_dir() / "config-audit-scans"
+
+
+def store_file(root: Path | None, prefix: str, identity: dict[str, object]) -> Path:
+    """The file of a store whose values are a function of ``identity``, of the Python version and of every file of
+    the engines package: another identity, Python or engines code is another (empty) file, never a stale one."""
+    digest = hashlib.sha256(json.dumps({**identity, "python": sys.version, "code": code_hash()},
+                                       sort_keys=True).encode()).hexdigest()[:20]
+    return (root or store_root()) / f"{prefix}-{digest}.sqlite"
 
 
 def store_enabled() -> bool:
