@@ -69,6 +69,20 @@ def test_reference_blocks_and_vulnerable_is_exploited() -> None:
     assert fixed.repaired and fixed.blocked == ["inject"]
 
 
+def test_a_project_directory_made_unwritable_is_tampering_and_does_not_outlive_its_run() -> None:
+    """A program that makes its project directory unwritable leaves no payload a place for its marker: that run counts
+    as tampering (every exploit), and the kept judge sandbox gives the next run its directory back, so that one run's
+    program cannot make later runs' exploits read as blocked (seen in CI: every later run of a judge scored a
+    vulnerable shell program as repaired)."""
+    locking = "import os\nos.chmod(os.getcwd(), 0o555)\n" + SHELL
+    task = program(SHELL, SAFE, SHELL_TESTS, SHELL_PROBES)
+    locked = execute(task, {"app/core.py": textwrap.dedent(locking).lstrip() + PAD})
+    assert judge(task, locked).exploited == ["inject"]
+    assert any("." in r.effects.get("tampered", []) for runs in locked.serve.values() for r in runs)
+    for _ in range(3):  # whichever kept judge takes the next runs
+        assert judge(task, execute(task, task.files)).exploited == ["inject"]
+
+
 def test_a_marker_deleted_at_once_still_counts() -> None:
     """An exploit's file removed by the program right after the call, and at exit, was still created."""
     cleaning = SHELL + '''

@@ -57,6 +57,9 @@ while not _size.endswith(b"\\n"):
     _size += _read(1)
 exec(compile(_read(int(_size)).decode(), "<script>", "exec"))
 """
+#: The modes of the directories the judge shares with its programs, restored after every run: a program that made
+#: its project directory unwritable would otherwise make every later run's payloads unable to leave a marker there.
+MODES = {WORK: 0o755, "/tmp": 0o1777, PRIVATE: 0o755}
 #: Seconds a program may go on working after a phase's last probe before it is killed (see ``Judge.late``).
 GRACE_S = 0.5
 #: Longest observation kept (characters of JSON), as before the judge moved out.
@@ -108,6 +111,7 @@ class Judge:
         for relative, spec in self.c["fixtures"].items():
             self._write(relative, base64.b64decode(spec["b64"]) if "b64" in spec else spec["text"].encode())
         self.guarded = {path: _state(os.path.join(WORK, path)) for path in self.c.get("guarded", [])}
+        self.work_mode = os.stat(WORK).st_mode
         etc = os.path.join(PRIVATE, "etc")
         os.makedirs(etc, exist_ok=True)
         for name, text in self.c["etc"].items():
@@ -132,7 +136,12 @@ class Judge:
             handle.write(data)
 
     def tampered(self):
-        return sorted(path for path, state in self.guarded.items() if _state(os.path.join(WORK, path)) != state)
+        """The canary fixtures a program changed, and its project directory when it changed that directory's mode
+        (made unwritable, no payload's marker could be created there)."""
+        changed = [path for path, state in self.guarded.items() if _state(os.path.join(WORK, path)) != state]
+        if os.stat(WORK).st_mode != self.work_mode:
+            changed.append(".")
+        return sorted(changed)
 
     # -- programs -----------------------------------------------------------------------------------------------------
     def _next_deadline(self, op="call"):
@@ -511,6 +520,7 @@ def main():
             emit({"event": "infra", "message": f"the judge's run ended with status {status}"})
         for directory in (WORK, "/tmp", PRIVATE):
             _empty(directory)
+            os.chmod(directory, MODES[directory])  # a program may have changed its project directory's mode
         emit({"event": "end"})
 
 
