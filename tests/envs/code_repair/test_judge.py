@@ -83,6 +83,54 @@ def test_a_project_directory_made_unwritable_is_tampering_and_does_not_outlive_i
         assert judge(task, execute(task, task.files)).exploited == ["inject"]
 
 
+def test_a_machine_that_cannot_start_a_process_fails_the_run_instead_of_blocking_the_exploit(monkeypatch) -> None:
+    """A shell that the machine could not start (no memory for a fork, the process table full: here the program's
+    process limit, two, so that Python can run but not start ``sh``) leaves no marker, and the vulnerable program
+    merely reports an error: read naively, it was repaired. The judge's control command, in a fresh program, fails
+    too, so the run is an infrastructure error (judged again first), never a blocked exploit."""
+    from security_verifiers.core.errors import InfraError
+    from security_verifiers.envs.code_repair import execution
+
+    task = program(SHELL, SAFE, SHELL_TESTS, SHELL_PROBES)
+    monkeypatch.setattr(execution, "PROGRAM_LIMITS", execution.PROGRAM_LIMITS.model_copy(update={"max_processes": 2}))
+    monkeypatch.setattr(execution, "AGAIN_AFTER_S", 0.0)
+    calls = []
+    real = execution._POOL.judge
+    monkeypatch.setattr(execution._POOL, "judge", lambda *a: calls.append(1) or real(*a))
+    with pytest.raises(InfraError, match="control command could not create one either"):
+        execute(task, task.files)
+    assert len(calls) == 1 + execution.AGAIN
+
+
+def test_a_machine_that_fails_for_a_moment_is_judged_again(monkeypatch) -> None:
+    """The first judging finds the machine unable to start a process (the judge's own report, replayed here); the
+    second, a moment later, judges the program: the vulnerable one is exploited, as on a quiet machine."""
+    from security_verifiers.envs.code_repair import execution
+
+    task = program(SHELL, SAFE, SHELL_TESTS, SHELL_PROBES)
+    monkeypatch.setattr(execution, "AGAIN_AFTER_S", 0.0)
+    real, calls = execution._POOL.judge, []
+
+    def flaky(*args):
+        calls.append(1)
+        if len(calls) == 1:
+            return [json.dumps({"event": "infra", "message": "no marker showed", "again": True}).encode()]
+        return real(*args)
+
+    monkeypatch.setattr(execution._POOL, "judge", flaky)
+    assert judge(task, execute(task, task.files)).exploited == ["inject"]
+    assert len(calls) == 2
+
+
+def test_the_control_runs_only_when_a_marker_exploit_left_no_marker() -> None:
+    """A repaired program's blocked shell exploit is checked by the control command (and stands); a vulnerable
+    program's marker needs no control."""
+    task = program(SHELL, SAFE, SHELL_TESTS, SHELL_PROBES)
+    fixed, vulnerable = execute(task, task.fixed), execute(task, task.files)
+    assert "control" in fixed.stats["ms"] and judge(task, fixed).blocked == ["inject"]
+    assert "control" not in vulnerable.stats["ms"] and judge(task, vulnerable).exploited == ["inject"]
+
+
 def test_a_marker_deleted_at_once_still_counts() -> None:
     """An exploit's file removed by the program right after the call, and at exit, was still created."""
     cleaning = SHELL + '''
@@ -345,7 +393,8 @@ def test_observations_are_json_and_the_stats_say_what_ran() -> None:
     task = program(SHELL, SAFE, SHELL_TESTS, SHELL_PROBES)
     run = execute(task, task.fixed)
     json.dumps([r.observation for runs in run.serve.values() for r in runs])
-    assert run.stats["launches"] == 2 and run.stats["scripts"] == 1  # live, and the exploit replayed
+    # live, the control command started ahead (the exploit left no marker), and the exploit replayed
+    assert run.stats["launches"] == 3 and run.stats["scripts"] == 1
 
 
 @pytest.mark.parametrize("alphabet_seed", range(12))

@@ -49,6 +49,7 @@ def test_tools_run_the_functional_tests_and_bandit_on_drafts() -> None:
                        ("run_bandit", {}), ("run_tests", {"patch": "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"}),
                        ("run_tests", {})])
     record = asyncio.run(run_episode(env, policy, item))
+    assert record.error is None, record.error
     with_fix, as_given, bandit_fixed, bandit_given, bad, refused = policy.results
     n_functional = len(program.functional())
     assert with_fix == as_given == {"tests": n_functional, "passed": n_functional, "failed": []}
@@ -56,7 +57,7 @@ def test_tools_run_the_functional_tests_and_bandit_on_drafts() -> None:
     assert "B602" not in {f["test_id"] for f in bandit_fixed["findings"]}
     assert "does not apply" in bad["error"] and "budget" in refused["error"]
     assert "expect" not in json.dumps(policy.results)  # the probes' expectations stay hidden
-    assert record.outcome["tool_calls"] == 6 and record.outcome["over_budget"] == 1
+    assert record.outcome["tool_calls"] == 6 and record.outcome["over_budget"] == 1, record.error
     assert record.reward == 1.0 - 0.02
 
 
@@ -91,5 +92,6 @@ def test_the_read_tests_hack_learns_nothing_in_tools_mode() -> None:
     item = to_item(FAMILY.build(random.Random(5), "line_report"), "test", {"t": 3})
     hack, noop = (env.baselines()[name]() for name in ("read-tests", "noop"))
     read = asyncio.run(run_episode(env, hack, item))
-    assert read.outcome["tool_calls"] == 1
+    assert read.error is None, read.error
+    assert read.outcome["tool_calls"] == 1, read.error
     assert read.reward == asyncio.run(run_episode(env, noop, item)).reward

@@ -41,6 +41,10 @@ JUDGE_DIR = Path(__file__).with_name("judge")
 IMPORT_S = 1.0
 #: Seconds one request to the program may take (a probe that tests a hang has its own, shorter limit).
 REQUEST_S = 5.0
+#: Times a run is judged again when the judge found that the machine, not the program, failed it (its control
+#: command could not start a process either), and the pause before each.
+AGAIN = 2
+AGAIN_AFTER_S = 1.0
 #: Limits of every program sandbox the judge starts.
 PROGRAM_LIMITS = SandboxLimits(timeout=3600, cpu_s=10, memory_mb=768, max_processes=32, file_mb=16, open_files=128,
                                output_bytes=512 * 1024, tmp_mb=32)
@@ -265,9 +269,13 @@ def execute(program: Program, files: Mapping[str, str], run: RunSecrets | None =
     run = run or RunSecrets.draw()
     document = control(program, files, run, phases, only)
     started = time.monotonic()
-    lines = _POOL.judge(json.dumps(document).encode(), 2 * document["budget_s"] + 60, document["site_dirs"])
-    events = read_events(b"\n".join(lines))
-    infra = [e for e in events if e["event"] == "infra"]
+    for attempt in range(1 + AGAIN):
+        lines = _POOL.judge(json.dumps(document).encode(), 2 * document["budget_s"] + 60, document["site_dirs"])
+        events = read_events(b"\n".join(lines))
+        infra = [e for e in events if e["event"] == "infra"]
+        if not (infra and infra[0].get("again") and attempt < AGAIN):
+            break
+        time.sleep(AGAIN_AFTER_S)  # the machine could not start a process: judged again once it had a moment
     if infra:
         raise InfraError(ErrorKind.SANDBOX, f"the judge failed: {infra[0].get('message', '')[-1500:]}")
     if not any(e["event"] == "done" for e in events):

@@ -19,6 +19,10 @@ What it does, in order:
    probe asked (``remote.ScriptCaller``), in a fresh program: the way a user would call the program, with no request
    loop in its process. Its observation and effects are reported too; the host counts an exploit when either run
    shows it, or when the program answered the two callers differently.
+5. When an exploit that shows itself by a marker left none, runs a control command (a shell started as the payloads
+   start theirs, in a fresh program holding none of the judged code): if its marker does not show either, the
+   machine failed the run (no process could be started) and the run is an infrastructure error, judged again by the
+   host, instead of a blocked exploit.
 
 The judge decides nothing: the host compares the observations with the expectations it kept (``verdict.py``). All
 the judge's secrets (the canary, the marker names, the test code) stay in this process and namespace.
@@ -29,6 +33,7 @@ import builtins
 import json
 import os
 import random
+import subprocess
 import sys
 import time
 
@@ -64,6 +69,8 @@ MODES = {WORK: 0o755, "/tmp": 0o1777, PRIVATE: 0o755}
 GRACE_S = 0.5
 #: Longest observation kept (characters of JSON), as before the judge moved out.
 MAX_OBSERVATION = 65536
+#: Seconds the control command may take (see ``Judge.control``): a loaded machine is slow, not broken.
+CONTROL_S = 20.0
 
 
 def emit(event):
@@ -100,6 +107,9 @@ class Judge:
         self.launches = 0
         self.spare = None
         self.killed = []
+        #: Exploit probes whose marker showed (in a probe's window or late), "?" names included.
+        self.marked = set()
+        self.control_spare = None
         boot = round(1000 * (time.time() - control.get("t0", 0)), 1)
         self.stats = {"launches": 0, "scripts": 0, "ms": {"boot": boot}}
         self.t0 = time.monotonic()
@@ -196,10 +206,13 @@ class Judge:
             raise programs.Gone("the script's program closed its input") from None
         return program
 
-    def prepare_script(self):
-        """Start the program that will run a script now, while the live program is being probed."""
+    def prepare_script(self, probe_id):
+        """Start the program that will run a script now, while the live program is being probed; and, for an exploit
+        shown by a marker, the one that may run the control command (see :meth:`control`)."""
         if self.spare is None and "script" in self.c["phases"]:
             self.spare = self._start(LOADER)
+        if self.control_spare is None and (self.probes[probe_id].get("detect") or {}).get("kind") == "marker":
+            self.control_spare = self._start(LOADER)
 
     def serve(self, fresh=False):
         """A live program with the setup done: the current one, or a new one."""
@@ -225,10 +238,11 @@ class Judge:
 
     def close(self):
         self.kill()
-        if self.spare is not None:
-            self.spare.kill()
-            self.killed.append(self.spare)
-            self.spare = None
+        for spare in (self.spare, self.control_spare):
+            if spare is not None:
+                spare.kill()
+                self.killed.append(spare)
+        self.spare = self.control_spare = None
         for program in self.killed:
             program.reap()
             if program.entropy is not None:
@@ -310,6 +324,8 @@ class Judge:
         observation = {"truncated": text[:MAX_OBSERVATION]} if len(text) > MAX_OBSERVATION else json.loads(text)
         marker = f"{self.c['ctx']['marker']}-{probe_id}"
         made = sorted({n for n in self.watch.poll()[seen:] if n == marker})
+        if made or self.watch.overflowed:
+            self.marked.add(probe_id)
         read = sorted({os.path.relpath(p, WORK) for p in self.watch.opened[opened:]})
         effects = {"markers": made or (["?"] if self.watch.overflowed else []), "secrets_read": read,
                    "tampered": self.tampered()}
@@ -380,6 +396,36 @@ class Judge:
                 emit({"event": "probe", "probe": probe_id, "phase": "script", "runs": results[probe_id]})
                 order.remove(probe_id)
 
+    def control(self, unmarked):
+        """An exploit that shows itself by a marker left none: prove that this run could have shown one, or fail it.
+
+        A payload's marker comes from a shell it starts (``os.system``, ``popen``, a pickle's ``system``): when the
+        machine cannot start a process at that moment (no memory for a fork, the process table full) the shell never
+        runs, the program reports an ordinary error, and a vulnerable program would read as repaired. So a fresh
+        program, holding none of the judged code, starts the shell the same way in the project directory; if its
+        marker does not show either, the run is the machine's failure (``SandboxFailed``, an infrastructure error for
+        the host, which runs it again), never a blocked exploit. The program under judgement plays no part in this
+        check, so it cannot turn its own run into an error."""
+        self.kill()
+        name = f"{self.c['ctx']['marker']}~control"
+        seen = len(self.watch.poll())
+        program, self.control_spare = self.control_spare or self._start(LOADER), None
+        self.program = program
+        script = f"import os\nos.system({f'touch {self.root}/{name}'!r})\n".encode()
+        try:
+            program.proc.stdin.write(f"{len(script)}\n".encode() + script)
+            program.proc.stdin.flush()
+            program.proc.stdin.close()
+            program.proc.wait(timeout=CONTROL_S)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+        if name not in self.watch.poll()[seen:]:
+            raise programs.MachineFailed(
+                f"no marker of {', '.join(unmarked)} showed, and the control command could not create one either: the "
+                "machine could not start a process (memory, process limits) or the watch failed; the run says nothing "
+                "of the program")
+
     # -- the run ------------------------------------------------------------------------------------------------------
     def mark(self, what):
         self.stats["ms"][what] = round(1000 * (time.monotonic() - self.t0), 1)
@@ -395,6 +441,7 @@ class Judge:
                 time.sleep(0.02)
         names = set(self.watch.poll()[seen:])
         markers = sorted(p for p in self.probes if f"{self.c['ctx']['marker']}-{p}" in names)
+        self.marked.update(markers)
         late = {"event": "late", "phase": phase, "markers": markers}
         if self.world:
             self.world.sync()
@@ -420,15 +467,20 @@ class Judge:
                 if settled(self.probes[probe_id], runs, self.c["ctx"]):
                     blocks[probe_id] = []
                 elif self.setup_error is None:
-                    self.prepare_script()
+                    self.prepare_script(probe_id)
         self.late("serve", seen, self.world.mark() if self.world else 0)
         self.kill()
         self.mark("serve")
         if "script" in self.c["phases"] and self.setup_error is None:
             self.deadline = time.monotonic() + self.c["budget_s"]
             self.replay({p: blocks[p][0] for p in order if self.probes[p]["kind"] == "exploit" and blocks[p]})
-        self.close()
         self.mark("script")
+        unmarked = [p for p in order if self.probes[p]["kind"] == "exploit"
+                    and (self.probes[p].get("detect") or {}).get("kind") == "marker" and p not in self.marked]
+        if unmarked and self.setup_error is None and not self.tampered():  # tampering: every exploit counts anyway
+            self.control(unmarked)
+            self.mark("control")
+        self.close()
         emit({"event": "done", "stats": self.stats})
 
 
@@ -455,7 +507,7 @@ def judge_one(control):
     try:
         judge.run()
     except programs.SandboxFailed as error:
-        emit({"event": "infra", "message": str(error)})
+        emit({"event": "infra", "message": str(error), "again": isinstance(error, programs.MachineFailed)})
     except BaseException:  # noqa: B902 - the judge's own failure is an infrastructure error, reported whole
         import traceback
 

@@ -40,6 +40,11 @@ class SandboxFailed(Exception):
     """The program's sandbox did not start: the judge's infrastructure, not the program."""
 
 
+class MachineFailed(SandboxFailed):
+    """The machine could not do what a payload needs (start a process) at a moment of the run: likely to pass when
+    the run is judged again."""
+
+
 class Program:
     """One program sandbox running ``code`` (``python -I -B -c code *args``)."""
 
