@@ -404,8 +404,9 @@ class Judge:
         runs, the program reports an ordinary error, and a vulnerable program would read as repaired. So a fresh
         program, holding none of the judged code, starts the shell the same way in the project directory; if its
         marker does not show either, the run is the machine's failure (``SandboxFailed``, an infrastructure error for
-        the host, which runs it again), never a blocked exploit. The program under judgement plays no part in this
-        check, so it cannot turn its own run into an error."""
+        the host, which runs it again), never a blocked exploit. The program under judgement does not run in the
+        check; what it can leave behind in its directory that would fail it (an unwritable mode) is tampering, and a
+        run that shows tampering skips the check."""
         self.kill()
         name = f"{self.c['ctx']['marker']}~control"
         seen = len(self.watch.poll())
