@@ -73,6 +73,13 @@ MAX_OBSERVATION = 65536
 CONTROL_S = 20.0
 
 
+def _load(program, script):
+    """Give a program running :data:`LOADER` the script it will run (its length, a newline, the text)."""
+    data = script.encode()
+    program.proc.stdin.write(f"{len(data)}\n".encode() + data)
+    program.proc.stdin.flush()
+
+
 def emit(event):
     sys.stdout.write(json.dumps(event, default=repr, ensure_ascii=True) + "\n")
     sys.stdout.flush()
@@ -196,12 +203,10 @@ class Judge:
         """A program running ``script``: the one started ahead (see :meth:`prepare_script`), or a new one."""
         self.kill()
         program, self.spare = self.spare or self._start(LOADER), None
-        data = script.encode()
         self.program = program
         try:
-            program.proc.stdin.write(f"{len(data)}\n".encode() + data)
-            program.proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
+            _load(program, script)
+        except (OSError, ValueError):
             program.kill()
             raise programs.Gone("the script's program closed its input") from None
         return program
@@ -412,10 +417,8 @@ class Judge:
         seen = len(self.watch.poll())
         program, self.control_spare = self.control_spare or self._start(LOADER), None
         self.program = program
-        script = f"import os\nos.system({f'touch {self.root}/{name}'!r})\n".encode()
         try:
-            program.proc.stdin.write(f"{len(script)}\n".encode() + script)
-            program.proc.stdin.flush()
+            _load(program, f"import os\nos.system({f'touch {self.root}/{name}'!r})\n")
             program.proc.stdin.close()
             program.proc.wait(timeout=CONTROL_S)
         except (OSError, ValueError, subprocess.TimeoutExpired):
