@@ -13,7 +13,9 @@
    twice with one fresh cache directory: ``cold`` (nothing scanned or parsed yet; within the run the scoring
    worker still reads what the runner's process stored) and ``warm`` (the scanner findings and parses the first
    run stored, ``engines/scan_store.py`` and ``engines/parse_store.py``, as a second run or a second epoch finds
-   them).
+   them). The generated items also run ``built``: in a copy of the cache directory ``sv data build`` used, which
+   holds what labelling the items computed (every original's scans and parses, none of the patches': the state
+   of an RL run's first epoch on data built on the machine), then ``warm`` again.
 
 The goal is at least 20 items/s end to end on two cores. Prints one JSON document (``--out`` also writes it).
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,10 +45,13 @@ def sv(*args: str) -> list[str]:
     return [sys.executable, "-m", "security_verifiers.cli", *args]
 
 
-def build_data(n: int, seed: int, path: Path) -> dict[str, object]:
+def build_data(n: int, seed: int, path: Path, cache: Path) -> dict[str, object]:
+    """Generate the items with ``cache`` as the cache directory: the generator labels each item with the oracle,
+    so the originals' scans and parses are stored there, as on a machine that built its own data."""
     t0 = time.perf_counter()
     proc = subprocess.run(sv("data", "build", "config-audit", "--split", "dev", "--n", str(n), "--seed", str(seed),
-                             "--out", str(path)), capture_output=True, text=True)
+                             "--out", str(path)), capture_output=True, text=True,
+                          env={**os.environ, "SV_CACHE_DIR": str(cache)})
     if proc.returncode != 0:
         raise SystemExit(f"data build failed: {proc.stderr[-2000:]}")
     return {"items": n, "seed": seed, "build_seconds": round(time.perf_counter() - t0, 1)}
@@ -87,7 +93,8 @@ def main() -> int:
     result: dict[str, object] = {"cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp, "items.jsonl")
-        result["data"] = build_data(args.n, args.seed, data)
+        build_cache = Path(tmp, "build-cache")
+        result["data"] = build_data(args.n, args.seed, data, build_cache)
         print(f"built {args.n} items", file=sys.stderr)
 
         from security_verifiers.core.datasets import read_jsonl
@@ -106,9 +113,15 @@ def main() -> int:
         runs = []
         for workers in [w.strip() for w in args.score_workers.split(",") if w.strip()]:
             for name, source in ((f"generated-{args.n}", ["--data", str(data)]), ("public-test", ["--split", "test"])):
+                stores = ["cold", "warm"]
+                if name.startswith("generated"):  # and once more from what the build stored, then warm
+                    stores += ["built", "warm"]
                 cache = Path(tempfile.mkdtemp(dir=tmp))  # a cold scan store, then the same one warm
-                for store in ("cold", "warm"):
-                    row = end_to_end(source, workers, Path(tmp, "runs"), f"{name}-w{workers}-{store}", cache)
+                for k, store in enumerate(stores):
+                    if store == "built":
+                        cache = Path(tempfile.mkdtemp(dir=tmp), "cache")
+                        shutil.copytree(build_cache, cache)
+                    row = end_to_end(source, workers, Path(tmp, "runs"), f"{name}-w{workers}-{k}-{store}", cache)
                     runs.append({"dataset": name, "scan_store": store, **row})
                     print(f"{name:<16} score_workers={workers:<8} store {store}: {row['items_per_s']:6.2f} items/s "
                           f"end to end ({row['seconds']} s; runner {row['runner_items_per_s']} items/s)",

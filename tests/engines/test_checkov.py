@@ -337,3 +337,17 @@ data:
 """
 
     assert k8_yaml.loads(text) == list(yaml.load_all(text, Loader=k8_yaml.SafeLineLoader.replaces))
+
+
+def test_the_engine_names_its_version_before_checkov_is_imported_and_loads_on_demand() -> None:
+    """Building the engine finds checkov (a missing package is EngineUnavailable then) without its ~2 s import;
+    ``load`` (a scoring worker's warm-up) or the first scan imports it, and the version is the same."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom security_verifiers.engines.checkov import CheckovEngine\nengine = CheckovEngine()\n"
+            "before = 'checkov.terraform.runner' in sys.modules\nversion = engine.version()\nengine.load()\n"
+            "from checkov.version import version as real\n"
+            "print(before, 'checkov.terraform.runner' in sys.modules, version == real)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert out == ["False", "True", "True"]

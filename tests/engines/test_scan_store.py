@@ -3,6 +3,8 @@ failure, and the same results with it, without it, cold or warm."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +111,53 @@ def test_the_real_oracle_gives_the_same_results_cold_warm_and_without_the_store(
     # the dataset's labels are the oracle's findings (what the scorer checks before it scores an item)
     assert [{f.key for f in r.findings} for r in warm] == \
         [{(f["rule_id"], f["resource"]) for f in i.target["findings"]} for i in items]
+
+
+def test_a_run_whose_scans_are_stored_never_imports_checkov(tmp_path: Path) -> None:
+    """Checkov is imported at the first scan the store does not hold (~2 s a process): a second process that finds
+    every scan stored gives the same findings without importing it, and its versions are the same."""
+    code = """
+import json, sys
+from security_verifiers.engines.oracle import get_oracle
+from security_verifiers.envs.config_audit.env import ConfigAudit, scan_request
+items = ConfigAudit().dataset("test").items[:3]
+oracle = get_oracle()
+found = [[f.model_dump(mode="json") for f in oracle.scanner_findings(*scan_request(i))] for i in items]
+print(json.dumps({"found": found, "versions": oracle.versions(),
+                  "imported": "checkov.terraform.runner" in sys.modules}))
+"""
+    env = {**os.environ, "SV_CACHE_DIR": str(tmp_path), "SV_SCAN_STORE": "on"}
+    runs = [subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+            for _ in range(2)]
+    first, second = (json.loads(r.stdout.strip().splitlines()[-1]) for r in runs)
+    assert first["imported"] is True  # nothing stored yet: Checkov ran
+    assert second["imported"] is False
+    assert second["found"] == first["found"] and second["versions"] == first["versions"]
+
+
+def test_an_engine_that_fails_to_load_at_its_first_scan_fails_the_batch_not_a_text() -> None:
+    """A lazy engine's failure to import is the scorer's (EngineUnavailable through scan_many), never a text's
+    engine error, which on a patched file would be scored as the model's fault."""
+    from security_verifiers.core.errors import EngineUnavailable
+
+    class Unloadable:
+        def version(self) -> str:
+            return "x"
+
+        def scan(self, platform: str, text: str, context: tuple[str, ...] = ()) -> list[Finding]:
+            raise EngineUnavailable("the Checkov engine failed to load: ImportError")
+
+    class NoFindings(Unloadable):
+        def scan(self, platform: str, text: str, context: tuple[str, ...] = ()) -> list[Finding]:
+            return []
+
+    class NoSemgrep:
+        def version(self) -> str:
+            return "x"
+
+        def scan_many(self, files: list[tuple[str, str]]) -> list[list[Finding]]:
+            return [[] for _ in files]
+
+    oracle = Oracle(rego=NoFindings(), checkov=Unloadable(), semgrep=NoSemgrep(), values=NoFindings())
+    with pytest.raises(EngineUnavailable, match="failed to load"):
+        oracle.scan_many([("kubernetes", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n")])

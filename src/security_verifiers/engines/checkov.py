@@ -250,6 +250,16 @@ _LOADED: _Checkov | None = None
 _LOAD_LOCK = threading.Lock()
 
 
+def installed_version() -> str:
+    """The installed checkov's version, without importing checkov's runners (its ``version`` module only);
+    EngineUnavailable when checkov is not installed."""
+    try:
+        from checkov.version import version
+    except ImportError as err:
+        raise EngineUnavailable(f"checkov cannot be imported ({err}); install checkov==3.3.30") from err
+    return str(version)
+
+
 def _load() -> _Checkov:
     """Import checkov once per process, offline, without letting it reconfigure the host's logging."""
     global _LOADED
@@ -315,13 +325,28 @@ class CheckovEngine:
     """Checkov's checks, mapped onto our rule ids. Build one per process (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._ck = _load()
+        self._version = installed_version()
         self._mapped = {platform: sorted(checkov_map(platform)) for platform in FRAMEWORKS}
         self._lock = threading.Lock()
         self._scratch = scratch_dir()
 
     def version(self) -> str:
-        return self._ck.version
+        return self._version
+
+    def load(self) -> None:
+        """Import checkov now (~2 s) rather than at the first scan: a scoring worker's warm-up."""
+        _ = self._ck
+
+    @property
+    def _ck(self) -> _Checkov:
+        """checkov itself, imported at the first scan of the process: a run whose scans are all in the scan store
+        (``scan_store``) never pays its ~2 s import. A failure to load is EngineUnavailable, never a finding."""
+        try:
+            return _load()
+        except EngineUnavailable:
+            raise
+        except Exception as err:  # noqa: BLE001 - any failure to load is "the engine is unavailable"
+            raise EngineUnavailable(f"the Checkov engine failed to load: {type(err).__name__}: {err}") from err
 
     def scan(self, platform: str, text: str, context: tuple[str, ...] = ()) -> list[Finding]:
         """Findings of the mapped checks, one per (rule, resource), sorted. Raises ConfigParseError on
@@ -357,18 +382,19 @@ class CheckovEngine:
             raise ValueError(f"unknown platform {platform!r}")
         identify = _identity_resolver(platform, text, context)  # parses first: raises ConfigParseError
         framework = FRAMEWORKS[platform]
+        ck = self._ck
         if only_mapped:
-            runner_filter = self._ck.exact_filter_cls(framework=[framework], checks=self._mapped[platform])
+            runner_filter = ck.exact_filter_cls(framework=[framework], checks=self._mapped[platform])
         else:
-            runner_filter = self._ck.filter_cls(framework=[framework])
+            runner_filter = ck.filter_cls(framework=[framework])
         directory = tempfile.mkdtemp(prefix="sv-checkov-", dir=self._scratch)
         try:
             path = os.path.join(directory, FILE_NAMES[platform])
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(neutralize_suppressions(text))
-            runner_cls = self._ck.k8s_runner if platform == "kubernetes" else self._ck.tf_runner
+            runner_cls = ck.k8s_runner if platform == "kubernetes" else ck.tf_runner
             with self._lock:
-                self._ck.clear_caches()
+                ck.clear_caches()
                 _SharedHclParse.context.files = tuple(context)
                 try:
                     report = runner_cls().run(root_folder=None, files=[path], runner_filter=runner_filter)

@@ -7,7 +7,10 @@ check (:mod:`validate`) and returns their deduplicated union; the E2 reward is c
 results on the original and on the patched file.
 
 * Every engine must load: a missing engine raises :class:`EngineUnavailable` at construction. There is no
-  silent stand-in, because a reward computed with fewer engines is a different reward.
+  silent stand-in, because a reward computed with fewer engines is a different reward. Checkov is found then,
+  but imported (~2 s) at the first scan that is not in the scan store, or by :meth:`Oracle.load` (a scoring
+  worker's warm-up): a run whose scans are all stored never imports it. A failure at that import is
+  EngineUnavailable too, raised through the batch, never one text's finding or crash.
 * Results are cached in memory by sha256 of (platform, text): the original of an item is scanned once per
   process, and identical patches (common across samples) cost nothing the second time. The in-process
   engines' findings are also kept on disk for every process of the machine (:mod:`.scan_store`): the policy's
@@ -162,6 +165,14 @@ class Oracle:
         self.hits = 0
         self.misses = 0
 
+    def load(self) -> None:
+        """Load every engine now that loads lazily (Checkov): a scoring worker's warm-up, so that its first
+        batch, timed against the scoring limits, does not pay for imports."""
+        for engine in (self.rego, self.checkov, self.semgrep, self.values):
+            load = getattr(engine, "load", None)
+            if load is not None:
+                load()
+
     def versions(self) -> dict[str, str]:
         """Engine versions and the pinned validation schema, for run metadata: a change here can change rewards."""
         from importlib.metadata import version as package_version
@@ -277,6 +288,8 @@ class Oracle:
                 except ConfigParseError as err:  # an engine's parser is stricter than ours
                     per_item.append(str(err) or "the text does not parse")
                     continue
+                except EngineUnavailable:  # the scorer's failure (a lazy engine's import), not this text's
+                    raise
                 except Exception as err:  # noqa: BLE001 - one text's failure must not take the batch with it
                     per_item.append(_Crash(f"{type(err).__name__}: {str(err)[:300]}"))
                     continue

@@ -209,6 +209,11 @@ class Environment(ABC):
         """Versions of the executable checkers the scorer uses (recorded in metadata.json)."""
         return {}
 
+    def load_checkers(self) -> dict[str, str]:
+        """Load every checker the scorer uses, now (a scoring worker's warm-up, before its first timed batch);
+        returns :meth:`tool_versions`. An environment whose checkers load lazily overrides it."""
+        return self.tool_versions()
+
     def component_weights(self) -> dict[str, float]:
         """The reward's components (the keys of ``Score.components``) and the weight each has in the reward.
 

@@ -6,7 +6,7 @@ and the runner, and no timeout in that process could stop it. A :class:`ScorerPo
 own (:class:`~security_verifiers.core.workers.LimitedWorker`):
 
 * each worker builds its own copy of the environment from (class, config), once, and loads its checkers
-  before the first batch (``tool_versions()`` loads and names every engine), while the main process starts
+  before the first batch (``load_checkers()`` loads and names every engine), while the main process starts
   playing episodes;
 * a batch goes to a worker as (items, transcripts) and comes back as one ``Score`` or ``InfraError`` per
   rollout: the same scorer as in-process, only elsewhere;
@@ -50,7 +50,7 @@ BATCH_TIME_FRACTION = 1 / 16
 
 def _init_scorer(env_class: type[Environment], config: dict[str, Any]) -> Environment:
     env = env_class.from_options(config)
-    env.tool_versions()  # load the checkers now, not inside the first batch
+    env.load_checkers()  # load the checkers now, not inside the first batch
     return env
 
 

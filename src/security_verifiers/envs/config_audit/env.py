@@ -202,6 +202,13 @@ class ConfigAudit(Environment):
 
         return get_oracle().versions()
 
+    def load_checkers(self) -> dict[str, str]:
+        from security_verifiers.engines.oracle import get_oracle
+
+        oracle = get_oracle()
+        oracle.load()
+        return oracle.versions()
+
     # -- data ---------------------------------------------------------------------------------
     def generate(self, split: str, n: int, seed: int) -> list[Item]:
         from security_verifiers.envs.config_audit.generation.generator import generate

@@ -59,7 +59,7 @@ def load_engines() -> None:
     """The tool worker's start-up: the oracle's engines, loaded once per worker process."""
     from security_verifiers.engines.oracle import get_oracle
 
-    get_oracle()
+    get_oracle().load()
 
 
 class AuditToolbox(BudgetedToolbox):
