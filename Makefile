@@ -48,7 +48,7 @@ $(STAMP): pyproject.toml | debian-packages
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet 'torch==2.13.0'
-	$(VENV)/bin/pip install --quiet -e '.[dev,train,agentdojo,tracking,verifiers,inspect]'
+	$(VENV)/bin/pip install --quiet -e '.[dev,train,agentdojo,tracking,verifiers,inspect,ray]'
 	$(VENV)/bin/sv engines install
 	$(VENV)/bin/pip download --quiet --only-binary :all: --no-deps -d $(WHEELHOUSE) $(CASE_WHEELS)
 	touch $(WHEELS_STAMP) $(SEMGREP_STAMP) $(STAMP)
@@ -68,7 +68,7 @@ bench: $(STAMP) $(SEMGREP_STAMP)
 
 test: $(STAMP) $(WHEELS_STAMP) $(SEMGREP_STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks examples
-	$(VENV)/bin/pytest -n 2
+	$(VENV)/bin/pytest -n 2 --dist loadgroup
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks examples

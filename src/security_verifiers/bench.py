@@ -31,7 +31,7 @@ from security_verifiers.core.rundir import RunDir
 from security_verifiers.envs.base import Environment, registry
 from security_verifiers.envs.kits.robust import ROBUST_SPLIT
 from security_verifiers.harness.runner import RunConfig, run_eval
-from security_verifiers.harness.scoring_pool import ScorerPool
+from security_verifiers.harness.scoring_pool import make_pool
 
 #: Bootstrap resamples of the robustness table's intervals: every resample recomputes every metric on both sides,
 #: for each baseline and rewrite kind, so the bench draws fewer than ``sv robust`` (1,000); the table says how many.
@@ -56,7 +56,8 @@ def _console(stderr: bool = True) -> Any:
 
 
 def bench_environment(name: str, out: Path, all_baselines: bool = False, live: bool = False,
-                      robust: bool = False) -> list[dict[str, Any]]:
+                      robust: bool = False, executor: str = "local",
+                      ray_address: str | None = None) -> list[dict[str, Any]]:
     """Run one environment's bench baselines on its public splits (and, with ``robust``, on its robust split);
     returns its leaderboard entries, and robustness entries marked ``"robustness"``. Runs in a
     worker process of :func:`run_bench` (everything it takes and returns pickles); ``live`` shows a spinner per run,
@@ -77,7 +78,7 @@ def bench_environment(name: str, out: Path, all_baselines: bool = False, live: b
     entries: list[dict[str, Any]] = []
     # One set of scoring workers per environment for all its baselines: engines load once, and the workers' caches
     # keep each original file's scan from one baseline to the next.
-    pool = ScorerPool(env, env.score_workers) if env.score_workers else None
+    pool = make_pool(env, executor, None, ray_address)
     try:
         if pool is not None:
             console.print(f"{env.name}: starting {pool.workers} scoring worker(s) (they load the engines once)")
@@ -118,10 +119,12 @@ def bench_environment(name: str, out: Path, all_baselines: bool = False, live: b
 
 
 def run_bench(out: Path, env_names: list[str] | None = None, jobs: int | None = None,
-              all_baselines: bool = False, robust: bool = False) -> int:
+              all_baselines: bool = False, robust: bool = False, executor: str = "local",
+              ray_address: str | None = None) -> int:
     """Bench ``env_names`` (default: every environment) into ``out`` with ``jobs`` worker processes (default: one
     per core, at most one per environment) and write the leaderboard (and, with ``robust``, the robustness
-    tables); returns the exit code."""
+    tables); returns the exit code. ``executor="ray"`` scores on the Ray cluster at ``ray_address`` (without
+    one: $RAY_ADDRESS, else a local cluster started here that every environment's process joins)."""
     from security_verifiers.report.leaderboard import build_leaderboard, render_table, write_leaderboard
     from security_verifiers.report.robustness import write_robustness
 
@@ -137,23 +140,30 @@ def run_bench(out: Path, env_names: list[str] | None = None, jobs: int | None = 
     console.print(f"bench: {len(names)} environment(s) in {jobs} process(es)"
                   f"{'' if all_baselines else ' (the strongest hacks where judging is slow; --all-baselines for all)'}")
     t_start = time.perf_counter()
+    if executor == "ray":  # one cluster for every environment's process: this one's, when none is named
+        from security_verifiers.harness.ray_pool import connect
+
+        ray = connect(ray_address)
+        ray_address = ray.get_runtime_context().gcs_address
+        console.print(f"bench: scoring on the Ray cluster at {ray_address}")
     per_env: dict[str, list[dict[str, Any]]] = {}
     if jobs == 1:
         for name in names:
-            per_env[name] = bench_environment(name, out, all_baselines, live=console.is_terminal, robust=robust)
+            per_env[name] = bench_environment(name, out, all_baselines, live=console.is_terminal, robust=robust,
+                                              executor=executor, ray_address=ray_address)
     else:
         # Spawned, not forked: a worker starts its own scoring pools and sandboxes, and must not inherit this
         # process's state. The slow environments (those that shortlist their hacks) are handed out first, so they
         # start at once and the quick ones fill the other processes meanwhile.
         slow_first = sorted(names, key=lambda name: envs[name].bench_hacks is None)
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as executor:
-            futures = {name: executor.submit(bench_environment, name, out, all_baselines, False, robust)
-                       for name in slow_first}
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as processes:
+            futures = {name: processes.submit(bench_environment, name, out, all_baselines, False, robust, executor,
+                                              ray_address) for name in slow_first}
             try:
                 for name, future in futures.items():
                     per_env[name] = future.result()
             except BaseException:
-                executor.shutdown(wait=True, cancel_futures=True)
+                processes.shutdown(wait=True, cancel_futures=True)
                 raise
     entries = [entry for name in names for entry in per_env[name]]
     failures = sum(entry.pop("errors") for entry in entries)

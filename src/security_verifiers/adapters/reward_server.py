@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from security_verifiers.core.errors import DatasetError, InfraError
 from security_verifiers.core.types import Item, Message, Score, Transcript
 from security_verifiers.envs.base import Environment
-from security_verifiers.harness.scoring_pool import ScorerPool
+from security_verifiers.harness.scoring_pool import BatchScorer
 
 #: Rollouts handed to one scoring worker at a time: a large request is spread over the pool's workers.
 CHUNK = 32
@@ -98,7 +98,7 @@ def result_of(score: Score | InfraError) -> dict[str, Any]:
 class RewardService:
     """What the endpoint does, apart from HTTP: resolve items, build transcripts, score in the pool."""
 
-    def __init__(self, env: Environment, items: Sequence[Item], pool: ScorerPool, max_batch: int = 1024) -> None:
+    def __init__(self, env: Environment, items: Sequence[Item], pool: BatchScorer, max_batch: int = 1024) -> None:
         self.env = env
         self.items: Mapping[str, Item] = {item.id: item for item in items}
         self.pool = pool

@@ -37,7 +37,7 @@ from security_verifiers.harness.episode import score_batch
 if TYPE_CHECKING:
     import datasets
 
-    from security_verifiers.harness.scoring_pool import ScorerPool
+    from security_verifiers.harness.scoring_pool import BatchScorer
 
 #: Name of the reward function that returns the environment's reward itself.
 TOTAL = "total"
@@ -113,7 +113,7 @@ class RewardStats:
 class EnvReward:
     """The environment's scorer behind TRL's reward-function interface."""
 
-    def __init__(self, env: Environment, items: Sequence[Item], pool: ScorerPool | None = None) -> None:
+    def __init__(self, env: Environment, items: Sequence[Item], pool: BatchScorer | None = None) -> None:
         self.env = env
         #: Score in these killable workers, under the environment's time and memory limits (as ``sv eval`` does);
         #: None scores in this process, where only the parsers' own caps apply.

@@ -23,7 +23,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     envs = args.env or None
     for name in envs or ():
         get_env(name)  # an unknown environment is named before anything runs
-    return run_bench(out, envs, jobs=args.jobs, all_baselines=args.all_baselines, robust=args.robust)
+    return run_bench(out, envs, jobs=args.jobs, all_baselines=args.all_baselines, robust=args.robust,
+                     executor=args.executor, ray_address=args.ray_address)
 
 
 # -- parser ----------------------------------------------------------------------------------
@@ -44,5 +45,12 @@ def register(sub: Any) -> None:
                     help="Also run the baselines on each environment's robust split (label-preserving "
                     "rewrites of the test items) and write robustness.md/.json: each headline metric clean vs each "
                     "rewrite kind, paired, with 95%% intervals (default: off).")
+    bn.add_argument("--executor", choices=("local", "ray"), default="local",
+                    help="Where rollouts are scored: local (worker processes of this machine) or ray (actors on a "
+                    "Ray cluster, under the same per-rollout limits; the extra security-verifiers[ray]) "
+                    "(default: local).")
+    bn.add_argument("--ray-address", default=None,
+                    help="With --executor ray, the cluster to join (host:port, or auto). Default: $RAY_ADDRESS, "
+                    "else a local cluster of this machine started for the bench.")
     add_log_level(bn)
     bn.set_defaults(func=cmd_bench)

@@ -219,6 +219,10 @@ def _eval_one(args: argparse.Namespace) -> tuple[int, Any]:
     endpoint = config_from_args(Endpoint, args)
     sampling = config_from_args(Sampling, args)
     run_config = config_from_args(RunConfig, args)
+    if run_config.executor == "ray":  # a missing extra is named before anything is written
+        from security_verifiers.harness.ray_pool import import_ray
+
+        import_ray()
     dataset = _load_dataset_part(env, args)  # before the cache, the policy and the run directory: nothing is written
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise ConfigError(f"--out {args.out} is a file; give the directory that holds the run directories")

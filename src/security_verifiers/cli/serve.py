@@ -17,7 +17,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from security_verifiers.adapters.reward_server import RewardService, build_app
     from security_verifiers.envs.base import get_env
-    from security_verifiers.harness.scoring_pool import ScorerPool
+    from security_verifiers.harness.scoring_pool import make_pool
 
     env = get_env(args.env, parse_env_options(args.env_option))
     if args.workers is not None and args.workers < 1:
@@ -29,10 +29,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         items += env.dataset(split, seed=None if split in env.public_splits else args.data_seed).items
     for path in args.data:
         items += env.read_dataset(Path(path)).items
-    workers = args.workers or max(1, env.score_workers)
-    pool = ScorerPool(env, workers)
-    print(f"sv serve: {env.name} {env.version}, {len(items)} items by id; starting {workers} scoring worker(s)",
-          file=sys.stderr)
+    if args.executor == "ray":  # actors on the cluster: a trainer's GPU nodes do not score on their own CPUs
+        pool = make_pool(env, "ray", args.workers, args.ray_address)
+        where = "Ray actor(s)"
+    else:
+        pool = make_pool(env, "local", args.workers or max(1, env.score_workers))
+        where = "scoring worker(s)"
+    assert pool is not None
+    print(f"sv serve: {env.name} {env.version}, {len(items)} items by id; {pool.workers} {where}", file=sys.stderr)
     pool.warm_up()
     service = RewardService(env, items, pool, max_batch=args.max_batch)
 
@@ -68,6 +72,13 @@ def register(sub: Any) -> None:
                         "processes under the environment's per-rollout time and memory limits, the same scorer "
                         "as sv eval. Ctrl-C stops it.")
     sv.add_argument("env", help="Environment name (see `sv envs`).")
+    sv.add_argument("--executor", choices=("local", "ray"), default="local",
+                    help="Where rollouts are scored: local (worker processes of this machine) or ray (actors on a "
+                    "Ray cluster, --workers of them, by default one per CPU of the cluster; the extra "
+                    "security-verifiers[ray]) (default: local).")
+    sv.add_argument("--ray-address", default=None,
+                    help="With --executor ray, the cluster to join (host:port, or auto). Default: $RAY_ADDRESS, "
+                    "else a local cluster of this machine.")
     sv.add_argument("--split", default=None,
                     help="Split(s) whose items can be named by id, comma-separated (default: the public splits); "
                     "items not loaded can be sent whole.")

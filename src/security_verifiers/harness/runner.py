@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,7 +31,7 @@ from security_verifiers.harness.episode import unwritable
 from security_verifiers.harness.retry_counter import RetryCounter
 from security_verifiers.harness.run_metadata import end_status, initial_metadata, start_or_resume
 from security_verifiers.harness.scheduler import Scheduler, Tally
-from security_verifiers.harness.scoring_pool import ScorerPool
+from security_verifiers.harness.scoring_pool import BatchScorer, make_pool
 from security_verifiers.models.base import Policy
 
 #: Off a terminal (a log file, CI) the bar is drawn once, when the run ends; meanwhile a status line this often, so
@@ -55,6 +55,17 @@ class RunConfig(BaseModel):
         description="Processes that score rollouts, beside the one that plays them (0: score in this process, "
         "in a thread). Default: the environment's own choice (1 for config-audit, whose engines are CPU-bound; "
         "0 for network-logs).",
+    )
+    executor: Literal["local", "ray"] = Field(
+        "local",
+        description="Where rollouts are scored: local (worker processes of this machine, --score-workers of them) "
+        "or ray (actors on a Ray cluster, each under the same per-rollout limits: --score-workers of them, by "
+        "default one per CPU of the cluster; the optional extra security-verifiers[ray]).",
+    )
+    ray_address: str | None = Field(
+        None,
+        description="With --executor ray, the cluster to join (host:port, or auto for the one this machine is "
+        "part of). Default: $RAY_ADDRESS, else a local cluster of this machine's cores started for the run.",
     )
     max_error_rate: float = Field(
         0.1, ge=0, le=1,
@@ -93,7 +104,7 @@ async def run_eval(
     model_name: str | None = None,
     extra_metadata: dict[str, Any] | None = None,
     progress: bool = True,
-    scorer_pool: ScorerPool | None = None,
+    scorer_pool: BatchScorer | None = None,
 ) -> RunOutcome:
     """Run every (item, sample) not yet finished in ``run_dir`` and record each rollout as it ends.
 
@@ -109,8 +120,8 @@ async def run_eval(
         (item, s) for s in range(config.samples) for item in dataset.items if (item.id, s) not in done_keys
     )
     total = len(dataset) * config.samples
-    workers = env.score_workers if config.score_workers is None else config.score_workers
-    own_pool = ScorerPool(env, workers) if scorer_pool is None and workers > 0 and pending else None
+    own_pool = make_pool(env, config.executor, config.score_workers, config.ray_address) \
+        if scorer_pool is None and pending else None
     pool = own_pool or scorer_pool
     if own_pool is not None:
         own_pool.warm_up()  # the workers load their engines while this process loads its own

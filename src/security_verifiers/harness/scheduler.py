@@ -18,7 +18,7 @@ from security_verifiers.core.errors import InfraError
 from security_verifiers.core.types import Item, ParseStatus, RolloutRecord, Score, Transcript, Usage
 from security_verifiers.envs.base import Environment
 from security_verifiers.harness.episode import apply_score, play_episode, score_batch
-from security_verifiers.harness.scoring_pool import ScorerPool
+from security_verifiers.harness.scoring_pool import BatchScorer
 from security_verifiers.models.base import Policy
 
 #: Rollouts scored together in the scoring thread when the environment sets no batch size of its own.
@@ -62,7 +62,7 @@ class Scheduler:
     """
 
     def __init__(self, env: Environment, policy: Policy, pending: deque[tuple[Item, int]], *, concurrency: int,
-                 timeout_s: float, pool: ScorerPool | None, tally: Tally,
+                 timeout_s: float, pool: BatchScorer | None, tally: Tally,
                  on_done: Callable[[RolloutRecord], None]) -> None:
         self.env, self.policy, self.pending, self.pool = env, policy, pending, pool
         self.concurrency, self.timeout_s = concurrency, timeout_s

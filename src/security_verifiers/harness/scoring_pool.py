@@ -27,11 +27,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
+import os
 import queue
 import threading
-from typing import Any
+from typing import Any, Protocol
 
-from security_verifiers.core.errors import ErrorKind, InfraError
+from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError
 from security_verifiers.core.types import Item, Score, Transcript
 from security_verifiers.core.workers import (
     LimitedWorker,
@@ -63,6 +64,21 @@ def _score_many(env: Environment, items: list[Item], transcripts: list[Transcrip
 
 def _score_over_limit(env: Environment, item: Item, transcript: Transcript, reason: str) -> Score:
     return env.score_over_limit(item, transcript, reason)
+
+
+class BatchScorer(Protocol):
+    """What the runner scores batches with: this module's :class:`ScorerPool` (worker processes of this machine)
+    or :class:`~.ray_pool.RayScorerPool` (actors on a Ray cluster, each holding one such pool)."""
+
+    workers: int
+
+    async def score(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]: ...
+
+    def score_blocking(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]: ...
+
+    def warm_up(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class ScorerPool:
@@ -158,16 +174,39 @@ class ScorerPool:
             slot.close()
 
 
-_SHARED: dict[str, ScorerPool] = {}
+def make_pool(env: Environment, executor: str = "local", workers: int | None = None,
+              address: str | None = None) -> BatchScorer | None:
+    """The scorers of a run, an RL stage or a bench: ``local``, ``workers`` processes of this machine (default: the
+    environment's ``score_workers``; None when that is 0, the scorer then runs in the caller's process); ``ray``,
+    ``workers`` actors on the Ray cluster at ``address`` (:mod:`.ray_pool`; default: one per CPU of the cluster)."""
+    if executor == "ray":
+        from security_verifiers.harness.ray_pool import RayScorerPool
+
+        return RayScorerPool(env, workers, address)
+    if executor != "local":
+        raise ValueError(f"unknown executor {executor!r} (local or ray)")
+    n = env.score_workers if workers is None else workers
+    return ScorerPool(env, n) if n > 0 else None
+
+
+#: For hosts that take no flag of ours (the verifiers and Inspect adapters): ``SV_EXECUTOR=ray`` scores on the Ray
+#: cluster that ``RAY_ADDRESS`` names (Ray's own variable), as ``--executor ray`` does.
+EXECUTOR_VARIABLE = "SV_EXECUTOR"
+
+_SHARED: dict[str, BatchScorer] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_pool(env: Environment) -> ScorerPool | None:
+def shared_pool(env: Environment) -> BatchScorer | None:
     """The process-wide pool that scores ``env``'s rollouts for hosts that hand over one rollout at a time (the
     verifiers and Inspect adapters): ``env.score_workers`` processes, as ``sv eval`` starts by default, under the
-    same per-rollout limits; None for an environment whose scorer runs in-process (``score_workers`` 0). One pool
+    same per-rollout limits; None for an environment whose scorer runs in-process (``score_workers`` 0). With
+    ``SV_EXECUTOR=ray``, actors on the Ray cluster instead (:func:`make_pool`), for every environment. One pool
     per environment class and config, started on first use and closed when the host exits."""
-    if env.score_workers < 1:
+    executor = os.environ.get(EXECUTOR_VARIABLE, "local").strip().lower() or "local"
+    if executor not in ("local", "ray"):
+        raise ConfigError(f"{EXECUTOR_VARIABLE}={executor!r}: give local or ray")
+    if executor == "local" and env.score_workers < 1:
         return None
     key = json.dumps([type(env).__module__, type(env).__qualname__, env.config.model_dump(mode="json")],
                      sort_keys=True, default=str)
@@ -176,7 +215,9 @@ def shared_pool(env: Environment) -> ScorerPool | None:
         if pool is None:
             if not _SHARED:
                 atexit.register(_close_shared)
-            pool = _SHARED[key] = ScorerPool(env, env.score_workers)
+            pool = make_pool(env, executor)
+            assert pool is not None  # local with score_workers >= 1, or ray
+            _SHARED[key] = pool
             pool.warm_up()
         return pool
 

@@ -77,6 +77,12 @@ class GRPOSpec(_Strict):
     temperature: float = Field(1.0, gt=0)
     beta: float = Field(0.0, ge=0, description="KL coefficient against the starting model (0: no reference).")
     weights: dict[str, float] | None = Field(None, description="Component weights of the `weighted` variant.")
+    score_executor: Literal["local", "ray"] = Field(
+        "local", description="Where the rewards are scored: local (the environment's worker processes on this "
+        "machine) or ray (actors on the Ray cluster at `ray_address`, under the same per-rollout limits), so that "
+        "a trainer on GPU nodes does not score on its own CPUs.")
+    ray_address: str | None = Field(None, description="The Ray cluster with score_executor ray (default: "
+                                    "$RAY_ADDRESS, else a local cluster of this machine).")
     generation: Literal["transformers", "paged", "vllm"] = Field(
         "transformers", description="How the GRPO stage generates its completions: `transformers` (the model's "
         "`generate`, padded batches; runs anywhere), `paged` (transformers' continuous batching over a paged KV "

@@ -289,11 +289,11 @@ def run_grpo(env: Environment, items: Sequence[Item], start: Path, out: Path, sp
     from security_verifiers.train import processes
 
     tokenizer, model = _load(start, AutoTokenizer, AutoModelForCausalLM)
-    pool = None
-    if env.score_workers > 0:  # CPU-bound scorers (E2) score in killable workers, under the eval's limits
-        from security_verifiers.harness.scoring_pool import ScorerPool
+    # CPU-bound scorers (E2) score in killable workers under the eval's limits, here or on a Ray cluster
+    from security_verifiers.harness.scoring_pool import make_pool
 
-        pool = ScorerPool(env, env.score_workers)
+    pool = make_pool(env, spec.score_executor, None, spec.ray_address)
+    if pool is not None:
         pool.warm_up()
     reward = EnvReward(env, items, pool)
     rollout = None

@@ -181,6 +181,14 @@ class CodeRepair(Environment):
     def tool_versions(self) -> dict[str, str]:
         return {"bandit": bandit_version(), "semgrep": semgrep_version()}
 
+    def load_checkers(self) -> dict[str, str]:
+        """The analysers' versions, once this machine is known to run the judge's sandbox (bubblewrap, the Python
+        runtime): a scoring worker, here or on a Ray node, refuses to start without it (SandboxUnavailable)."""
+        from security_verifiers.engines.sandbox.host import host
+
+        host()
+        return self.tool_versions()
+
     # -- data ---------------------------------------------------------------------------------
     def generate(self, split: str, n: int, seed: int) -> list[Item]:
         from security_verifiers.envs.code_repair.generator import generate
