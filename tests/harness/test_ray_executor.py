@@ -24,6 +24,7 @@ from security_verifiers.envs.base import get_env
 from security_verifiers.envs.code_repair.env import CodeRepair
 from security_verifiers.harness.policies import resolve_policy
 from security_verifiers.harness.runner import RunConfig, RunOutcome, run_eval
+from security_verifiers.harness.scoring_pool import make_pool
 
 pytestmark = pytest.mark.xdist_group("ray")  # one head for the module: every test of it on one xdist worker
 
@@ -164,7 +165,8 @@ def test_a_trainer_reward_scored_on_the_cluster_equals_the_one_scored_here(clust
     items = env.dataset("test").head(12).items
     ids = [r.item_id for r in records]
     texts = [r.transcript.messages[-1].content for r in records if r.transcript is not None]
-    pool = RayScorerPool(env, 2)
+    pool = make_pool(env, "ray", 2)
+    assert isinstance(pool, RayScorerPool)
     try:
         remote = EnvReward(env, items, pool).verdicts(ids, texts)
     finally:
@@ -228,15 +230,14 @@ class _NoSandboxRepair(CodeRepair):
 def test_a_node_that_cannot_score_refuses_before_the_run(cluster: Any) -> None:
     """An actor whose node lacks the sandbox fails its start; the pool says so (EngineUnavailable, the node's
     reason), rather than scoring anything."""
-    import cloudpickle
+    from ray import cloudpickle  # the copy Ray serialises with
 
     from security_verifiers.core.errors import EngineUnavailable
-    from security_verifiers.harness.ray_pool import RayScorerPool
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the actor's node need not import this test
     try:
         with pytest.raises(EngineUnavailable, match="bubblewrap"):
-            RayScorerPool(_NoSandboxRepair(), 1)
+            make_pool(_NoSandboxRepair(), "ray", 1)
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 

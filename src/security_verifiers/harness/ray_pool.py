@@ -61,14 +61,13 @@ def connect(address: str | None) -> Any:
 
 
 class _ScorerActor:
-    """One warm scorer on one node: a local :class:`ScorerPool` of one limited worker process."""
+    """One warm scorer on one node: a local pool (``local_pool``, the harness's ``ScorerPool``, handed over by the
+    caller so that this module does not import the one that imports it) of one limited worker process."""
 
-    def __init__(self, env_class: type[Environment], config: dict[str, Any]) -> None:
-        from security_verifiers.harness.scoring_pool import ScorerPool
-
+    def __init__(self, local_pool: Any, env_class: type[Environment], config: dict[str, Any]) -> None:
         env = env_class.from_options(config)
         env.load_checkers()  # this node can score: its engines load, its sandbox exists (else this raises)
-        self.pool = ScorerPool(env, 1)
+        self.pool = local_pool(env, 1)
         self.pool.warm_up()
 
     def ready(self) -> tuple[str, int]:
@@ -81,9 +80,11 @@ class _ScorerActor:
 
 
 class RayScorerPool:
-    """:class:`~.scoring_pool.ScorerPool`'s interface over ``workers`` Ray actors (see the module docstring)."""
+    """:class:`~.scoring_pool.ScorerPool`'s interface over ``workers`` Ray actors (see the module docstring), each
+    holding a ``local_pool`` of one worker; made by :func:`~.scoring_pool.make_pool`."""
 
-    def __init__(self, env: Environment, workers: int | None = None, address: str | None = None) -> None:
+    def __init__(self, env: Environment, local_pool: Any, workers: int | None = None,
+                 address: str | None = None) -> None:
         ray = connect(address)
         self._ray = ray
         cpus = int(ray.cluster_resources().get("CPU", 1))
@@ -91,7 +92,7 @@ class RayScorerPool:
         if self.workers < 1:
             raise ValueError("a scorer pool needs at least one worker")
         actor_class = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(_ScorerActor)
-        initargs = (type(env), env.config.model_dump(mode="json"))
+        initargs = (local_pool, type(env), env.config.model_dump(mode="json"))
         self._actors = [actor_class.remote(*initargs) for _ in range(self.workers)]
         try:  # every actor's node can score: an error here is the node's, named, before anything runs
             self.nodes = ray.get([actor.ready.remote() for actor in self._actors])

@@ -182,7 +182,7 @@ def make_pool(env: Environment, executor: str = "local", workers: int | None = N
     if executor == "ray":
         from security_verifiers.harness.ray_pool import RayScorerPool
 
-        return RayScorerPool(env, workers, address)
+        return RayScorerPool(env, ScorerPool, workers, address)
     if executor != "local":
         raise ValueError(f"unknown executor {executor!r} (local or ray)")
     n = env.score_workers if workers is None else workers
