@@ -351,9 +351,9 @@ def register(sub: Any) -> None:
                     help="Resume the run given by --run-id (or the latest of ENV and --model): finished rollouts "
                     "are kept, errored ones retried. ENV, --model, the dataset, env options, endpoint, sampling, "
                     "--samples and --timeout-s are read from its metadata.json (flags given again must agree); "
-                    "--concurrency, --score-workers and --max-error-rate may change; --no-cache and --cache-dir "
-                    "are kept. Without --run-id the run that started last is continued; a finished run with every "
-                    "rollout recorded is refused.")
+                    "--concurrency, --score-workers, --max-error-rate, --executor and --ray-address may change; "
+                    "--no-cache and --cache-dir are kept. Without --run-id the run that started last is continued; "
+                    "a finished run with every rollout recorded is refused.")
     ev.add_argument("--no-cache", action="store_true", help="Do not read or write the response cache.")
     ev.add_argument("--cache-dir", default=None,
                     help="Response cache directory (default: $SV_CACHE_DIR or ~/.cache/security-verifiers).")

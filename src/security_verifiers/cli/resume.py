@@ -3,10 +3,11 @@
 A resume continues one experiment, so everything that defines it (environment and its options, model, dataset
 arguments, endpoint, sampling, samples and timeout) is read from the run's stored invocation rather than asked
 for again; a flag given again must agree with the stored value, and a disagreement is one line naming the flag.
-Three settings only decide how the rest of the run is executed (``EXECUTION_ONLY``): a resume may change them,
-e.g. a lower ``--concurrency`` for an endpoint that rate-limited the first session. The response cache is kept
-too: a run made with ``--no-cache`` resumes without it (a cached answer is not one the model gave now), and a
-resume uses the run's ``--cache-dir`` unless given another (where answers are kept, not what they are).
+Five settings only decide how the rest of the run is executed (``EXECUTION_ONLY``): a resume may change them,
+e.g. a lower ``--concurrency`` for an endpoint that rate-limited the first session, or another Ray cluster. The
+response cache is kept too: a run made with ``--no-cache`` resumes without it (a cached answer is not one the
+model gave now), and a resume uses the run's ``--cache-dir`` unless given another (where answers are kept, not
+what they are).
 
 Without ``--run-id`` the run continued is the latest by its recorded start, never by how its id sorts; a run
 that is finished with every rollout recorded is not "resumed" for nothing, and one still playing is left alone.
@@ -26,7 +27,7 @@ from security_verifiers.core.rundir import RunDir, check_run_id, latest_by_key
 #: The key of ``metadata.json`` that holds the arguments a resume rebuilds the run from.
 INVOCATION_KEY = "invocation"
 #: Run settings a resume may change: they decide how rollouts are scheduled, never what a rollout scores.
-EXECUTION_ONLY = ("concurrency", "score_workers", "max_error_rate")
+EXECUTION_ONLY = ("concurrency", "score_workers", "max_error_rate", "executor", "ray_address")
 #: Dataset arguments, by attribute name (the flag is ``--`` and the name in kebab case).
 DATASET_ARGS = ("split", "n", "limit", "sample_seed", "data", "data_hash", "data_seed", "heldout", "secret_file",
                 "shard")
