@@ -203,11 +203,11 @@ class ConfigAudit(Environment):
         return get_oracle().versions()
 
     def load_checkers(self) -> dict[str, str]:
+        """Every engine loaded now (Checkov's import included, which a scan otherwise defers), then the versions."""
         from security_verifiers.engines.oracle import get_oracle
 
-        oracle = get_oracle()
-        oracle.load()
-        return oracle.versions()
+        get_oracle().load()
+        return self.tool_versions()
 
     # -- data ---------------------------------------------------------------------------------
     def generate(self, split: str, n: int, seed: int) -> list[Item]:
