@@ -7,9 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from security_verifiers.cli.common import (
-    add_log_level,
-)
+from security_verifiers.cli.common import add_executor_options, add_log_level
 from security_verifiers.core.errors import ConfigError
 
 
@@ -45,12 +43,6 @@ def register(sub: Any) -> None:
                     help="Also run the baselines on each environment's robust split (label-preserving "
                     "rewrites of the test items) and write robustness.md/.json: each headline metric clean vs each "
                     "rewrite kind, paired, with 95%% intervals (default: off).")
-    bn.add_argument("--executor", choices=("local", "ray"), default="local",
-                    help="Where rollouts are scored: local (worker processes of this machine) or ray (actors on a "
-                    "Ray cluster, under the same per-rollout limits; the extra security-verifiers[ray]) "
-                    "(default: local).")
-    bn.add_argument("--ray-address", default=None,
-                    help="With --executor ray, the cluster to join (host:port, or auto). Default: $RAY_ADDRESS, "
-                    "else a local cluster of this machine started for the bench.")
+    add_executor_options(bn)
     add_log_level(bn)
     bn.set_defaults(func=cmd_bench)

@@ -124,6 +124,19 @@ def abbreviated(types: list[str], shown: int = 3) -> str:
     return ", ".join(types if not more else types[:shown]) + more
 
 
+def add_executor_options(parser: argparse.ArgumentParser, actors: str = "") -> None:
+    """``--executor`` and ``--ray-address`` of the commands that score without a RunConfig (``sv bench``, ``sv
+    serve``); ``sv eval`` has them from :class:`~security_verifiers.harness.runner.RunConfig`. ``actors`` says
+    how many actors (a command's own option), where the command has one."""
+    parser.add_argument("--executor", choices=("local", "ray"), default="local",
+                        help="Where rollouts are scored: local (worker processes of this machine) or ray (actors on "
+                        f"a Ray cluster{actors}, under the same per-rollout limits; the extra "
+                        "security-verifiers[ray]) (default: local).")
+    parser.add_argument("--ray-address", default=None,
+                        help="With --executor ray, the cluster to join (host:port, or auto). Default: $RAY_ADDRESS, "
+                        "else a local cluster of this machine.")
+
+
 def add_log_level(parser: argparse.ArgumentParser, default: Any = argparse.SUPPRESS) -> None:
     """``--log-level`` before the command or after it (a command's own copy leaves the value alone unless given)."""
     parser.add_argument("--log-level", default=default, type=str.upper, choices=LEVELS,

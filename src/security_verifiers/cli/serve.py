@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from security_verifiers.cli.common import add_log_level, parse_env_options
+from security_verifiers.cli.common import add_executor_options, add_log_level, parse_env_options
 from security_verifiers.core.errors import ConfigError
 
 
@@ -72,13 +72,7 @@ def register(sub: Any) -> None:
                         "processes under the environment's per-rollout time and memory limits, the same scorer "
                         "as sv eval. Ctrl-C stops it.")
     sv.add_argument("env", help="Environment name (see `sv envs`).")
-    sv.add_argument("--executor", choices=("local", "ray"), default="local",
-                    help="Where rollouts are scored: local (worker processes of this machine) or ray (actors on a "
-                    "Ray cluster, --workers of them, by default one per CPU of the cluster; the extra "
-                    "security-verifiers[ray]) (default: local).")
-    sv.add_argument("--ray-address", default=None,
-                    help="With --executor ray, the cluster to join (host:port, or auto). Default: $RAY_ADDRESS, "
-                    "else a local cluster of this machine.")
+    add_executor_options(sv, actors=", --workers of them, by default one per CPU of the cluster")
     sv.add_argument("--split", default=None,
                     help="Split(s) whose items can be named by id, comma-separated (default: the public splits); "
                     "items not loaded can be sent whole.")
