@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from security_verifiers.cli import main
-from security_verifiers.core.rundir import ResultsFile
+from security_verifiers.core.rundir import ResultsFile, latest_by_key, read_results_file
 from security_verifiers.core.types import ErrorRecord, Item, Message, RolloutRecord, ToolCall, Transcript, Usage
 from security_verifiers.envs.network_logs import NetworkLogs
 from security_verifiers.report import regenerate
@@ -271,3 +271,97 @@ def test_the_screenshot_is_not_blank(run_dir: Path, tmp_path: Path) -> None:
     assert colours is not None and len(colours) > 200  # text, badges and the reward shading, not an empty page
     background = max(colours)[0] / (1280 * 900)
     assert background < 0.9  # at most 90% of the page is the background colour
+
+
+# -- a large run: a row per rollout in the page, the conversations in parts beside it ------------------------------
+def _part(path: Path) -> tuple[int, dict]:
+    text = path.read_text(encoding="utf-8")
+    match = re.fullmatch(r"svViewPart\((\d+),(.*)\);\n", text, re.S)
+    assert match is not None, text[:200]
+    return int(match.group(1)), json.loads(match.group(2))
+
+
+@pytest.fixture(scope="module")
+def large_run(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The twelve-rollout run, its page written as a large run's: over 5 rollouts, parts of 4."""
+    path = tmp_path_factory.mktemp("large") / "run"
+    shutil.copytree(run_dir, path)
+    write_view(path, inline_max=5, per_part=4)
+    return path
+
+
+def test_a_large_run_keeps_its_conversations_in_parts(large_run: Path) -> None:
+    data = _embedded((large_run / "view.html").read_text(encoding="utf-8"))
+    rows = data["rollouts"]
+    assert [r["item"] for r in rows] == [f"nl-test{i:04d}" for i in range(12)]
+    assert all("messages" not in r for r in rows) and data["texts"] == []
+    assert [r["part"] for r in rows] == [1] * 4 + [2] * 4 + [3] * 4
+    assert data["parts"] == {"dir": "view_files", "count": 3}
+    assert rows[2]["reply"] == "I cannot tell."  # an unparsed reply's start stays in its row
+    files = sorted(p.name for p in (large_run / "view_files").iterdir())
+    assert files == ["part-00001.js", "part-00002.js", "part-00003.js"]
+    number, part = _part(large_run / "view_files" / "part-00001.js")
+    assert number == 1 and sorted(part["rollouts"], key=int) == ["0", "1", "2", "3"]
+    tool_turn = part["rollouts"]["1"]["messages"]
+    assert part["texts"][tool_turn[-2]["text"]] == "<b>known scanner</b>"
+    # what the inline page holds for a rollout is what the parts and rows hold together
+    full = _embedded(render_view(json.loads((large_run / "metadata.json").read_text()),
+                                 read_results_file(large_run / "results.jsonl"), None))
+    for index, inline in enumerate(full["rollouts"]):
+        _, holder = _part(large_run / "view_files" / f"part-{index // 4 + 1:05d}.js")
+        entry = holder["rollouts"][str(index)]
+        assert [holder["texts"][m["text"]] for m in entry["messages"]] == \
+            [full["texts"][m["text"]] for m in inline["messages"]]
+        assert entry.get("outcome") == inline.get("outcome")
+        assert {k: v for k, v in rows[index].items() if k not in ("part", "reply", "outcome")} == \
+            {k: v for k, v in inline.items() if k not in ("messages", "outcome")}
+    # nothing from the run is markup, in the parts either
+    raw = (large_run / "view_files" / "part-00001.js").read_text(encoding="utf-8")
+    assert "<script>document.title" not in raw and "\\u003cscript\\u003edocument.title" in raw
+
+
+def test_a_smaller_page_removes_the_parts_of_an_earlier_one(large_run: Path, tmp_path: Path) -> None:
+    path = tmp_path / "run"
+    shutil.copytree(large_run, path)
+    (path / "notes").mkdir()  # a folder of the user's own is never touched
+    write_view(path)
+    assert not (path / "view_files").exists() and (path / "notes").is_dir()
+    assert "messages" in _embedded((path / "view.html").read_text(encoding="utf-8"))["rollouts"][0]
+
+
+def test_the_browser_loads_a_part_when_its_rollout_is_opened(large_run: Path) -> None:
+    dom = render(large_run / "view.html", fragment="open=nl-test0000%230,nl-test0001%230")
+    assert 'data-rendered="12"' in dom and 'data-parts-loaded="1"' in dom
+    assert dom.count('class="detail"') == 2
+    assert "&lt;script&gt;document.title = \"PWNED\"" in dom  # the hostile reply, as text, from part 1
+    assert "&lt;b&gt;known scanner&lt;/b&gt;" in dom and "→ lookup_host" in dom
+    assert "<script>document" not in dom and "PWNED" not in dom.split("<body")[0]
+    assert "The transcripts are in 3 parts in view_files/" in dom
+
+
+def test_a_missing_part_is_said_and_the_rest_still_works(large_run: Path, tmp_path: Path) -> None:
+    path = tmp_path / "run"
+    shutil.copytree(large_run, path)
+    (path / "view_files" / "part-00003.js").unlink()
+    dom = render(path / "view.html", fragment="open=nl-test0009%230,nl-test0005%230")
+    assert "part-00003.js, which could not be loaded" in dom
+    assert dom.count('class="detail"') == 2 and 'data-parts-loaded="1"' in dom  # part 2 loaded
+
+
+def test_the_report_reads_results_without_their_conversations(run_dir: Path) -> None:
+    """``regenerate`` reads the results slim (only the final answer kept); its summary is the one the whole records
+    give, failure examples included."""
+    slim = read_results_file(run_dir / "results.jsonl", transcripts=False)
+    full = read_results_file(run_dir / "results.jsonl")
+    assert not slim.transcripts and len(slim.records) == len(full.records) == 12
+    for light, whole in zip(slim.records, full.records, strict=True):
+        assert [m.role for m in light.transcript.messages] == (["assistant"] if whole.transcript.final_text or any(
+            m.role == "assistant" for m in whole.transcript.messages) else [])
+        assert light.transcript.final_text == whole.transcript.final_text
+        assert light.model_dump(exclude={"transcript"}) == whole.model_dump(exclude={"transcript"})
+    metadata = json.loads((run_dir / "metadata.json").read_text())
+    stored = json.loads((run_dir / "summary.json").read_text())
+    from security_verifiers.report import build_summary
+
+    assert build_summary(ENV, latest_by_key(full.records), metadata) == stored
+    assert stored["failure_examples"]  # the examples quote the final answers the slim records kept

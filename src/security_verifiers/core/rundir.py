@@ -14,6 +14,7 @@ import platform
 import re
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
@@ -107,10 +108,14 @@ class ResultsFile:
     line was cut short and dropped (``None`` when there was none).
 
     Resuming drops a cut line on purpose, but a report must say that one was there: the rollout it held is
-    missing from every count and metric."""
+    missing from every count and metric. ``offsets``: where each record's line starts in the file (bytes), when
+    the file was read from disk, so a reader that kept slim records (:func:`slim`) can go back for the rest."""
 
     records: list[RolloutRecord]
     cut_line: int | None = None
+    offsets: list[int] | None = None
+    #: False when the records were read :func:`slim` (their conversations are still in the file, at ``offsets``).
+    transcripts: bool = True
 
 
 class MalformedResults(ValueError):
@@ -122,27 +127,52 @@ class MalformedResults(ValueError):
         self.path, self.lineno, self.problem = path, lineno, problem
 
 
-def read_results_file(path: Path) -> ResultsFile:
-    """Read ``results.jsonl``: a cut-short final line is dropped and its number kept, a malformed line elsewhere
-    (bad JSON, not UTF-8, not a record) is a :class:`MalformedResults`. A missing file holds no records (a run
-    killed before its first rollout)."""
+def slim(record: RolloutRecord) -> RolloutRecord:
+    """``record`` without its conversation: only the final answer is kept (what a summary's failure examples
+    quote). Prompts and tool results are most of a record, and a summary of 100,000 rollouts reads only outcomes."""
+    if record.transcript is None:
+        return record
+    final = [m for m in record.transcript.messages if m.role == "assistant"][-1:]
+    transcript = record.transcript.model_copy(update={"messages": final, "world": None})
+    return record.model_copy(update={"transcript": transcript})
+
+
+def read_results_file(path: Path, *, transcripts: bool = True) -> ResultsFile:
+    """Read ``results.jsonl`` line by line: a cut-short final line is dropped and its number kept, a malformed line
+    elsewhere (bad JSON, not UTF-8, not a record) is a :class:`MalformedResults`. A missing file holds no records (a
+    run killed before its first rollout). ``transcripts=False`` keeps each record :func:`slim`, so memory grows with
+    the outcomes, not with the conversations."""
     if not path.exists():
         return ResultsFile([])
-    lines = path.read_bytes().split(b"\n")
     records: list[RolloutRecord] = []
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(RolloutRecord.model_validate_json(line.decode("utf-8")))
-        except (ValidationError, UnicodeDecodeError) as err:
-            is_last = all(not rest.strip() for rest in lines[lineno:])
-            cut_text = not isinstance(err, UnicodeDecodeError) or err.reason == "unexpected end of data"  # cut mid-char
-            if is_last and cut_text:
-                return ResultsFile(records, cut_line=lineno)  # a run killed mid-write: the final line is incomplete
-            problem = err.errors()[0]["msg"] if isinstance(err, ValidationError) else "not UTF-8 text"
-            raise MalformedResults(path, lineno, problem) from err
-    return ResultsFile(records)
+    offsets: list[int] = []
+    with path.open("rb") as fh:
+        offset = 0
+        for lineno, raw in enumerate(fh, 1):
+            start, offset = offset, offset + len(raw)
+            line = raw[:-1] if raw.endswith(b"\n") else raw
+            if not line.strip():
+                continue
+            try:
+                record = RolloutRecord.model_validate_json(line.decode("utf-8"))
+            except (ValidationError, UnicodeDecodeError) as err:
+                is_last = all(not rest.strip() for rest in fh)
+                cut_text = not isinstance(err, UnicodeDecodeError) or err.reason == "unexpected end of data"
+                if is_last and cut_text:  # a run killed mid-write: the final line is incomplete
+                    return ResultsFile(records, cut_line=lineno, offsets=offsets, transcripts=transcripts)
+                problem = err.errors()[0]["msg"] if isinstance(err, ValidationError) else "not UTF-8 text"
+                raise MalformedResults(path, lineno, problem) from err
+            records.append(record if transcripts else slim(record))
+            offsets.append(start)
+    return ResultsFile(records, offsets=offsets, transcripts=transcripts)
+
+
+def read_records_at(path: Path, offsets: Iterable[int]) -> Iterator[RolloutRecord]:
+    """The whole records whose lines start at ``offsets`` (from :attr:`ResultsFile.offsets`), one at a time."""
+    with path.open("rb") as fh:
+        for offset in offsets:
+            fh.seek(offset)
+            yield RolloutRecord.model_validate_json(fh.readline().rstrip(b"\n").decode("utf-8"))
 
 
 def read_records(path: Path) -> list[RolloutRecord]:
@@ -155,6 +185,14 @@ def latest_by_key(records: list[RolloutRecord]) -> list[RolloutRecord]:
     by_key: dict[tuple[str, int], RolloutRecord] = {}
     for record in records:
         by_key[(record.item_id, record.sample)] = record
+    return list(by_key.values())
+
+
+def latest_positions(results: ResultsFile) -> list[int]:
+    """The positions in ``results.records`` of :func:`latest_by_key`'s records, in its order."""
+    by_key: dict[tuple[str, int], int] = {}
+    for position, record in enumerate(results.records):
+        by_key[(record.item_id, record.sample)] = position
     return list(by_key.values())
 
 

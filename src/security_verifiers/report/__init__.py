@@ -25,7 +25,9 @@ def regenerate(run_dir: Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
     metadata = json.loads((run_dir / "metadata.json").read_text(encoding="utf-8"))
     env = get_env(metadata["env"]["name"], metadata["env"].get("config"))
-    results = read_results_file(run_dir / "results.jsonl")
+    # Slim records (outcomes, no conversations): a summary of 100,000 rollouts does not hold their transcripts;
+    # the view reads them again from the file, a part at a time.
+    results = read_results_file(run_dir / "results.jsonl", transcripts=False)
     records = latest_by_key(results.records)
     summary = build_summary(env, records, metadata, cut_line=results.cut_line)
     text = json.dumps(summary, indent=2, allow_nan=False)
@@ -33,5 +35,5 @@ def regenerate(run_dir: Path) -> dict[str, Any]:
     outcomes = [r.outcome for r in records if r.error is None]
     plots = env.plots(outcomes, run_dir) if outcomes else []
     write_report(run_dir, env, summary, plots)
-    write_view(run_dir, metadata=metadata, results=results, summary=summary)  # from what is already read
+    write_view(run_dir, metadata=metadata, results=results, summary=summary)  # the records' places are known
     return summary

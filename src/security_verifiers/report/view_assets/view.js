@@ -12,6 +12,48 @@
 
   rollouts.forEach(function (r, i) { r.index = i; r.key = r.item + "#" + (r.sample || 0); });
 
+  // -- a large run's conversations, in parts beside the page (view_files/part-00001.js...) ----------------------
+  // Each part is a script that calls svViewPart(n, {texts, rollouts}); it is loaded when one of its rollouts is
+  // opened, or every part at once for a search of the transcripts. Its texts join this page's table.
+  const parts = data.parts || null;
+  const partState = {};  // n -> "loading" | "loaded" | "failed"
+  const partWaiting = {};
+  function partName(n) { return "part-" + String(n).padStart(5, "0") + ".js"; }
+  function partUrl(n) { return encodeURIComponent(parts.dir) + "/" + partName(n); }
+  function partDone(n, state) {
+    partState[n] = state;
+    const waiting = partWaiting[n] || [];
+    delete partWaiting[n];
+    waiting.forEach(function (f) { f(); });
+    const loaded = Object.keys(partState).filter(function (k) { return partState[k] === "loaded"; }).length;
+    document.body.setAttribute("data-parts-loaded", String(loaded));
+  }
+  window.svViewPart = function (n, payload) {
+    if (!parts || partState[n] === "loaded") return;
+    const base = texts.length;
+    payload.texts.forEach(function (t) { texts.push(t); });
+    for (const i in payload.rollouts) {
+      const r = rollouts[Number(i)], p = payload.rollouts[i];
+      if (!r) continue;
+      r.messages = (p.messages || []).map(function (m) { return Object.assign({}, m, { text: m.text + base }); });
+      if (p.outcome) r.outcome = p.outcome;
+      r.hay = undefined;
+    }
+    partDone(n, "loaded");
+  };
+  function needsPart(r) { return !!parts && r.messages === undefined && partState[r.part] !== "failed"; }
+  function loadPart(n, then) {
+    if (partState[n] === "loaded" || partState[n] === "failed") { then(); return; }
+    (partWaiting[n] = partWaiting[n] || []).push(then);
+    if (partState[n] === "loading") return;
+    partState[n] = "loading";
+    const script = document.createElement("script");
+    script.setAttribute("src", partUrl(n));  // a file beside the page, never another address
+    script.onerror = function () { partDone(n, "failed"); };
+    script.onload = function () { if (partState[n] === "loading") partDone(n, "failed"); };
+    document.body.append(script);
+  }
+
   // -- small helpers ------------------------------------------------------------------------------------
   function el(tag, attrs) {
     const node = document.createElement(tag);
@@ -207,7 +249,21 @@
       (kinds ? " (" + kinds + ")" : "") + " kept out of the metrics, " + nParse + " parse failures scored at the minimum";
     const cached = rollouts.filter(function (r) { return r.cached; }).length;
     if (cached) text += ", " + cached + " answered from the cache";
-    document.getElementById("counts").textContent = text + ".";
+    const counts = document.getElementById("counts");
+    counts.textContent = text + ".";
+    if (parts) {
+      counts.append(" The transcripts are in " + parts.count + " parts in " + parts.dir +
+        "/ beside this page, loaded when a rollout is opened. ");
+      const all = el("button", { type: "button", id: "load-all", text: "load every transcript (to search them)" });
+      all.addEventListener("click", function () {
+        all.disabled = true;
+        let left = parts.count;
+        for (let n = 1; n <= parts.count; n++) {
+          loadPart(n, function () { left -= 1; if (left === 0) { all.textContent = "every transcript loaded"; update(false); } });
+        }
+      });
+      counts.append(all);
+    }
   })();
 
   // -- the table --------------------------------------------------------------------------------------------
@@ -217,6 +273,7 @@
   thead.append(el("tr", {}, ...headers.map(function (h) { return el("th", { text: h }); })));
   const rowKeys = categorical.filter(function (c) { return c.inRow; }).map(function (c) { return c.key; });
   function finalReply(r) {
+    if (r.messages === undefined && r.reply !== undefined) return r.reply;  // a large run's row, part not loaded
     const messages = r.messages || [];
     for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === "assistant") return texts[messages[i].text];
     return "";
@@ -250,7 +307,11 @@
       if (state.open[r.key]) delete state.open[r.key]; else state.open[r.key] = true;
       const next = tr.nextSibling;
       if (next && next.classList && next.classList.contains("detail")) { next.remove(); tr.classList.remove("open"); }
-      else { tr.after(detail(r)); tr.classList.add("open"); }
+      else {
+        const shown = detail(r);
+        tr.after(shown); tr.classList.add("open");
+        if (needsPart(r)) loadPart(r.part, function () { if (shown.parentNode) shown.replaceWith(detail(r)); });
+      }
       writeHash();
     });
     return tr;
@@ -287,9 +348,16 @@
     if (r.outcome) grid.append(el("section", {}, el("h3", { text: "outcome (what the metrics read)" }), kv(r.outcome)));
     const messages = r.messages || [];
     const list = el("ol", { class: "transcript" }, ...messages.map(message));
+    let missing = "no transcript recorded";
+    if (parts && r.messages === undefined) {
+      missing = partState[r.part] === "failed"
+        ? "the transcript is in " + parts.dir + "/" + partName(r.part) + ", which could not be loaded: keep the " +
+          parts.dir + " folder next to this page"
+        : "loading the transcript from " + parts.dir + "/" + partName(r.part) + "…";
+    }
     const td = el("td", { colspan: String(headers.length) }, grid,
-      el("h3", { text: "transcript (" + messages.length + " messages)" }),
-      messages.length ? list : el("p", { class: "note", text: "no transcript recorded" }));
+      el("h3", { text: "transcript (" + (r.messages === undefined && parts ? "not loaded" : messages.length + " messages") + ")" }),
+      messages.length ? list : el("p", { class: "note", text: missing }));
     return el("tr", { class: "detail" }, td);
   }
 
@@ -303,13 +371,21 @@
     const fragment = document.createDocumentFragment();
     matching.slice(0, limit).forEach(function (r) {
       fragment.append(row(r));
-      if (state.open[r.key]) fragment.append(detail(r));
+      if (state.open[r.key]) {
+        fragment.append(detail(r));
+        if (needsPart(r)) loadPart(r.part, render);  // drawn again once its part is here
+      }
     });
     tbody.append(fragment);
     const scored = matching.filter(function (r) { return typeof r.reward === "number"; });
     const mean = scored.length ? scored.reduce(function (s, r) { return s + r.reward; }, 0) / scored.length : null;
-    shown.textContent = "Showing " + Math.min(limit, matching.length) + " of " + matching.length + " matching rollouts (" +
+    let text = "Showing " + Math.min(limit, matching.length) + " of " + matching.length + " matching rollouts (" +
       rollouts.length + " in the run); mean reward of the matching scored ones: " + num(mean) + ".";
+    if (parts && state.q) {
+      const loaded = Object.keys(partState).filter(function (k) { return partState[k] === "loaded"; }).length;
+      if (loaded < parts.count) text += " The search read the transcripts of " + loaded + " of " + parts.count + " parts.";
+    }
+    shown.textContent = text;
     more.hidden = matching.length <= limit;
     more.textContent = "show " + Math.min(PAGE, matching.length - limit) + " more";
   }
