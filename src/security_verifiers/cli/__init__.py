@@ -4,11 +4,13 @@ cache, envs, engines, serve, sandbox; one module per command, each adding its su
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from security_verifiers.cli import (
     bench,
@@ -85,9 +87,41 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sv: interrupted; finished rollouts are saved, continue with --resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`sv envs | head -1`): stop quietly, as other commands do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere instead of failing again
+        return 141  # 128 + SIGPIPE, the status a shell reports for a command its pipe stopped
     except Exception as err:  # a bug or an environment failure: one line; the traceback when asked for
         if os.environ.get("SV_DEBUG"):
             raise
         print(f"sv: error: {type(err).__name__}: {' '.join(str(err).split())[:500]} (set SV_DEBUG=1 for the "
               "traceback)", file=sys.stderr)
         return 1
+
+
+def run() -> NoReturn:
+    """The ``sv`` command (and ``python -m security_verifiers.cli``): :func:`main`, then :func:`exit_now`."""
+    exit_now(main())
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process with ``code`` once everything it owes is done, without the interpreter's teardown.
+
+    The teardown frees every object one by one: after a config-audit run (150 items) that was 1.7 s of 15.4 s, the
+    engines' parsed trees and Checkov's registries, with nothing left to write. This does what the interpreter does
+    before it: waits for the threads that are not daemons (``threading._shutdown``, which first lets the thread
+    pools stop their idle workers), runs the ``atexit`` callbacks (logging's flush, multiprocessing's children,
+    trackers such as wandb's finish), flushes stdout and stderr, then ``os._exit``. Every file the run writes is
+    closed or flushed by then (results.jsonl is fsynced when a run ends; the stores commit each write). Where
+    ``threading._shutdown`` does not exist (another Python), the ordinary exit is taken."""
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is None:
+        sys.exit(code)
+    shutdown()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be written to it anyway
+            pass
+    os._exit(code)

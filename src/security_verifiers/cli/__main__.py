@@ -1,7 +1,5 @@
 """``python -m security_verifiers.cli``."""
 
-import sys
+from security_verifiers.cli import run
 
-from security_verifiers.cli import main
-
-sys.exit(main())
+run()
