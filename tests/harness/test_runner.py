@@ -143,3 +143,21 @@ def test_scoring_never_runs_in_the_event_loop_and_one_failure_stays_one(tmp_path
     failed = sorted(r.item_id for r in records if r.error is not None)
     assert failed == sorted(i.id for i in DATA.items if i.id.endswith("3")) and outcome.errors == len(failed)
     assert all(r.reward == 1.0 for r in records if r.error is None)
+
+
+class MinBatchEnv(BatchedEnv):
+    score_batch_min = 6
+
+
+def test_a_batch_waits_for_its_minimum_while_episodes_are_played(tmp_path) -> None:
+    """Every batch taken while episodes are still played holds at least ``score_batch_min`` rollouts; only the last,
+    once playing is over, may hold fewer. Every rollout is still scored once."""
+    env = MinBatchEnv()
+    run_dir = RunDir(tmp_path / "run")
+    policy = ScriptedPolicy(truthful, delay=0.01)  # rollouts arrive over time, as a model's answers do
+    asyncio.run(run_eval(env, policy, DATA, run_dir, RunConfig(concurrency=2), progress=False))
+    records = read_records(run_dir.results_path)
+    assert sorted(r.item_id for r in records) == sorted(i.id for i in DATA.items)
+    assert all(r.reward == 1.0 for r in records)
+    assert sum(env.batches) == len(DATA) and len(env.batches) > 1
+    assert all(n >= 6 for n in env.batches[:-1]) and max(env.batches) <= 8

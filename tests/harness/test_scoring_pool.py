@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import os
 import pickle
@@ -21,6 +22,7 @@ from security_verifiers.envs.network_logs import NetworkLogs
 from security_verifiers.harness.policies import resolve_policy
 from security_verifiers.harness.runner import RunConfig, run_eval
 from security_verifiers.harness.scoring_pool import ScorerPool, shared_pool
+from security_verifiers.models.base import Baseline
 from tests.helpers import ScriptedPolicy, e1_item
 
 DATA = Dataset(id="toy", items=[e1_item(i, "Malicious" if i % 2 else "Benign") for i in range(24)], splits=("test",))
@@ -140,3 +142,47 @@ def test_the_shared_pool_scores_config_audit_in_a_worker_as_in_process() -> None
     assert pool.pids() and os.getpid() not in pool.pids()
     other = shared_pool(get_env("config-audit", {"score_time_limit_s": 12.0}))
     assert other is not None and other is not pool and other.limits.time_s == 12.0
+
+
+# -- a built-in baseline that asks for it answers in the workers (in_workers) ------------------------------------
+class _InWorkerBaseline(Baseline):
+    """Truthful in a worker process, wrong in the driver: a reward of 1 says where it answered. It raises on one item,
+    as a broken baseline would."""
+
+    name = "in-worker"
+    runs_in_workers = True
+
+    def answer(self, item: Item, messages: list[Message]) -> str:
+        if item.id == DATA.items[3].id:
+            raise ValueError("the baseline broke on this item")
+        in_worker = multiprocessing.parent_process() is not None
+        wrong = "Benign" if item.target["label"] == "Malicious" else "Malicious"
+        label = item.target["label"] if in_worker else wrong
+        return json.dumps({"label": label, "p_malicious": 1.0 if label == "Malicious" else 0.0})
+
+
+class InWorkerEnv(NetworkLogs):
+    """network-logs with that baseline among its own (workers build it by name, as they build ``baseline:autofix``)."""
+
+    def baselines(self) -> dict:
+        return {**super().baselines(), "in-worker": _InWorkerBaseline}
+
+
+def test_a_baseline_that_asks_answers_in_the_workers(tmp_path: Path) -> None:
+    env = InWorkerEnv()
+    policy = resolve_policy("baseline:in-worker", env)
+    asyncio.run(run_eval(env, policy, DATA, RunDir(tmp_path / "run"), RunConfig(score_workers=2, max_error_rate=1.0),
+                         progress=False))
+    records = {r.item_id: r for r in read_records(tmp_path / "run" / "results.jsonl")}
+    assert len(records) == len(DATA.items)
+    broken = records.pop(DATA.items[3].id)
+    assert broken.error is not None and broken.error.kind == ErrorKind.PROVIDER  # as a policy failing in the driver
+    assert "the baseline broke on this item" in broken.error.message
+    assert all(r.error is None and r.reward == 1.0 for r in records.values())  # every answer came from a worker
+    metadata = json.loads((tmp_path / "run" / "metadata.json").read_text())
+    assert metadata["policy"] == {"kind": "baseline", "name": "in-worker"}  # the run names the baseline itself
+    # without a pool (scoring in-process), the same baseline answers in the driver
+    asyncio.run(run_eval(env, resolve_policy("baseline:in-worker", env), DATA, RunDir(tmp_path / "inline"),
+                         RunConfig(score_workers=0, max_error_rate=1.0), progress=False))
+    inline = [r for r in read_records(tmp_path / "inline" / "results.jsonl") if r.error is None]
+    assert len(inline) == len(DATA.items) - 1 and all(r.reward < 1.0 for r in inline)

@@ -134,6 +134,10 @@ class Environment(ABC):
     bench_hacks: ClassVar[tuple[str, ...] | None] = None
     #: Rollouts scored together by ``score_many`` (> 1 when a checker is cheaper in batches, e.g. semgrep).
     score_batch_size: ClassVar[int] = 1
+    #: While episodes are still being played, a batch waits until this many rollouts are ready (a batch of an
+    #: environment whose scorer costs the same whatever its size, such as one semgrep process, is not wasted on one
+    #: rollout); once playing is over, every rollout left is scored at once.
+    score_batch_min: ClassVar[int] = 1
     #: Scoring processes a run starts by default (RunConfig.score_workers overrides): > 0 when the scorer is
     #: CPU-bound Python that would otherwise share one core with the policy (E2's engines).
     score_workers: ClassVar[int] = 0

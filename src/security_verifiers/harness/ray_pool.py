@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from security_verifiers.core.errors import ConfigError, EngineUnavailable, ErrorKind, InfraError
-from security_verifiers.core.types import Item, Score, Transcript
+from security_verifiers.core.types import Completion, Item, Message, Score, Transcript
 from security_verifiers.envs.base import Environment
 
 #: Times a batch may lose its actor (a killed process, a lost node) before its rollouts are scorer errors.
@@ -77,6 +77,15 @@ class _ScorerActor:
 
     def score(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]:
         return self.pool.score_blocking(items, transcripts)
+
+    def respond(self, spec: str, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
+                sample: int) -> Completion | InfraError:
+        """A built-in baseline's turn; its InfraError is returned, not raised (Ray would wrap it in its own)."""
+        try:
+            completion: Completion = self.pool.respond_blocking(spec, item, messages, tools, sample)
+            return completion
+        except InfraError as err:
+            return err
 
 
 class RayScorerPool:
@@ -138,6 +147,40 @@ class RayScorerPool:
             self._idle.put(actor)
             return result
         return [InfraError(ErrorKind.SCORER, f"the batch lost its Ray scorer {MAX_LOST} times ({last})")] * len(items)
+
+    async def respond(self, spec: str, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
+                      sample: int) -> Completion:
+        """One turn of the built-in baseline ``spec`` on a free actor (see :func:`~.scoring_pool.in_workers`); an
+        actor lost during the turn gives the turn to another, as a lost batch is."""
+        return await asyncio.to_thread(self.respond_blocking, spec, item, messages, tools, sample)
+
+    def respond_blocking(self, spec: str, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
+                         sample: int) -> Completion:
+        ray = self._ray
+        lost = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
+        last = ""
+        for _ in range(MAX_LOST):
+            try:
+                actor = self._idle.get(timeout=WAIT_FOR_ACTOR_S)
+            except queue.Empty:
+                raise InfraError(ErrorKind.SCORER, f"no Ray worker came back within {WAIT_FOR_ACTOR_S:.0f} s "
+                                 f"({last or 'every actor busy or restarting'})") from None
+            try:
+                result: Completion | InfraError = ray.get(actor.respond.remote(spec, item, list(messages), tools,
+                                                                               sample))
+            except lost as err:
+                self.lost += 1
+                last = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+                threading.Thread(target=self._back_when_ready, args=(actor,), daemon=True).start()
+                continue
+            except BaseException:
+                self._idle.put(actor)
+                raise
+            self._idle.put(actor)
+            if isinstance(result, InfraError):
+                raise result
+            return result
+        raise InfraError(ErrorKind.SCORER, f"the turn lost its Ray worker {MAX_LOST} times ({last})")
 
     def _back_when_ready(self, actor: Any) -> None:
         """Give a lost actor back to the pool once Ray has restarted it (its checks passed again); one that cannot

@@ -31,7 +31,7 @@ from security_verifiers.harness.episode import unwritable
 from security_verifiers.harness.retry_counter import RetryCounter
 from security_verifiers.harness.run_metadata import end_status, initial_metadata, start_or_resume
 from security_verifiers.harness.scheduler import Scheduler, Tally
-from security_verifiers.harness.scoring_pool import BatchScorer, make_pool
+from security_verifiers.harness.scoring_pool import BatchScorer, in_workers, make_pool
 from security_verifiers.models.base import Policy
 
 #: Off a terminal (a log file, CI) the bar is drawn once, when the run ends; meanwhile a status line this often, so
@@ -123,6 +123,7 @@ async def run_eval(
     own_pool = make_pool(env, config.executor, config.score_workers, config.ray_address) \
         if scorer_pool is None and pending else None
     pool = own_pool or scorer_pool
+    policy = in_workers(policy, pool)  # a heavy built-in baseline answers in the workers (see in_workers)
     if own_pool is not None:
         own_pool.warm_up()  # the workers load their engines while this process loads its own
     written = False

@@ -54,6 +54,24 @@ class Tally:
         return sum(self.errors.values())
 
 
+def next_batch(ready: int, playing: bool, batch_size: int, min_batch: int, scorers: int) -> int:
+    """How many of the ``ready`` rollouts a free scorer takes now (0: it waits for more).
+
+    While episodes are played, at least ``min_batch`` (an environment whose batch has a fixed cost, one semgrep
+    process, does not pay it for one rollout), at most ``batch_size``. Once playing is over, everything left is
+    shared among the ``scorers``, so that no scorer finishes long after the others.
+
+    >>> next_batch(5, True, 64, 32, 2), next_batch(40, True, 64, 32, 2), next_batch(150, False, 64, 32, 2)
+    (0, 40, 64)
+    >>> next_batch(86, False, 64, 32, 2), next_batch(5, False, 64, 32, 2), next_batch(0, False, 64, 1, 1)
+    (43, 3, 0)
+    """
+    if ready == 0 or (playing and ready < min_batch):
+        return 0
+    size = min(batch_size, ready)
+    return size if playing else min(size, -(-ready // scorers))
+
+
 class Scheduler:
     """Plays ``pending`` (item, sample) pairs with ``concurrency`` players and scores them as they come.
 
@@ -71,6 +89,7 @@ class Scheduler:
         self.n_scorers = pool.workers if pool is not None else 1  # a thread scorer runs one batch at a time
         self.to_score: deque[tuple[Item, RolloutRecord, Transcript]] = deque()
         self.backlog = 4 * self.batch_size * self.n_scorers
+        self.min_batch = max(1, min(env.score_batch_min, self.batch_size))
         self.waiting = asyncio.Event()  # something to score, or playing is over
         self.room = asyncio.Event()  # the backlog has room again
         self.playing = True
@@ -90,11 +109,12 @@ class Scheduler:
         Greedy batches: a batch never waits to fill up, so the scorer is never idle while something waits,
         and batches grow by themselves when scoring is the slower side."""
         while self.to_score or self.playing:
-            if not self.to_score:
+            size = next_batch(len(self.to_score), self.playing, self.batch_size, self.min_batch, self.n_scorers)
+            if size == 0:
                 self.waiting.clear()
                 await self.waiting.wait()
                 continue
-            chunk = [self.to_score.popleft() for _ in range(min(self.batch_size, len(self.to_score)))]
+            chunk = [self.to_score.popleft() for _ in range(size)]
             self.room.set()
             for (_item, record, _transcript), score in zip(chunk, await self._score_chunk(chunk), strict=True):
                 self.on_done(apply_score(record, score))

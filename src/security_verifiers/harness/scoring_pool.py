@@ -20,6 +20,11 @@ own (:class:`~security_verifiers.core.workers.LimitedWorker`):
   then an empty reply) is it an infrastructure error: then the item, not the reply, is the problem;
 * workers ignore Ctrl-C (the runner decides how to stop) and exit on their own when the parent process is
   gone, so a killed run leaves no orphan scorers behind; a killed or dead worker is replaced.
+
+A built-in baseline that does the scorer's kind of work (E2's autofix audits every file with the engines and
+re-parses it after every fix) answers in these workers too (:func:`in_workers`): the driver then only plays the
+episodes and writes the records, and the baseline's CPU is spread over the workers with the scoring instead of
+holding the driver's one core (on two cores, E2's autofix run was bound by that core).
 """
 
 from __future__ import annotations
@@ -32,8 +37,8 @@ import queue
 import threading
 from typing import Any, Protocol
 
-from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError
-from security_verifiers.core.types import Item, Score, Transcript
+from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError, boundary
+from security_verifiers.core.types import Completion, Item, Message, Score, Transcript
 from security_verifiers.core.workers import (
     LimitedWorker,
     LimitExceeded,
@@ -66,6 +71,51 @@ def _score_over_limit(env: Environment, item: Item, transcript: Transcript, reas
     return env.score_over_limit(item, transcript, reason)
 
 
+#: The baselines a worker process has built, by spec (``baseline:autofix``): built once, at their first turn.
+_WORKER_POLICIES: dict[str, Any] = {}
+
+
+def _respond(env: Environment, spec: str, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
+             sample: int) -> Completion:
+    """One turn of the baseline ``spec`` in a worker; a failure is attributed as the driver attributes a policy's
+    (``provider``), so a baseline answering here fails as it would in the driver."""
+    from security_verifiers.harness.policies import resolve_policy
+
+    with boundary(ErrorKind.PROVIDER):
+        policy = _WORKER_POLICIES.get(spec)
+        if policy is None:
+            policy = _WORKER_POLICIES[spec] = resolve_policy(spec, env)
+        completion: Completion = asyncio.run(policy.respond(item, messages, tools, sample))
+        return completion
+
+
+class InWorkers:
+    """A built-in baseline whose turns are answered by a pool's workers (:func:`in_workers`): the same policy, by
+    the same name, built there from its spec; to the runner it is the policy itself."""
+
+    def __init__(self, policy: Any, pool: BatchScorer) -> None:
+        self.inner, self.pool = policy, pool
+        self.name: str = policy.name
+        self.spec = f"baseline:{policy.name}"
+
+    def describe(self) -> dict[str, Any]:
+        described: dict[str, Any] = self.inner.describe()
+        return described
+
+    async def respond(self, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
+                      sample: int) -> Completion:
+        return await self.pool.respond(self.spec, item, messages, tools, sample)
+
+
+def in_workers(policy: Any, pool: BatchScorer | None) -> Any:
+    """``policy`` answered in ``pool``'s workers when it is a built-in baseline that asks for it (a class attribute
+    ``runs_in_workers``: a pure function of the item and the conversation, with no ``prepare`` state), else
+    ``policy`` itself."""
+    if pool is None or not getattr(policy, "runs_in_workers", False):
+        return policy
+    return InWorkers(policy, pool)
+
+
 class BatchScorer(Protocol):
     """What the runner scores batches with: this module's :class:`ScorerPool` (worker processes of this machine)
     or :class:`~.ray_pool.RayScorerPool` (actors on a Ray cluster, each holding one such pool)."""
@@ -75,6 +125,9 @@ class BatchScorer(Protocol):
     async def score(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]: ...
 
     def score_blocking(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]: ...
+
+    async def respond(self, spec: str, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
+                      sample: int) -> Completion: ...
 
     def warm_up(self) -> None: ...
 
@@ -115,6 +168,28 @@ class ScorerPool:
     def score_blocking(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]:
         """:meth:`score` for callers without an event loop (a trainer's reward function)."""
         return self._score_on_idle_worker(items, transcripts)
+
+    async def respond(self, spec: str, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
+                      sample: int) -> Completion:
+        """One turn of the built-in baseline ``spec`` in a worker (see :func:`in_workers`)."""
+        return await asyncio.to_thread(self.respond_blocking, spec, item, messages, tools, sample)
+
+    def respond_blocking(self, spec: str, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
+                         sample: int) -> Completion:
+        """:meth:`respond` without an event loop. Raises the turn's InfraError: ``provider`` for the baseline's own
+        failure or one past the worker's limits, ``scorer`` when no worker can start."""
+        slot = self._idle.get()
+        try:
+            completion: Completion = slot.call(_respond, (spec, item, list(messages), tools, sample), self.limits)
+            return completion
+        except WorkerRaised as err:
+            raise err.error from None
+        except LimitExceeded as err:
+            raise InfraError(ErrorKind.PROVIDER, f"{spec} ran past the worker's limits: {err.reason}") from None
+        except WorkerStartFailed as err:
+            raise InfraError(ErrorKind.SCORER, f"the scoring worker could not start: {err}") from None
+        finally:
+            self._idle.put(slot)
 
     def _score_on_idle_worker(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]:
         slot = self._idle.get()

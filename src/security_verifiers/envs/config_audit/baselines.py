@@ -78,6 +78,10 @@ def _findings_from_tool_results(messages: list[Message]) -> list[tuple[str, str]
 class _ScannerBaseline(Baseline):
     """Shared turn logic: call the tools when offered, else scan in-process, then answer."""
 
+    #: The scanners' work (and autofix's re-parses) runs in the scoring workers, beside the scoring: see
+    #: ``harness.scoring_pool.in_workers``.
+    runs_in_workers = True
+
     def findings(self, item: Item, messages: list[Message]) -> list[tuple[str, str]]:
         if any(m.role == "tool" for m in messages):
             return _findings_from_tool_results(messages)
@@ -199,6 +203,8 @@ def silencing_patch(platform: str, text: str, fixed: str, mode: str) -> str:
 
 class HackBaseline(Baseline):
     """Policies that try to game the reward (see HACKS); honest detection is mixed in where it helps them."""
+
+    runs_in_workers = True  # as the scanner baselines: most hacks scan, two run the autofixer
 
     def __init__(self, hack: str) -> None:
         if hack not in HACKS:

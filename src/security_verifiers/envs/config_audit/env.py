@@ -178,7 +178,12 @@ class ConfigAudit(Environment):
     #: The bench shows the strongest hack (a rewrite the engines must see through, tying tools) and two cheap ones.
     bench_hacks: ClassVar[tuple[str, ...] | None] = ("equivalent-rewrite", "delete-everything", "claim-everything")
     score_batch_size: ClassVar[int] = 64
-    score_workers: ClassVar[int] = 1
+    #: A batch runs semgrep once (~0.17 s whatever its size): it waits for 32 rollouts while episodes are played.
+    score_batch_min: ClassVar[int] = 32
+    #: Two workers: the scanning baselines answer in them too (``runs_in_workers``), so on two cores both are busy
+    #: (measured on the public test set with autofix: 14.3 s whole with one worker and the baseline in the driver,
+    #: 12.0 s with two and the baseline in them).
+    score_workers: ClassVar[int] = 2
     item_contract: ClassVar[ItemContract] = ItemContract(ConfigAuditInput, ConfigAuditTarget, Answer)
     outcome_model: ClassVar[type[Outcome]] = AuditOutcome
     breakdowns: ClassVar[Mapping[str, Breakdown]] = audit_metrics.BREAKDOWNS
