@@ -40,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import e2_oracle  # noqa: E402  (a sibling script: the oracle and CLI measurements)
 
+from security_verifiers.envs.config_audit import ConfigAudit  # noqa: E402
+
 
 def sv(*args: str) -> list[str]:
     return [sys.executable, "-m", "security_verifiers.cli", *args]
@@ -72,7 +74,8 @@ def end_to_end(data: list[str], workers: str, out: Path, label: str, cache: Path
     summary = json.loads((run_dir / "summary.json").read_text())
     n = meta["rollouts"]["total"]
     return {
-        "score_workers": meta["run"]["score_workers"] if workers != "default" else "default (config-audit: 1)",
+        "score_workers": meta["run"]["score_workers"] if workers != "default" else
+        f"default (config-audit: {ConfigAudit.score_workers})",
         "items": n, "seconds": round(wall, 2), "items_per_s": round(n / wall, 2),
         "runner_seconds": meta["seconds"], "runner_items_per_s": round(n / meta["seconds"], 2),
         "outside_runner_seconds": round(wall - meta["seconds"], 2),

@@ -12,7 +12,10 @@ and 2 scorer actors. The rewards of every run must equal the first one's. Scan a
 * the model: a run's driver plays episodes at ``driver_s_per_item`` (measured: the policy alone, in this
   process) and each scorer, local or remote, scores at ``score_s_per_item`` (measured: ``score_many`` in this
   process on the same answers); on k nodes of c cores each, with one scorer per core and the driver on its own,
-  ``items/s = min(1 / driver_s_per_item, k * c / (score_s_per_item * (1 + overhead)))``.
+  ``items/s = min(1 / driver_s_per_item, k * c / (score_s_per_item * (1 + overhead)))``. A built-in baseline that
+  answers in the scorers (``runs_in_workers``: config-audit's ``autofix``) adds its cost to theirs instead:
+  ``items/s = k * c / ((score_s_per_item + driver_s_per_item) * (1 + overhead))`` (the driver then only plays
+  episodes and writes records, ~1-2 ms of CPU a rollout, far from the bound).
 
     python benchmarks/ray_scaling.py               # ~5 min on 2 cores
     python benchmarks/ray_scaling.py --limit 40 --nodes 1,2,4,8,16 --cores-per-node 16
@@ -121,6 +124,7 @@ def main() -> int:
     import ray
 
     from security_verifiers.envs.base import get_env
+    from security_verifiers.harness.policies import resolve_policy
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -162,16 +166,19 @@ def main() -> int:
                                                       "overhead_fraction": round(extra * n_items
                                                                                  / local["runner_s"], 3)}
                 fraction = max(0.0, overhead["workers_1"]["overhead_fraction"])
+                in_workers = bool(getattr(resolve_policy(model, get_env(env_name)), "runs_in_workers", False))
+                per_scorer = costs["score_s_per_item"] + (costs["driver_s_per_item"] if in_workers else 0.0)
+                driver_cap = float("inf") if in_workers else 1 / costs["driver_s_per_item"]
                 model_rows = []
                 for k in (int(n) for n in args.nodes.split(",") if n.strip()):
                     scorers = k * args.cores_per_node
-                    rate = min(1 / costs["driver_s_per_item"],
-                               scorers / (costs["score_s_per_item"] * (1 + fraction)))
+                    rate = min(driver_cap, scorers / (per_scorer * (1 + fraction)))
                     model_rows.append({"nodes": k, "scorers": scorers, "items_per_s": round(rate, 1),
-                                       "bound": "driver" if rate == 1 / costs["driver_s_per_item"] else "scoring"})
+                                       "bound": "driver" if rate == driver_cap else "scoring"})
                 for r in runs:
                     r.pop("run_dir")
-                result["envs"][env_name] = {"model": model, "items": n_items, "runs": runs,
+                result["envs"][env_name] = {"model": model, "items": n_items, "policy_in_workers": in_workers,
+                                            "runs": runs,
                                             "rewards_identical": identical, **costs, "ray_overhead": overhead,
                                             "model_k_nodes": model_rows}
     finally:

@@ -180,6 +180,26 @@ def read_records(path: Path) -> list[RolloutRecord]:
     return read_results_file(path).records
 
 
+def copy_lines(lines: Iterable[tuple[Path, int]], dest: Path) -> None:
+    """Write to ``dest``, in order, each record line that starts at (file, offset), byte for byte as it was written;
+    the file is fsynced, as a run's results are when it ends."""
+    handles: dict[Path, IO[bytes]] = {}
+    try:
+        with dest.open("wb") as out:
+            for path, offset in lines:
+                source = handles.get(path)
+                if source is None:
+                    source = handles[path] = path.open("rb")
+                source.seek(offset)
+                line = source.readline()
+                out.write(line if line.endswith(b"\n") else line + b"\n")
+            out.flush()
+            os.fsync(out.fileno())
+    finally:
+        for handle in handles.values():
+            handle.close()
+
+
 def latest_by_key(records: list[RolloutRecord]) -> list[RolloutRecord]:
     """One record per (item, sample): the last one written wins."""
     by_key: dict[tuple[str, int], RolloutRecord] = {}
@@ -235,25 +255,31 @@ class RunDir:
         write_json_atomic(self.metadata_path, metadata)
 
     def compact_for_resume(self) -> list[RolloutRecord]:
-        """Keep the finished rollouts (one per key), drop errored and cut-short ones; returns what is kept.
+        """Keep the finished rollouts (one per key), drop errored and cut-short ones; returns what is kept, without
+        the conversations (:func:`slim`: a resume needs their keys and counts). The kept lines are copied as they
+        were written, so a resume of 100,000 rollouts does not hold them whole.
 
         A malformed line before the last is a ConfigError naming it, and the file is left as it is: which
         rollouts it held is for the user to decide, not for a resume to guess."""
-        records = latest_by_key(self.read_for_resume())
-        kept = [r for r in records if r.ok]
+        results = self.read_results_for_resume()
+        kept = [p for p in latest_positions(results) if results.records[p].ok]
         tmp = self.results_path.with_suffix(".jsonl.tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            for record in kept:
-                fh.write(record.model_dump_json())
-                fh.write("\n")
+        if results.offsets is None:  # no file: nothing to keep
+            tmp.write_bytes(b"")
+        else:
+            copy_lines([(self.results_path, results.offsets[p]) for p in kept], tmp)
         os.replace(tmp, self.results_path)
-        return kept
+        return [results.records[p] for p in kept]
 
     def read_for_resume(self) -> list[RolloutRecord]:
-        """The records of ``results.jsonl``, or a one-line ConfigError saying which line is damaged and how to go
-        on (a cut final line is dropped, as a resume always has)."""
+        """The records of ``results.jsonl`` without their conversations (see :meth:`read_results_for_resume`)."""
+        return self.read_results_for_resume().records
+
+    def read_results_for_resume(self) -> ResultsFile:
+        """``results.jsonl`` read slim, or a one-line ConfigError saying which line is damaged and how to go on (a cut
+        final line is dropped, as a resume always has)."""
         try:
-            return read_records(self.results_path)
+            return read_results_file(self.results_path, transcripts=False)
         except MalformedResults as err:
             raise ConfigError(f"--resume: {err.path}:{err.lineno} is not a rollout record ({err.problem}); delete or "
                               "fix that line (its rollout is then played again) and resume again, or start a new "

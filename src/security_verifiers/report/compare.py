@@ -21,21 +21,27 @@ import numpy as np
 from security_verifiers.core.errors import ConfigError
 from security_verifiers.core.metrics import BOOT_SEED as SEED
 from security_verifiers.core.metrics import N_BOOT
-from security_verifiers.core.rundir import latest_by_key
+from security_verifiers.core.rundir import latest_by_key, read_results_file
 from security_verifiers.core.types import RolloutRecord
 from security_verifiers.envs.base import Environment, get_env
-from security_verifiers.report.summary import read_results
 
 
-def load_run(run_dir: Path) -> tuple[dict[str, Any], list[RolloutRecord]]:
-    """A run's metadata and its latest record per rollout."""
+def load_metadata(run_dir: Path) -> dict[str, Any]:
+    """A run's ``metadata.json``; a ConfigError when ``run_dir`` is not a run directory or the file is unreadable."""
     if not (run_dir / "metadata.json").is_file() or not (run_dir / "results.jsonl").is_file():
         raise ConfigError(f"{run_dir} is not a run directory (needs metadata.json and results.jsonl)")
     try:
-        metadata = json.loads((run_dir / "metadata.json").read_text(encoding="utf-8"))
+        metadata: dict[str, Any] = json.loads((run_dir / "metadata.json").read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as err:
         raise ConfigError(f"{run_dir / 'metadata.json'}: unreadable ({err})") from err
-    return metadata, latest_by_key(read_results(run_dir / "results.jsonl"))
+    return metadata
+
+
+def load_run(run_dir: Path) -> tuple[dict[str, Any], list[RolloutRecord]]:
+    """A run's metadata and its latest record per rollout, without the conversations (a comparison reads rewards
+    and outcomes only; see :func:`~security_verifiers.core.rundir.slim`)."""
+    metadata = load_metadata(run_dir)
+    return metadata, latest_by_key(read_results_file(run_dir / "results.jsonl", transcripts=False).records)
 
 
 def run_environment(meta_a: dict[str, Any], meta_b: dict[str, Any]) -> Environment:

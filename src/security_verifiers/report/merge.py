@@ -7,6 +7,9 @@ items its shard owns. Anything else is refused, naming the part and the field: a
 rewards would report a number nobody measured. The merged run's ``results.jsonl`` holds every part's records, its
 ``metadata.json`` the whole dataset, the parts (run directory, host, code version) and the sums of their counts;
 its summary, report and view are written as ``sv report`` writes them.
+
+Nothing holds every record whole: the parts are read without their conversations (to check them) and each chosen
+record's line is then copied as it was written, so a merge of 100,000 rollouts needs memory for their outcomes only.
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from security_verifiers.core.errors import ConfigError
-from security_verifiers.core.rundir import RunDir, latest_by_key, read_results_file
+from security_verifiers.core.rundir import RunDir, copy_lines, latest_positions, read_results_file
 from security_verifiers.core.shard import Shard
-from security_verifiers.report.compare import load_run
+from security_verifiers.report.compare import load_metadata
 
 #: What every part must agree on (a path into metadata.json) for their scores to be one measurement.
 AGREE = (("env",), ("model",), ("policy",), ("tools",), ("run", "samples"), ("run", "timeout_s"),
@@ -46,9 +49,9 @@ def merge_runs(parts: Sequence[Path], out: Path) -> Path:
         raise ConfigError("sv merge needs the run directories of the shards")
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"--out {out} exists and is not empty; give a new directory")
-    loaded = [(path, *load_run(path)) for path in parts]
-    first_path, first, _ = loaded[0]
-    for path, metadata, _ in loaded:
+    loaded = [(path, load_metadata(path)) for path in parts]
+    first_path, first = loaded[0]
+    for path, metadata in loaded:
         if metadata.get("shard") is None:
             raise ConfigError(f"{path} is not a shard's run (made without --shard i/N)")
         if metadata.get("status") != "finished":
@@ -59,14 +62,15 @@ def merge_runs(parts: Sequence[Path], out: Path) -> Path:
                 raise ConfigError(f"{path} and {first_path} differ in {'.'.join(field)} ({_get(metadata, field)!r} "
                                   f"against {_get(first, field)!r}): they are not parts of one evaluation")
     count = first["shard"]["count"]
-    indices = Counter(metadata["shard"]["index"] for _, metadata, _ in loaded)
+    indices = Counter(metadata["shard"]["index"] for _, metadata in loaded)
     if twice := sorted(i for i, n in indices.items() if n > 1):
         raise ConfigError(f"shard(s) {', '.join(map(str, twice))} given more than once")
     if missing := sorted(set(range(count)) - set(indices)):
         raise ConfigError(f"shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing: {len(indices)} of "
                           f"{count} given")
-    records, position = [], {}
-    for path, metadata, _ in sorted(loaded, key=lambda part: part[1]["shard"]["index"]):
+    lines: list[tuple[int, int, Path, int]] = []  # (the item's place in the dataset, sample, results file, offset)
+    position: dict[str, int] = {}
+    for path, metadata in sorted(loaded, key=lambda part: part[1]["shard"]["index"]):
         shard = Shard(index=metadata["shard"]["index"], count=count)
         ids = metadata["dataset"]["item_ids"]
         if stray := [i for i in ids if not shard.holds(i)]:
@@ -74,20 +78,22 @@ def merge_runs(parts: Sequence[Path], out: Path) -> Path:
         if len(metadata["shard"].get("positions") or ()) != len(ids):
             raise ConfigError(f"{path} does not record where its {len(ids)} items sit in the dataset")
         position.update(zip(ids, metadata["shard"]["positions"], strict=True))
-        results = read_results_file(path / "results.jsonl")
+        results = read_results_file(path / "results.jsonl", transcripts=False)
         if results.cut_line is not None:
             raise ConfigError(f"{path}/results.jsonl ends in a cut line ({results.cut_line}): resume that shard")
-        kept = latest_by_key(results.records)
-        if {r.item_id for r in kept} != set(ids):
+        kept = latest_positions(results)
+        if {results.records[k].item_id for k in kept} != set(ids):
             raise ConfigError(f"{path}/results.jsonl does not hold exactly its dataset's items")
-        records += kept
+        assert results.offsets is not None  # read from disk
+        lines += [(position[results.records[k].item_id], results.records[k].sample, path / "results.jsonl",
+                   results.offsets[k]) for k in kept]
     whole = first["shard"]["of"]
     item_ids = sorted(position, key=position.__getitem__)  # the dataset's order
     if len(item_ids) != whole["n"] or sorted(position.values()) != list(range(whole["n"])):
         raise ConfigError(f"the shards hold {len(item_ids)} items at positions that do not make up the dataset "
                           f"{whole['id']} of {whole['n']}")
-    records.sort(key=lambda record: (position[record.item_id], record.sample))
-    metadatas = [metadata for _, metadata, _ in loaded]
+    lines.sort(key=lambda line: (line[0], line[1]))
+    metadatas = [metadata for _, metadata in loaded]
     merged = {key: value for key, value in first.items() if key != "shard"}
     merged.update({
         "run_id": out.name,
@@ -96,7 +102,7 @@ def merge_runs(parts: Sequence[Path], out: Path) -> Path:
         "merged": {"count": count, "parts": [
             {"index": m["shard"]["index"], "run": str(p.resolve()), "run_id": m.get("run_id"), "code": m.get("code"),
              "host": (m.get("process") or {}).get("host"), "seconds": m.get("seconds")}
-            for p, m, _ in sorted(loaded, key=lambda part: part[1]["shard"]["index"])]},
+            for p, m in sorted(loaded, key=lambda part: part[1]["shard"]["index"])]},
         "started_at": min(m.get("started_at") or "" for m in metadatas) or None,
         "finished_at": max(m.get("finished_at") or "" for m in metadatas) or None,
         "seconds": max(m.get("seconds") or 0.0 for m in metadatas),
@@ -111,10 +117,5 @@ def merge_runs(parts: Sequence[Path], out: Path) -> Path:
         merged["merged"]["note"] = "the parts ran different code versions (see parts[].code)"
     run_dir = RunDir(out)
     run_dir.write_metadata(merged)
-    run_dir.open_results()
-    try:
-        for record in records:
-            run_dir.append(record)
-    finally:
-        run_dir.close()
+    copy_lines([(source, offset) for _, _, source, offset in lines], run_dir.results_path)
     return out
