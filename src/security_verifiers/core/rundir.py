@@ -264,10 +264,8 @@ class RunDir:
         results = self.read_results_for_resume()
         kept = [p for p in latest_positions(results) if results.records[p].ok]
         tmp = self.results_path.with_suffix(".jsonl.tmp")
-        if results.offsets is None:  # no file: nothing to keep
-            tmp.write_bytes(b"")
-        else:
-            copy_lines([(self.results_path, results.offsets[p]) for p in kept], tmp)
+        offsets = results.offsets or []  # none when there is no file yet: nothing is kept
+        copy_lines([(self.results_path, offsets[p]) for p in kept], tmp)
         os.replace(tmp, self.results_path)
         return [results.records[p] for p in kept]
 

@@ -125,28 +125,12 @@ class RayScorerPool:
         return await asyncio.to_thread(self.score_blocking, items, transcripts)
 
     def score_blocking(self, items: Sequence[Item], transcripts: Sequence[Transcript]) -> list[Score | InfraError]:
-        ray = self._ray
-        lost = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
-        last = ""
-        for _ in range(MAX_LOST):
-            try:
-                actor = self._idle.get(timeout=WAIT_FOR_ACTOR_S)
-            except queue.Empty:
-                return [InfraError(ErrorKind.SCORER, f"no Ray scorer came back within {WAIT_FOR_ACTOR_S:.0f} s "
-                                   f"({last or 'every actor busy or restarting'})")] * len(items)
-            try:
-                result: list[Score | InfraError] = ray.get(actor.score.remote(list(items), list(transcripts)))
-            except lost as err:  # its process or node died: Ray restarts it; the batch goes to a free actor
-                self.lost += 1
-                last = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-                threading.Thread(target=self._back_when_ready, args=(actor,), daemon=True).start()
-                continue
-            except BaseException:
-                self._idle.put(actor)
-                raise
-            self._idle.put(actor)
-            return result
-        return [InfraError(ErrorKind.SCORER, f"the batch lost its Ray scorer {MAX_LOST} times ({last})")] * len(items)
+        try:
+            result: list[Score | InfraError] = self._on_free_actor(
+                lambda actor: actor.score.remote(list(items), list(transcripts)), "batch")
+        except InfraError as err:  # no actor could score it: each rollout's scorer error
+            return [err] * len(items)
+        return result
 
     async def respond(self, spec: str, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
                       sample: int) -> Completion:
@@ -156,6 +140,16 @@ class RayScorerPool:
 
     def respond_blocking(self, spec: str, item: Item, messages: list[Message], tools: list[dict[str, Any]] | None,
                          sample: int) -> Completion:
+        result: Completion | InfraError = self._on_free_actor(
+            lambda actor: actor.respond.remote(spec, item, list(messages), tools, sample), "turn")
+        if isinstance(result, InfraError):  # the baseline's own failure, returned by the actor
+            raise result
+        return result
+
+    def _on_free_actor(self, submit: Any, what: str) -> Any:
+        """``ray.get(submit(actor))`` on a free actor. An actor lost meanwhile (its process or node died) is left to
+        Ray to restart and the work goes to another free actor; after :data:`MAX_LOST` losses, or
+        :data:`WAIT_FOR_ACTOR_S` without a free actor, a scorer InfraError is raised."""
         ray = self._ray
         lost = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
         last = ""
@@ -163,11 +157,10 @@ class RayScorerPool:
             try:
                 actor = self._idle.get(timeout=WAIT_FOR_ACTOR_S)
             except queue.Empty:
-                raise InfraError(ErrorKind.SCORER, f"no Ray worker came back within {WAIT_FOR_ACTOR_S:.0f} s "
+                raise InfraError(ErrorKind.SCORER, f"no Ray scorer came back within {WAIT_FOR_ACTOR_S:.0f} s "
                                  f"({last or 'every actor busy or restarting'})") from None
             try:
-                result: Completion | InfraError = ray.get(actor.respond.remote(spec, item, list(messages), tools,
-                                                                               sample))
+                result = ray.get(submit(actor))
             except lost as err:
                 self.lost += 1
                 last = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
@@ -177,10 +170,8 @@ class RayScorerPool:
                 self._idle.put(actor)
                 raise
             self._idle.put(actor)
-            if isinstance(result, InfraError):
-                raise result
             return result
-        raise InfraError(ErrorKind.SCORER, f"the turn lost its Ray worker {MAX_LOST} times ({last})")
+        raise InfraError(ErrorKind.SCORER, f"the {what} lost its Ray scorer {MAX_LOST} times ({last})")
 
     def _back_when_ready(self, actor: Any) -> None:
         """Give a lost actor back to the pool once Ray has restarted it (its checks passed again); one that cannot

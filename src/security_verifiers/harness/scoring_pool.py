@@ -35,6 +35,8 @@ import json
 import os
 import queue
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 from security_verifiers.core.errors import ConfigError, ErrorKind, InfraError, boundary
@@ -178,25 +180,29 @@ class ScorerPool:
                          sample: int) -> Completion:
         """:meth:`respond` without an event loop. Raises the turn's InfraError: ``provider`` for the baseline's own
         failure or one past the worker's limits, ``scorer`` when no worker can start."""
+        with self._idle_worker() as slot:
+            try:
+                completion: Completion = slot.call(_respond, (spec, item, list(messages), tools, sample), self.limits)
+            except WorkerRaised as err:
+                raise err.error from None
+            except LimitExceeded as err:
+                raise InfraError(ErrorKind.PROVIDER, f"{spec} ran past the worker's limits: {err.reason}") from None
+            except WorkerStartFailed as err:
+                raise InfraError(ErrorKind.SCORER, f"the scoring worker could not start: {err}") from None
+        return completion
+
+    @contextmanager
+    def _idle_worker(self) -> Iterator[LimitedWorker]:
+        """A worker no other call is using, given back when the call ends."""
         slot = self._idle.get()
         try:
-            completion: Completion = slot.call(_respond, (spec, item, list(messages), tools, sample), self.limits)
-            return completion
-        except WorkerRaised as err:
-            raise err.error from None
-        except LimitExceeded as err:
-            raise InfraError(ErrorKind.PROVIDER, f"{spec} ran past the worker's limits: {err.reason}") from None
-        except WorkerStartFailed as err:
-            raise InfraError(ErrorKind.SCORER, f"the scoring worker could not start: {err}") from None
+            yield slot
         finally:
             self._idle.put(slot)
 
     def _score_on_idle_worker(self, items: list[Item], transcripts: list[Transcript]) -> list[Score | InfraError]:
-        slot = self._idle.get()
-        try:
+        with self._idle_worker() as slot:
             return self._score_batch(slot, items, transcripts)
-        finally:
-            self._idle.put(slot)
 
     def _score_batch(self, slot: LimitedWorker, items: list[Item],
                      transcripts: list[Transcript]) -> list[Score | InfraError]:

@@ -104,10 +104,9 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _records(results: ResultsFile, results_path: Path | None) -> Iterator[RolloutRecord]:
-    """The last record per item and sample, as in the report, with their transcripts: from ``results`` when it
-    holds them, else read again from ``results_path`` one at a time (``results`` was read slim)."""
-    positions = latest_positions(results)
+def _records(results: ResultsFile, positions: list[int], results_path: Path | None) -> Iterator[RolloutRecord]:
+    """The records at ``positions`` (the last per item and sample, as in the report) with their transcripts: from
+    ``results`` when it holds them, else read again from ``results_path`` one at a time (``results`` was read slim)."""
     if results.transcripts:
         yield from (results.records[p] for p in positions)
         return
@@ -168,10 +167,11 @@ def view_data(metadata: dict[str, Any], results: ResultsFile, summary: dict[str,
     """What the page embeds: the run's identity and status, and every rollout (the last record per item and
     sample, as in the report) with its transcript, or, with ``parts``, a row per rollout whose transcript and
     whole outcome go to the parts."""
-    status = run_status(metadata, [results.records[p] for p in latest_positions(results)], results.cut_line)
+    positions = latest_positions(results)
+    status = run_status(metadata, [results.records[p] for p in positions], results.cut_line)
     texts = _Texts()
     rollouts = []
-    for index, record in enumerate(_records(results, results_path)):
+    for index, record in enumerate(_records(results, positions, results_path)):
         if parts is None:
             rollouts.append(_rollout(record, texts))
             continue
