@@ -129,3 +129,28 @@ def test_every_environment_trains_and_multi_turn_ones_over_whole_episodes(case: 
         records = [json.loads(line) for line in (run / "eval" / label / "results.jsonl").read_text().splitlines()]
         assert len(records) == 2 and all(r["error"] is None for r in records)
         assert all(r["transcript"]["messages"][0]["role"] == "system" for r in records)
+
+
+def test_sft_drop_fields_takes_keys_out_of_each_target_and_refuses_episodes() -> None:
+    from security_verifiers.core.errors import ConfigError
+    from security_verifiers.core.types import Message
+    from security_verifiers.envs.base import get_env
+    from security_verifiers.train.pipeline import _targets
+    from security_verifiers.train.presets import load_preset
+
+    preset = load_preset("tiny-cpu")
+    preset = preset.model_copy(update={"sft": preset.sft.model_copy(update={"drop_fields": ["evidence"]})})
+    answer = json.dumps({"label": "Phishing", "p_phishing": 0.93, "evidence": [{"quote": "q", "indicator": "i"}]})
+    episodes = [("a", [Message(role="system", content="s"), Message(role="user", content="u"),
+                       Message(role="assistant", content=answer)], 0.9),
+                ("b", [Message(role="user", content="u"), Message(role="assistant", content="{}")], 0.2)]
+    kept = _targets("sft", get_env("phishing"), preset, episodes)
+    assert [(i, [m.content for m in ms], r) for i, ms, r in kept] == [
+        ("a", ["s", "u", '{"label": "Phishing", "p_phishing": 0.93}'], 0.9), ("b", ["u", "{}"], 0.2)]
+    # distill's threshold reads the teacher's reward of its whole answer, before the fields go
+    distilled = _targets("distill", get_env("phishing"), preset, episodes)
+    assert [i for i, _, _ in distilled] == ["a"]
+    with pytest.raises(ConfigError, match="b's target is not a JSON object"):
+        _targets("sft", get_env("phishing"), preset, [("b", [Message(role="assistant", content="Phishing")], 0.0)])
+    with pytest.raises(ConfigError, match="redteam-attack plays whole episodes"):
+        _targets("sft", get_env("redteam-attack"), preset, episodes)

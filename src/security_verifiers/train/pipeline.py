@@ -437,7 +437,7 @@ def _sft_stage(r: Run) -> tuple[Path, Path]:
     if processes.is_main():
         if not _complete(run / "teacher"):
             _say(f"answers of {teacher} on {len(train_set)} train items (the SFT targets)")
-        answers = _targets(command, preset, _run_policy(
+        answers = _targets(command, env, preset, _run_policy(
             env, teacher, train_set, run / "teacher", samples=preset.distill.samples if command == "distill" else 1,
             max_tokens=preset.eval.max_tokens, batch_size=preset.eval.batch_size))
         if not answers:
@@ -452,7 +452,7 @@ def _sft_stage(r: Run) -> tuple[Path, Path]:
         r.save()
     processes.wait()  # the teacher's answers and the start are written
     if not processes.is_main():
-        answers = _targets(command, preset, _episodes(RunDir(run / "teacher")))
+        answers = _targets(command, env, preset, _episodes(RunDir(run / "teacher")))
 
     by_id = {item.id: item for item in train_set.items}
     episodes: list[tuple[Item, list[Message]]] = [(by_id[i], messages) for i, messages, _ in answers]
@@ -473,6 +473,34 @@ def _sft_stage(r: Run) -> tuple[Path, Path]:
     return start, sft
 
 
-def _targets(command: Command, preset: TrainPreset, answers: list[Episode]) -> list[Episode]:
-    """The SFT targets among a teacher's answers: all of them, or for ``distill`` those passing its threshold."""
-    return [a for a in answers if a[2] >= preset.distill.min_reward] if command == "distill" else answers
+def _targets(command: Command, env: Environment, preset: TrainPreset, answers: list[Episode]) -> list[Episode]:
+    """The SFT targets among a teacher's answers: all of them, or for ``distill`` those passing its threshold (on
+    the whole answer); then the preset's ``sft.drop_fields`` taken out of each answer."""
+    kept = [a for a in answers if a[2] >= preset.distill.min_reward] if command == "distill" else answers
+    drop = preset.sft.drop_fields
+    if not drop:
+        return kept
+    if is_multi_turn(env):
+        raise ConfigError(f"sft.drop_fields: {env.name} plays whole episodes; fields are dropped from single answers "
+                          "only")
+    return [(item_id, [*messages[:-1], messages[-1].model_copy(update={"content": drop_fields(
+        messages[-1].content, drop, where=f"{item_id}'s target")})], reward) for item_id, messages, reward in kept]
+
+
+def drop_fields(answer: str, fields: list[str], where: str) -> str:
+    """``answer``, a JSON object, without ``fields`` (the others in their order; a missing one is not an error).
+
+    >>> drop_fields('{"label": "Phishing", "p_phishing": 0.9, "evidence": [{"quote": "x"}]}', ["evidence"], "t")
+    '{"label": "Phishing", "p_phishing": 0.9}'
+    >>> drop_fields('Phishing', ["evidence"], "item-1's target")
+    Traceback (most recent call last):
+    ...
+    security_verifiers.core.errors.ConfigError: sft.drop_fields: item-1's target is not a JSON object: 'Phishing'
+    """
+    try:
+        value = json.loads(answer)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise ConfigError(f"sft.drop_fields: {where} is not a JSON object: {answer[:80]!r}")
+    return json.dumps({k: v for k, v in value.items() if k not in fields}, ensure_ascii=False)

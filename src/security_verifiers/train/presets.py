@@ -64,6 +64,11 @@ class SFTSpec(_Strict):
     learning_rate: float = Field(3e-3, gt=0)
     batch_size: int = Field(8, ge=1)
     max_length: int = Field(2048, ge=16)
+    drop_fields: list[str] = Field(
+        default_factory=list, description="Keys taken out of each target answer's JSON object before SFT (and "
+        "before the completion budgets are measured), e.g. phishing's evidence, whose exact quotes a model too "
+        "small to copy text writes wrong and is docked for; the teacher's rewards are of its whole answers. "
+        "Single-turn environments only.")
 
 
 class GRPOSpec(_Strict):

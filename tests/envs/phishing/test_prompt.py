@@ -1,16 +1,25 @@
-"""E4's prompt styles: the compact one is a shorter instruction over the same email, scored the same way."""
+"""E4's prompt styles: the compact one is a shorter instruction over the same email, the checked one adds the signals
+code finds in it, and both are scored the same way."""
 
 from __future__ import annotations
 
 import json
+import math
 
 from security_verifiers.core.types import Message, Transcript
 from security_verifiers.envs.phishing.env import Phishing
+from security_verifiers.envs.phishing.heuristic import (
+    HEURISTIC_PRIOR,
+    SIGNAL_WEIGHTS,
+    heuristic_logit,
+    heuristic_signals,
+)
 from security_verifiers.envs.phishing.indicators import INDICATORS
 from tests.envs.phishing.test_scorer import LEGIT, PHISH
 
 FULL = Phishing()
 COMPACT = Phishing.from_options({"prompt_style": "compact"})
+CHECKED = Phishing.from_options({"prompt_style": "checked"})
 
 
 def test_the_compact_prompt_shows_the_same_email_under_a_shorter_instruction() -> None:
@@ -31,6 +40,33 @@ def test_the_prompt_style_changes_no_reward() -> None:
         for answer in answers:
             text = answer if isinstance(answer, str) else json.dumps(answer)
             transcripts = [Transcript(messages=[*env.prompt(it), Message(role="assistant", content=text)])
-                           for env in (FULL, COMPACT)]
-            full, compact = (env.score(it, t) for env, t in zip((FULL, COMPACT), transcripts, strict=True))
-            assert compact.reward == full.reward and compact.components == full.components
+                           for env in (FULL, COMPACT, CHECKED)]
+            full, *others = (env.score(it, t) for env, t in zip((FULL, COMPACT, CHECKED), transcripts, strict=True))
+            assert all(o.reward == full.reward and o.components == full.components for o in others)
+
+
+def test_the_checked_prompt_adds_the_heuristics_signals_after_the_same_email() -> None:
+    for it in (PHISH, LEGIT):
+        (compact_system, compact_user), (checked_system, checked_user) = COMPACT.prompt(it), CHECKED.prompt(it)
+        assert checked_system == compact_system
+        head, checks = checked_user.content.rsplit("\n\n", 1)
+        assert head == compact_user.content
+        signals = heuristic_signals(CHECKED.context(it))
+        assert checks == f"Checks: {', '.join(signals) or 'none'}"
+    assert heuristic_signals(CHECKED.context(PHISH)) == ["display_name_spoof", "reply_to_mismatch"]
+    assert heuristic_signals(CHECKED.context(LEGIT)) == ["link_text_mismatch"]  # honest mail has signals too
+    # Built from the input alone: a changed target changes nothing shown.
+    flipped = PHISH.model_copy(update={"target": {**PHISH.target, "label": "Legitimate", "planted": []}})
+    assert CHECKED.prompt(flipped) == CHECKED.prompt(PHISH)
+
+
+def test_the_signals_shown_are_everything_the_heuristic_counts() -> None:
+    """The heuristic's log-odds is the prior plus the weights of the signals the checked prompt names, on every
+    public test and ood email, so the line carries all it reads and nothing it does not."""
+    for split in ("test", "ood"):
+        for it in CHECKED.dataset(split).items:
+            ctx = CHECKED.context(it)
+            signals = heuristic_signals(ctx)
+            assert len(set(signals)) == len(signals)
+            assert math.isclose(heuristic_logit(ctx), math.fsum([HEURISTIC_PRIOR, *map(SIGNAL_WEIGHTS.get, signals)]),
+                                abs_tol=1e-12), it.id

@@ -46,6 +46,7 @@ from security_verifiers.envs.kits.public_sets import PublicSets
 from security_verifiers.envs.kits.robust import Rewrite
 from security_verifiers.envs.phishing import metrics as phishing_metrics
 from security_verifiers.envs.phishing.evidence import EvidenceItem, score_evidence
+from security_verifiers.envs.phishing.heuristic import heuristic_signals
 from security_verifiers.envs.phishing.indicators import INDICATORS, MAX_EVIDENCE
 from security_verifiers.envs.phishing.items import LABELS, Mailbox, PhishingInput, PhishingTarget
 from security_verifiers.envs.phishing.message import parse
@@ -75,9 +76,11 @@ class PhishingConfig(AbstainingConfig):
                                description="Decision costs: a phishing email let through costs 5, a legitimate one "
                                "quarantined 2, sending it to a human 1.")
     evidence_weight: float = Field(0.2, ge=0, le=0.5, description="Weight of the evidence part of the reward.")
-    prompt_style: Literal["full", "compact"] = Field(
+    prompt_style: Literal["full", "compact", "checked"] = Field(
         "full", description="compact: a short instruction that names the indicators without describing them, for "
-        "models with small context windows; the email shown and the scorer are the same.")
+        "models with small context windows; checked: the compact prompt and, after the email, a line of the "
+        "signals code finds in it (the heuristic's: detected indicators, authentication verdicts, lure themes), "
+        "for models too small to find them; the email shown and the scorer are the same.")
 
     def component_weights(self) -> dict[str, float]:
         rest = 1.0 - self.evidence_weight
@@ -251,7 +254,7 @@ class Phishing(AbstainingEnvironment):
     # -- episode ------------------------------------------------------------------------------
     def prompt(self, item: Item) -> list[Message]:
         costs = self.config.costs
-        if self.config.prompt_style == "compact":
+        if self.config.prompt_style in ("compact", "checked"):
             system = COMPACT_SYSTEM_PROMPT.format(missed=costs.missed, false_alarm=costs.false_alarm,
                                                   abstain=costs.abstain, max_evidence=MAX_EVIDENCE,
                                                   indicators=", ".join(INDICATORS))
@@ -261,8 +264,12 @@ class Phishing(AbstainingEnvironment):
             system = SYSTEM_PROMPT.format(missed=costs.missed, false_alarm=costs.false_alarm, abstain=costs.abstain,
                                           lo=round(lo, 4), hi=round(hi, 4), max_evidence=MAX_EVIDENCE,
                                           indicators=indicators)
-        user = "\n".join([*_mailbox_lines(item.input.get("mailbox")), "", "The email:", "",
-                          self.context(item).rendering.text])
+        ctx = self.context(item)
+        checks = []
+        if self.config.prompt_style == "checked":
+            checks = ["", f"Checks: {', '.join(heuristic_signals(ctx)) or 'none'}"]
+        user = "\n".join([*_mailbox_lines(item.input.get("mailbox")), "", "The email:", "", ctx.rendering.text,
+                          *checks])
         return [Message(role="system", content=system), Message(role="user", content=user)]
 
     # -- the one scorer ------------------------------------------------------------------------

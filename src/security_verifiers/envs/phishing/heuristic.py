@@ -109,5 +109,29 @@ def heuristic_logit(ctx: Context) -> float:
                        UNROUTABLE_SENDER_WEIGHT if unroutable_sender(ctx) else 0.0, lure_logit(ctx)])
 
 
+def heuristic_signals(ctx: Context) -> list[str]:
+    """The names of every signal :func:`heuristic_logit` counts in this message, in a fixed order: the structural
+    indicators code detects, ``image_only``, ``from_verdict_failed``, ``unroutable_sender``, ``lure_<theme>``,
+    ``disguised_letters``, ``recipient_in_subject`` and ``abused_tld``. Phishing's ``checked`` prompt shows them,
+    so that a model too small to find them in the email can learn what they are worth; the log-odds is their
+    weights' sum (a test holds the two together)."""
+    lures = read_lures(ctx.mail)
+    detected = {i for i, _ in ctx.detected}
+    flags = {"image_only": image_only(ctx), "from_verdict_failed": from_verdict_failed(ctx),
+             "unroutable_sender": unroutable_sender(ctx),
+             **{f"lure_{theme}": theme in lures.themes for theme in LURE_THEME_WEIGHTS},
+             "disguised_letters": lures.disguised_letters, "recipient_in_subject": lures.recipient_in_subject,
+             "abused_tld": lures.abused_tld}
+    return [i for i in HEURISTIC_WEIGHTS if i in detected] + [name for name, on in flags.items() if on]
+
+
+#: The log-odds of each name :func:`heuristic_signals` gives.
+SIGNAL_WEIGHTS: dict[str, float] = {
+    **HEURISTIC_WEIGHTS, "image_only": IMAGE_ONLY_WEIGHT, "from_verdict_failed": FROM_VERDICT_WEIGHT,
+    "unroutable_sender": UNROUTABLE_SENDER_WEIGHT, **{f"lure_{t}": w for t, w in LURE_THEME_WEIGHTS.items()},
+    "disguised_letters": DISGUISED_LETTERS_WEIGHT, "recipient_in_subject": RECIPIENT_IN_SUBJECT_WEIGHT,
+    "abused_tld": ABUSED_TLD_WEIGHT}
+
+
 def heuristic_probability(ctx: Context) -> float:
     return 1.0 / (1.0 + math.exp(-heuristic_logit(ctx)))
