@@ -154,3 +154,14 @@ def test_sft_drop_fields_takes_keys_out_of_each_target_and_refuses_episodes() ->
         _targets("sft", get_env("phishing"), preset, [("b", [Message(role="assistant", content="Phishing")], 0.0)])
     with pytest.raises(ConfigError, match="redteam-attack plays whole episodes"):
         _targets("sft", get_env("redteam-attack"), preset, episodes)
+
+
+def test_sft_drop_fields_on_a_multi_turn_environment_is_refused_before_the_teacher_plays(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = {**SMOKE, "sft": {**SMOKE["sft"], "drop_fields": ["evidence"]}}
+    path = tmp_path / "drop.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["train", "sft", "--env", "redteam-attack", "--config", str(path), "--out", str(tmp_path),
+                 "--run-id", "d"]) == 2
+    assert "sft.drop_fields: redteam-attack plays whole episodes" in capsys.readouterr().err
+    assert not (tmp_path / "d" / "teacher").exists()

@@ -434,6 +434,7 @@ def _sft_stage(r: Run) -> tuple[Path, Path]:
     if stage_done(r, "sft"):
         return start, run / "sft" / "checkpoint"
     teacher = preset.distill.teacher if command == "distill" else preset.sft.targets
+    _check_drop_fields(env, preset)  # before the teacher plays for minutes
     if processes.is_main():
         if not _complete(run / "teacher"):
             _say(f"answers of {teacher} on {len(train_set)} train items (the SFT targets)")
@@ -480,11 +481,15 @@ def _targets(command: Command, env: Environment, preset: TrainPreset, answers: l
     drop = preset.sft.drop_fields
     if not drop:
         return kept
-    if is_multi_turn(env):
-        raise ConfigError(f"sft.drop_fields: {env.name} plays whole episodes; fields are dropped from single answers "
-                          "only")
+    _check_drop_fields(env, preset)
     return [(item_id, [*messages[:-1], messages[-1].model_copy(update={"content": drop_fields(
         messages[-1].content, drop, where=f"{item_id}'s target")})], reward) for item_id, messages, reward in kept]
+
+
+def _check_drop_fields(env: Environment, preset: TrainPreset) -> None:
+    if preset.sft.drop_fields and is_multi_turn(env):
+        raise ConfigError(f"sft.drop_fields: {env.name} plays whole episodes; fields are dropped from single answers "
+                          "only")
 
 
 def drop_fields(answer: str, fields: list[str], where: str) -> str:
